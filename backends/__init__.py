@@ -1,0 +1,1 @@
+"""Backends: one folder per framework, all behind the contract in `backends.base`."""

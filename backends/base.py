@@ -1,0 +1,111 @@
+"""The backend contract (scikit-learn's discipline) and the registry of lazily imported backends.
+
+A backend is named by a string and imported only where it runs (in a worker process), so the
+orchestrator never imports a deep-learning framework.
+"""
+from __future__ import annotations
+
+import abc
+import importlib
+import importlib.util
+import inspect
+import os
+from pathlib import Path
+from typing import Any, ClassVar, NamedTuple, Sequence
+
+import numpy as np
+
+from common.datasets import LabelledTexts
+from common.errors import UserInputError
+
+
+class ParamCount(NamedTuple):
+    total: int
+    trainable: int
+
+
+class NotFittedError(RuntimeError):
+    """predict/save/param_count called before fit."""
+
+
+class Backend(abc.ABC):
+    """fit on train (valid only chooses epochs), then predict probabilities for raw texts.
+
+    Hyperparameters are keyword arguments of __init__, stored as given, with no work and no
+    validation there. Learned state ends in an underscore and exists only after fit.
+    """
+
+    name: ClassVar[str]
+
+    @abc.abstractmethod
+    def fit(self, train: LabelledTexts, valid: LabelledTexts) -> "Backend":
+        """Learn from train; use valid only to choose the epoch. Returns self."""
+
+    @abc.abstractmethod
+    def predict_proba(self, texts: Sequence[str]) -> np.ndarray:
+        """(n, n_classes) probabilities, rows summing to 1, for raw strings."""
+
+    @abc.abstractmethod
+    def param_count(self) -> ParamCount:
+        """Parameters, total and trainable."""
+
+    @abc.abstractmethod
+    def save(self, directory: Path) -> Path:
+        """Write the fitted model under `directory`; return the path written."""
+
+    # -- helpers shared by every backend ---------------------------------------------------
+    def get_params(self) -> dict[str, Any]:
+        """The constructor's keyword arguments as given (for the manifest)."""
+        names = [p for p in inspect.signature(type(self).__init__).parameters if p != "self"]
+        return {name: getattr(self, name) for name in names}
+
+    def _check_fitted(self, attribute: str = "classes_") -> None:
+        if not hasattr(self, attribute):
+            raise NotFittedError(f"{type(self).__name__} is not fitted yet: call fit(train, valid) first")
+
+
+# backend name -> (module, class, modules it needs)
+BACKENDS: dict[str, tuple[str, str, tuple[str, ...]]] = {
+    "tfidf_logreg": ("backends.tfidf_logreg", "TfidfLogReg", ("sklearn",)),
+    "torch_scratch": ("backends.torch_scratch", "TorchScratchBackend", ("torch",)),
+    "keras_layers": ("backends.keras_layers", "KerasLayersBackend", ("keras",)),
+    "hf_bert": ("backends.hf_bert", "HfBertBackend", ("torch", "transformers")),
+}
+
+# The one table of variants: a backend plus parameters.
+VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {
+    "tfidf_logreg": ("tfidf_logreg", {}),
+    "torch_scratch": ("torch_scratch", {}),
+    "keras_layers": ("keras_layers", {}),
+    "hf_bert:frozen": ("hf_bert", {"mode": "frozen"}),
+    "hf_bert:full": ("hf_bert", {"mode": "full"}),
+}
+
+
+def resolve_variant(variant: str) -> tuple[str, dict[str, Any]]:
+    """Variant name -> (backend name, parameters)."""
+    if variant not in VARIANTS:
+        raise UserInputError(f"unknown backend {variant!r}; choose from {', '.join(VARIANTS)}")
+    backend, params = VARIANTS[variant]
+    return backend, dict(params)
+
+
+def missing_modules(backend: str) -> list[str]:
+    """Python modules a backend needs that are not installed (-> a 'skipped' row)."""
+    needed = list(BACKENDS[backend][2])
+    if backend == "keras_layers":
+        needed.append({"torch": "torch", "jax": "jax"}.get(os.environ.get("KERAS_BACKEND", ""), "tensorflow"))
+    return [m for m in needed if importlib.util.find_spec(m) is None]
+
+
+def backend_class(backend: str) -> type[Backend]:
+    """Import a backend's module (and so its framework) and return its class."""
+    module, cls, _ = BACKENDS[backend]
+    return getattr(importlib.import_module(module), cls)
+
+
+def build(variant: str, **overrides: Any) -> Backend:
+    """An unfitted backend for a variant, its table parameters updated by `overrides`."""
+    backend, params = resolve_variant(variant)
+    params.update(overrides)
+    return backend_class(backend)(**params)

@@ -1,0 +1,260 @@
+"""Datasets: the shipped SMS Spam Collection, its UCI download, and any labelled CSV/TSV file.
+
+Every loader returns a `LabelledTexts`; every problem with the input raises `UserInputError`
+with one line that says what is wrong and what to do.
+"""
+from __future__ import annotations
+
+import csv
+import gzip
+import hashlib
+import io
+import os
+import tempfile
+import urllib.request
+import zipfile
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from common.errors import UserInputError
+
+SMS_SHA256 = "7d039a24a6083ed9ef0f806ebad56bbb976e3aeb8de05669173bfdc4996c239d"
+SMS_SHIPPED = Path(__file__).parent / "data" / "SMSSpamCollection.gz"
+UCI_URL = "https://archive.ics.uci.edu/static/public/228/sms+spam+collection.zip"
+UCI_MEMBER = "SMSSpamCollection"
+POSITIVE_GUESSES = ("spam", "1", "true", "yes", "pos", "positive")
+
+
+@dataclass
+class LabelledTexts:
+    """Texts with integer labels; class_names[label] is the original label string."""
+
+    texts: list[str]
+    labels: np.ndarray  # (n,) int64
+    class_names: tuple[str, ...]
+    positive_index: int | None = 1  # binary: index of the positive class; None for multi-class
+
+    def __len__(self) -> int:
+        return len(self.texts)
+
+    @property
+    def n_classes(self) -> int:
+        return len(self.class_names)
+
+    def subset(self, indices: Sequence[int]) -> "LabelledTexts":
+        indices = np.asarray(indices, dtype=np.int64)
+        return LabelledTexts(
+            [self.texts[i] for i in indices], self.labels[indices], self.class_names, self.positive_index
+        )
+
+
+@dataclass(frozen=True)
+class DataSpec:
+    """How to load a dataset again, in the orchestrator and in every worker."""
+
+    source: str = "sms_spam"  # sms_spam | uci | file
+    path: str | None = None
+    text_col: str | None = None
+    label_col: str | None = None
+    positive_label: str | None = None
+    encoding: str = "utf-8"
+    dedup: bool = False
+    limit_per_class: int | None = field(default=None)  # tests: a small stratified subset
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def sha256_bytes(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def load(spec: DataSpec) -> LabelledTexts:
+    """Load the dataset a spec names, deduplicated and subsetted as it says."""
+    if spec.source == "sms_spam":
+        data = load_sms_spam()
+    elif spec.source == "uci":
+        data = load_sms_spam_uci()
+    elif spec.source == "file":
+        if spec.path is None:
+            raise UserInputError("--data needs a file path")
+        data = load_table(spec.path, spec.text_col, spec.label_col, spec.positive_label, spec.encoding)
+    else:
+        raise UserInputError(f"unknown data source {spec.source!r}; use sms_spam, uci or a file path")
+    if spec.dedup:
+        data = drop_duplicates(data)
+    if spec.limit_per_class:
+        data = stratified_head(data, spec.limit_per_class)
+    return data
+
+
+def load_sms_spam() -> LabelledTexts:
+    """The SMS Spam Collection shipped with the project (CC BY 4.0, see common/data/README.md)."""
+    raw = gzip.decompress(SMS_SHIPPED.read_bytes())
+    _check_sha256(raw, SMS_SHA256, str(SMS_SHIPPED), "reinstall the project or use --data uci")
+    return parse_label_tab_text(raw, str(SMS_SHIPPED), labels=("ham", "spam"))
+
+
+def data_cache_dir() -> Path:
+    """AI_COURSE_DATA_DIR, or ~/.cache/transformer-compare; created private (0700)."""
+    root = Path(os.environ.get("AI_COURSE_DATA_DIR") or Path.home() / ".cache" / "transformer-compare")
+    root.mkdir(mode=0o700, parents=True, exist_ok=True)
+    os.chmod(root, 0o700)
+    return root
+
+
+def load_sms_spam_uci(url: str = UCI_URL) -> LabelledTexts:
+    """Download (once) the UCI archive into the cache, check it, and read its one data member."""
+    archive = data_cache_dir() / "sms+spam+collection.zip"
+    if not archive.exists():
+        _download(url, archive)
+    try:
+        with zipfile.ZipFile(archive) as zf:
+            raw = zf.read(UCI_MEMBER)  # read in memory; nothing is extracted to disk
+    except (zipfile.BadZipFile, KeyError, OSError) as exc:
+        raise UserInputError(
+            f"cached archive {archive} is corrupted ({exc.__class__.__name__}); delete it and run again"
+        ) from None
+    _check_sha256(raw, SMS_SHA256, f"{archive}:{UCI_MEMBER}", f"delete {archive} and run again")
+    return parse_label_tab_text(raw, f"{archive}:{UCI_MEMBER}", labels=("ham", "spam"))
+
+
+def _download(url: str, target: Path) -> None:
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".download-")
+    try:
+        with os.fdopen(fd, "wb") as out, urllib.request.urlopen(url, timeout=60) as response:
+            out.write(response.read())
+        os.replace(tmp, target)
+    except OSError as exc:
+        raise UserInputError(
+            f"could not download {url} ({exc}); use the shipped copy (the default) or --data PATH"
+        ) from None
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def _check_sha256(raw: bytes, expected: str, where: str, advice: str) -> None:
+    actual = sha256_bytes(raw)
+    if actual != expected:
+        raise UserInputError(f"{where} has sha256 {actual[:12]}…, expected {expected[:12]}…: {advice}")
+
+
+def _decode(raw: bytes, where: str, encoding: str) -> str:
+    try:
+        return raw.decode(encoding)
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        hint = "latin-1" if encoding.lower().replace("_", "-") in ("utf-8", "utf8") else "utf-8"
+        raise UserInputError(
+            f"{where}:{line} is not valid {encoding} (byte 0x{raw[exc.start]:02x}); try --encoding {hint}"
+        ) from None
+    except LookupError:
+        raise UserInputError(f"unknown encoding {encoding!r}; try utf-8, latin-1 or cp1252") from None
+
+
+def parse_label_tab_text(
+    raw: bytes, where: str, labels: Sequence[str] | None = None, encoding: str = "utf-8",
+    positive_label: str | None = None,
+) -> LabelledTexts:
+    """Parse `label<TAB>text` lines: splitlines(), blank lines skipped, split on the first tab."""
+    rows: list[tuple[str, str, int]] = []
+    for number, line in enumerate(_decode(raw, where, encoding).splitlines(), start=1):
+        if not line.strip():
+            continue
+        label, sep, text = line.partition("\t")
+        if not sep:
+            raise UserInputError(f"{where}:{number} has no tab between label and text; each line is label<TAB>text")
+        rows.append((label.strip(), text, number))
+    return _build(rows, where, positive_label, allowed=labels)
+
+
+def load_table(
+    path: str | Path, text_col: str | None, label_col: str | None,
+    positive_label: str | None = None, encoding: str = "utf-8",
+) -> LabelledTexts:
+    """Any labelled CSV/TSV with a header row; without columns, a `label<TAB>text` file."""
+    path = Path(path)
+    if not path.is_file():
+        raise UserInputError(f"data file not found: {path}")
+    raw = path.read_bytes()
+    if text_col is None and label_col is None:
+        return parse_label_tab_text(raw, str(path), encoding=encoding, positive_label=positive_label)
+    if text_col is None or label_col is None:
+        raise UserInputError("give both --text-col and --label-col (or neither, for label<TAB>text lines)")
+    content = _decode(raw, str(path), encoding)
+    delimiter = "\t" if path.suffix.lower() in (".tsv", ".tab") else ","
+    if path.suffix.lower() not in (".tsv", ".tab", ".csv"):
+        try:
+            delimiter = csv.Sniffer().sniff(content[:4096], delimiters=",\t;").delimiter
+        except csv.Error:
+            pass
+    reader = csv.reader(io.StringIO(content, newline=""), delimiter=delimiter)
+    header = next(reader, None)
+    if not header:
+        raise UserInputError(f"{path} is empty; it needs a header row and labelled rows")
+    header = [h.strip() for h in header]
+    for column in (text_col, label_col):
+        if column not in header:
+            raise UserInputError(f"column {column!r} not in {path}; columns are: {', '.join(header)}")
+    t, l = header.index(text_col), header.index(label_col)
+    rows = []
+    for record in reader:
+        number = reader.line_num
+        if not any(cell.strip() for cell in record):
+            continue
+        if len(record) != len(header):
+            sep = "tab" if delimiter == "\t" else repr(delimiter)
+            raise UserInputError(
+                f"{path}:{number} has {len(record)} fields, the header has {len(header)} ({sep}-separated); "
+                "quote texts that contain the separator"
+            )
+        rows.append((record[l].strip(), record[t], number))
+    return _build(rows, str(path), positive_label)
+
+
+def _build(
+    rows: list[tuple[str, str, int]], where: str, positive_label: str | None,
+    allowed: Sequence[str] | None = None,
+) -> LabelledTexts:
+    for label, text, number in rows:
+        if not label:
+            raise UserInputError(f"{where}:{number} has no label")
+        if allowed is not None and label not in allowed:
+            raise UserInputError(f"{where}:{number} has unknown label {label!r}; expected one of {list(allowed)}")
+        if not text.strip():
+            raise UserInputError(f"{where}:{number} has an empty text")
+    if not rows:
+        raise UserInputError(f"{where} has no labelled rows")
+    found = sorted({label for label, _, _ in rows})
+    if len(found) < 2:
+        raise UserInputError(f"{where} has a single class ({found[0]!r}); a classifier needs at least two")
+    if positive_label is not None and positive_label not in found:
+        raise UserInputError(f"positive label {positive_label!r} not found in {where}; labels are {found}")
+    if len(found) == 2:
+        positive = positive_label or next((c for c in found if c.lower() in POSITIVE_GUESSES), found[1])
+        class_names = (next(c for c in found if c != positive), positive)
+        positive_index: int | None = 1
+    else:
+        class_names, positive_index = tuple(found), None
+        if positive_label is not None:
+            positive_index = found.index(positive_label)
+    lookup = {name: i for i, name in enumerate(class_names)}
+    labels = np.array([lookup[label] for label, _, _ in rows], dtype=np.int64)
+    return LabelledTexts([text for _, text, _ in rows], labels, tuple(class_names), positive_index)
+
+
+def drop_duplicates(data: LabelledTexts) -> LabelledTexts:
+    """Keep the first occurrence of each exact text."""
+    seen: set[str] = set()
+    keep = [i for i, text in enumerate(data.texts) if not (text in seen or seen.add(text))]
+    return data.subset(keep)
+
+
+def stratified_head(data: LabelledTexts, per_class: int) -> LabelledTexts:
+    """The first `per_class` rows of every class, in file order (a small, fixed test subset)."""
+    keep = np.sort(np.concatenate([np.flatnonzero(data.labels == c)[:per_class] for c in range(data.n_classes)]))
+    return data.subset(keep)

@@ -1,0 +1,35 @@
+"""Redaction of anything shown to people: links, e-mail addresses and phone-like digit runs.
+
+A superset of the seed course's two regexes (URLs and long digit runs).
+"""
+from __future__ import annotations
+
+import re
+
+_EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
+_URL = re.compile(
+    r"(?:https?://|ftp://|www\.)\S+"  # explicit scheme or www.
+    r"|\b[\w-]+(?:\.[\w-]+)*\.(?:com|net|org|co\.uk|uk|biz|info|tv|mobi|ly|me|io)(?:/\S*)?",
+    re.IGNORECASE,
+)
+# Digit runs of 5+ digits, allowing spaces, dots, dashes, brackets or a leading + between them:
+# phone numbers, short codes and long numeric ids.
+_NUMBER = re.compile(r"\+?\(?\d(?:[\d\s().-]{3,}\d)")
+
+
+def _replace_number(match: re.Match) -> str:
+    digits = sum(ch.isdigit() for ch in match.group(0))
+    return "<NUM>" if digits >= 5 else match.group(0)
+
+
+def redact(text: str) -> str:
+    """Replace URLs, e-mail addresses and phone-like digit runs by <URL>, <EMAIL>, <NUM>."""
+    text = _EMAIL.sub("<EMAIL>", text)
+    text = _URL.sub("<URL>", text)
+    return _NUMBER.sub(_replace_number, text)
+
+
+def snippet(text: str, width: int = 60) -> str:
+    """A redacted, single-line, shortened form of a message, safe to show."""
+    flat = " ".join(redact(text).split())
+    return flat if len(flat) <= width else flat[: width - 1].rstrip() + "…"
