@@ -1,0 +1,75 @@
+"""Writing results safely: temporary name then rename, so an interrupted run leaves nothing half-written."""
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+
+def atomic_write_bytes(path: Path, data: bytes) -> Path:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+    return path
+
+
+def atomic_write_text(path: Path, text: str) -> Path:
+    return atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def atomic_write_json(path: Path, payload: Any) -> Path:
+    return atomic_write_text(path, json.dumps(payload, indent=2, ensure_ascii=False, default=_jsonable) + "\n")
+
+
+def _jsonable(value: Any) -> Any:
+    if hasattr(value, "tolist"):
+        return value.tolist()
+    if isinstance(value, Path):
+        return str(value)
+    raise TypeError(f"cannot write {type(value).__name__} as JSON")
+
+
+def save_figure(fig, path: Path, dpi: int = 130) -> Path:
+    """Save a matplotlib figure atomically as PNG and close it."""
+    import io
+
+    import matplotlib.pyplot as plt
+
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=dpi, bbox_inches="tight")
+    plt.close(fig)
+    return atomic_write_bytes(path, buffer.getvalue())
+
+
+def write_table(frame: pd.DataFrame, directory: Path, stem: str, title: str | None = None,
+                html: bool = False, float_format: str = "{:.4f}") -> list[Path]:
+    """Write `stem.csv` and `stem.md` (and `stem.html`) under `directory`; returns the paths."""
+    directory = Path(directory)
+    shown = frame.copy()
+    for column in shown.columns:
+        if pd.api.types.is_float_dtype(shown[column]):
+            shown[column] = shown[column].map(lambda v: "" if pd.isna(v) else float_format.format(v))
+    heading = f"# {title}\n\n" if title else ""
+    paths = [
+        atomic_write_text(directory / f"{stem}.csv", frame.to_csv(index=False)),
+        atomic_write_text(directory / f"{stem}.md", heading + shown.to_markdown(index=False) + "\n"),
+    ]
+    if html:
+        page = (f"<!doctype html><html><head><meta charset='utf-8'><title>{title or stem}</title>"
+                "<style>body{font-family:sans-serif}table{border-collapse:collapse}"
+                "td,th{border:1px solid #ccc;padding:4px 8px;text-align:right}</style></head><body>"
+                + (f"<h1>{title}</h1>" if title else "") + shown.to_html(index=False, escape=True)
+                + "</body></html>\n")
+        paths.append(atomic_write_text(directory / f"{stem}.html", page))
+    return paths
