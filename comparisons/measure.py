@@ -1,0 +1,128 @@
+"""Honest measurement inside a worker: threads, peak memory (VmHWM), end-to-end latency.
+
+Nothing here imports a deep-learning framework; `set_framework_threads` only touches the
+frameworks that the worker has already imported.
+"""
+from __future__ import annotations
+
+import os
+import platform
+import re
+import sys
+import time
+from typing import Callable, Sequence
+
+import numpy as np
+
+THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS",
+                    "TF_NUM_INTRAOP_THREADS", "TF_NUM_INTEROP_THREADS")
+
+
+def thread_environment(threads: int) -> dict[str, str]:
+    """Environment variables that cap every framework's thread pools alike (set before import)."""
+    env = {name: str(threads) for name in THREAD_VARIABLES}
+    env["TF_NUM_INTEROP_THREADS"] = "1"
+    env["TF_CPP_MIN_LOG_LEVEL"] = "2"  # keep TensorFlow's start-up chatter out of the logs
+    env["TOKENIZERS_PARALLELISM"] = "false"
+    return env
+
+
+def set_framework_threads(threads: int) -> dict:
+    """Apply the thread count to already-imported frameworks; return what is in force."""
+    record = {"threads": threads, **{k: os.environ.get(k) for k in THREAD_VARIABLES}}
+    if "torch" in sys.modules:
+        import torch
+
+        torch.set_num_threads(threads)
+        record["torch_num_threads"] = torch.get_num_threads()
+        record["torch_num_interop_threads"] = torch.get_num_interop_threads()
+    if "tensorflow" in sys.modules:
+        import tensorflow as tf
+
+        record["tf_intra_op"] = tf.config.threading.get_intra_op_parallelism_threads()
+        record["tf_inter_op"] = tf.config.threading.get_inter_op_parallelism_threads()
+    return record
+
+
+# -- memory ------------------------------------------------------------------------------
+def _status_kb(field: str) -> int:
+    with open("/proc/self/status") as status:
+        match = re.search(rf"^{field}:\s+(\d+) kB", status.read(), re.MULTILINE)
+    return int(match.group(1)) if match else 0
+
+
+def rss_mb() -> float:
+    """Resident memory now, in MB."""
+    return _status_kb("VmRSS") / 1024
+
+
+def peak_rss_mb() -> float:
+    """Peak resident memory since start or since the last `reset_peak_rss`, in MB."""
+    return _status_kb("VmHWM") / 1024
+
+
+def reset_peak_rss() -> bool:
+    """Reset VmHWM to the current RSS (Linux: write 5 to clear_refs); False where unsupported."""
+    try:
+        with open("/proc/self/clear_refs", "w") as clear:
+            clear.write("5")
+        return True
+    except OSError:
+        return False
+
+
+# -- latency -----------------------------------------------------------------------------
+def time_calls(call: Callable[[], object], min_calls: int, min_seconds: float,
+               max_calls: int = 2000, max_seconds: float = 60.0, warmup: int = 3) -> np.ndarray:
+    """Per-call wall times in ms: warm-up first, then repeat until a count AND a time are reached."""
+    for _ in range(warmup):
+        call()
+    times: list[float] = []
+    started = time.perf_counter()
+    while True:
+        t0 = time.perf_counter()
+        call()
+        times.append((time.perf_counter() - t0) * 1000)
+        elapsed = time.perf_counter() - started
+        if (len(times) >= min_calls and elapsed >= min_seconds) or len(times) >= max_calls or elapsed >= max_seconds:
+            return np.asarray(times)
+
+
+def latency_stats(times_ms: np.ndarray, prefix: str) -> dict[str, float]:
+    return {
+        f"{prefix}_p50": float(np.percentile(times_ms, 50)),
+        f"{prefix}_p90": float(np.percentile(times_ms, 90)),
+        f"{prefix}_cv": float(np.std(times_ms) / np.mean(times_ms)),
+        f"{prefix}_calls": int(len(times_ms)),
+    }
+
+
+def measure_latency(predict: Callable[[Sequence[str]], np.ndarray], texts: Sequence[str],
+                    min_calls: int, min_seconds: float) -> dict[str, float]:
+    """End-to-end latency (raw strings in, probabilities out) at batch 1 and 32; cold start apart."""
+    t0 = time.perf_counter()
+    predict(texts[:1])
+    result: dict[str, float] = {"cold_start_ms": (time.perf_counter() - t0) * 1000}
+    for batch in (1, 32):
+        cursor = {"i": 0}
+
+        def call(batch=batch, cursor=cursor):
+            start = cursor["i"] % max(1, len(texts) - batch)
+            cursor["i"] += batch
+            predict(texts[start:start + batch])
+
+        result.update(latency_stats(time_calls(call, min_calls, min_seconds), f"latency_ms_b{batch}"))
+    return result
+
+
+def machine_description() -> dict:
+    """CPU model and count, OS, Python: for the manifest."""
+    cpu = platform.processor() or ""
+    try:
+        with open("/proc/cpuinfo") as info:
+            found = re.search(r"^model name\s*:\s*(.+)$", info.read(), re.MULTILINE)
+            cpu = found.group(1).strip() if found else cpu
+    except OSError:
+        pass
+    return {"cpu": cpu, "cpu_count": os.cpu_count(), "platform": platform.platform(),
+            "python": platform.python_version()}

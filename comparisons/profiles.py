@@ -1,0 +1,48 @@
+"""Budgets per profile: what each variant is given (`fast` for make compare, `full` for the
+reference run, `tiny` for the end-to-end test), and how long latency is measured."""
+from __future__ import annotations
+
+from typing import Any
+
+from common.errors import UserInputError
+
+TINY_ENCODER = {"d_model": 16, "num_heads": 2, "num_layers": 1, "ff_dim": 32, "max_len": 32, "epochs": 1}
+
+PROFILES: dict[str, dict[str, Any]] = {
+    "tiny": {
+        "variants": {
+            "torch_scratch": {"config": TINY_ENCODER, "progress": False},
+            "keras_layers": {"config": TINY_ENCODER, "progress": False},
+            "hf_bert:frozen": {"max_length": 24, "epochs": 2, "progress": False},
+            "hf_bert:full": {"max_length": 24, "epochs": 1, "progress": False},
+        },
+        "latency": {"min_calls": 5, "min_seconds": 0.05},
+        "timeout_s": 600,
+    },
+    "fast": {
+        "variants": {
+            "torch_scratch": {"config": {"epochs": 3}},
+            "keras_layers": {"config": {"epochs": 3}},
+            "hf_bert:full": {"epochs": 1},
+        },
+        "latency": {"min_calls": 20, "min_seconds": 1.0},
+        "timeout_s": 900,
+    },
+    "full": {
+        "variants": {},  # each backend's own defaults
+        "latency": {"min_calls": 50, "min_seconds": 3.0},
+        "timeout_s": 1800,
+    },
+}
+
+
+def profile(name: str) -> dict[str, Any]:
+    if name not in PROFILES:
+        raise UserInputError(f"unknown profile {name!r}; choose from {', '.join(PROFILES)}")
+    return PROFILES[name]
+
+
+def variant_overrides(profile_name: str, variant: str) -> dict[str, Any]:
+    """Keyword arguments the profile gives a variant (a copy, safe to update)."""
+    return {k: (dict(v) if isinstance(v, dict) else v)
+            for k, v in profile(profile_name)["variants"].get(variant, {}).items()}

@@ -1,0 +1,130 @@
+"""The orchestrator: plan (variant, seed) runs, launch one worker process each, collect rows.
+
+Imports no deep-learning framework. A worker that crashes, runs out of memory, exceeds its
+time limit or lacks a dependency becomes a failed/skipped row; the others still run.
+Finished runs are kept, so rerunning the same command resumes (`force` reruns them).
+"""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from backends.base import missing_modules, resolve_variant
+from comparisons.measure import thread_environment
+from comparisons.outputs import atomic_write_json
+from comparisons.runs import log_path, run_name, run_path
+from comparisons.worker import EXIT_MISSING_DEPENDENCY
+
+
+@dataclass(frozen=True)
+class RunRequest:
+    variant: str
+    seed: int
+    profile: str
+    threads: int
+    timeout_s: float
+    device: str = "auto"
+    hf_model: str | None = None
+
+
+def finished(out: Path, request: RunRequest, split_sha256: str) -> bool:
+    """A run is finished when its JSON says ok for this very split."""
+    path = run_path(out, request.variant, request.seed)
+    if not path.exists():
+        return False
+    record = json.loads(path.read_text())
+    return record.get("status") == "ok" and record.get("split_sha256") == split_sha256
+
+
+def execute(out: Path, request: RunRequest, split_sha256: str) -> dict:
+    """Run one worker; return its record (written by the worker, or a failed/skipped row written here)."""
+    backend, _ = resolve_variant(request.variant)
+    missing = missing_modules(backend)
+    if missing:
+        return _write_row(out, request, split_sha256, "skipped", f"missing dependency: {', '.join(missing)}")
+    command = [sys.executable, "-m", "comparisons.worker", "--out", str(out), "--variant", request.variant,
+               "--seed", str(request.seed), "--profile", request.profile, "--threads", str(request.threads),
+               "--device", request.device]
+    if request.hf_model:
+        command += ["--hf-model", request.hf_model]
+    env = {**os.environ, **thread_environment(request.threads), "PYTHONUNBUFFERED": "1"}
+    log = log_path(out, request.variant, request.seed)
+    log.parent.mkdir(parents=True, exist_ok=True)
+    started = time.perf_counter()
+    with open(log, "wb") as log_file:
+        process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=log_file, stderr=subprocess.PIPE,
+                                   env=env, start_new_session=True)
+        tee = threading.Thread(target=_tee, args=(process.stderr, log_file), daemon=True)
+        tee.start()
+        try:
+            code = process.wait(timeout=request.timeout_s)
+        except subprocess.TimeoutExpired:
+            _kill(process)
+            tee.join(timeout=5)
+            return _write_row(out, request, split_sha256, "failed",
+                              f"time limit of {request.timeout_s:.0f} s exceeded", time.perf_counter() - started)
+        except KeyboardInterrupt:
+            _kill(process)
+            raise
+        tee.join(timeout=5)
+    if code == 0 and run_path(out, request.variant, request.seed).exists():
+        return json.loads(run_path(out, request.variant, request.seed).read_text())
+    reason = _last_line(log)
+    if code == EXIT_MISSING_DEPENDENCY:
+        return _write_row(out, request, split_sha256, "skipped", reason.removeprefix("skipped: "))
+    if code < 0:
+        name = signal.Signals(-code).name
+        hint = " (killed: out of memory?)" if -code == signal.SIGKILL else ""
+        reason = f"worker died with {name}{hint}"
+    return _write_row(out, request, split_sha256, "failed", reason.removeprefix("failed: "),
+                      time.perf_counter() - started)
+
+
+def _tee(stream, log_file) -> None:
+    """Copy the worker's stderr to the terminal (progress bars) and to its log."""
+    for chunk in iter(lambda: stream.read1(4096), b""):
+        log_file.write(chunk)
+        log_file.flush()
+        sys.stderr.buffer.write(chunk)
+        sys.stderr.flush()
+
+
+def _kill(process: subprocess.Popen) -> None:
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    process.wait()
+
+
+def _last_line(log: Path) -> str:
+    lines = [line.strip() for line in log.read_text(errors="replace").replace("\r", "\n").splitlines()]
+    lines = [line for line in lines if line]
+    return lines[-1][:300] if lines else "worker exited without a message"
+
+
+def _write_row(out: Path, request: RunRequest, split_sha256: str, status: str, reason: str,
+               seconds: float | None = None) -> dict:
+    backend, _ = resolve_variant(request.variant)
+    record = {"variant": request.variant, "backend": backend, "seed": request.seed, "status": status,
+              "reason": reason, "split_sha256": split_sha256, "profile": request.profile,
+              "wall_seconds": seconds}
+    atomic_write_json(run_path(out, request.variant, request.seed), record)
+    return record
+
+
+def describe(record: dict) -> str:
+    """One line for a finished run."""
+    name = run_name(record["variant"], record["seed"])
+    if record["status"] != "ok":
+        return f"{name}: {record['status']} ({record['reason']})"
+    return (f"{name}: ok  AP {record['average_precision']:.4f}  macro-F1 {record['macro_f1']:.4f}  "
+            f"train {record['train_seconds']:.1f}s  b1 {record['latency_ms_b1_p50']:.2f}ms  "
+            f"peak {record['peak_rss_mb']:.0f}MB")

@@ -1,0 +1,184 @@
+"""One worker process = one (variant, seed) run: fit, measure, write one JSON and predictions.
+
+Run by the orchestrator as `python -m comparisons.worker ...`; it imports the one backend it
+runs. Exit codes: 0 done (its JSON is written), 3 a dependency is missing (skipped), other
+non-zero = failed (the orchestrator writes the failed row from the last stderr line).
+"""
+from __future__ import annotations
+
+import argparse
+import inspect
+import json
+import os
+import shutil
+import sys
+import tempfile
+import time
+import traceback
+from pathlib import Path
+
+import numpy as np
+
+from comparisons.measure import (measure_latency, peak_rss_mb, reset_peak_rss, rss_mb,
+                                 set_framework_threads)
+from comparisons.outputs import atomic_write_bytes, atomic_write_json
+from comparisons.profiles import profile, variant_overrides
+from comparisons.runs import prediction_path, run_name, run_path
+
+EXIT_MISSING_DEPENDENCY = 3
+FAULT_VARIABLE = "COMPARISONS_FAULT"  # testing hook: "<variant>:crash" or "<variant>:hang"
+
+
+def parse_args(argv=None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m comparisons.worker")
+    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--variant", required=True)
+    parser.add_argument("--seed", type=int, required=True)
+    parser.add_argument("--profile", default="fast")
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--device", default="auto")
+    parser.add_argument("--hf-model", default=None)
+    return parser.parse_args(argv)
+
+
+def inject_fault(variant: str) -> None:
+    """Crash or hang on purpose when the testing hook names this variant."""
+    for item in filter(None, os.environ.get(FAULT_VARIABLE, "").split(",")):
+        name, _, fault = item.rpartition(":")
+        if name == variant and fault == "crash":
+            os.abort()
+        if name == variant and fault == "hang":
+            time.sleep(10**6)
+
+
+def backend_kwargs(cls, args) -> dict:
+    """Profile budget + seed + device/model options that this backend accepts."""
+    accepted = inspect.signature(cls.__init__).parameters
+    kwargs = variant_overrides(args.profile, args.variant)
+    kwargs["seed"] = args.seed
+    if "device" in accepted:
+        kwargs["device"] = args.device
+    if args.hf_model and "model" in accepted:
+        kwargs["model"] = args.hf_model
+    return kwargs
+
+
+def gpu_peak_mb() -> float | None:
+    if "torch" in sys.modules:
+        import torch
+
+        if torch.cuda.is_available() and torch.cuda.is_initialized():
+            return torch.cuda.max_memory_allocated() / 2**20
+    return None
+
+
+def run(args) -> dict:
+    from backends.base import backend_class, resolve_variant  # light: no framework yet
+    from common.datasets import DataSpec, load
+    from common.metrics import choose_threshold, classification_metrics
+    from common.splits import Split
+
+    manifest = json.loads((args.out / "manifest.json").read_text())
+    split = Split.from_dict(json.loads((args.out / "splits.json").read_text()))
+    backend_name, _ = resolve_variant(args.variant)
+    process_start_rss = rss_mb()
+    t_import = time.perf_counter()
+    cls = backend_class(backend_name)  # imports the framework
+    import_seconds = time.perf_counter() - t_import
+    threads = set_framework_threads(args.threads)
+    inject_fault(args.variant)
+
+    data = load(DataSpec(**manifest["data"]["spec"]))
+    train, valid, test = (data.subset(getattr(split, name)) for name in ("train", "valid", "test"))
+    kwargs = backend_kwargs(cls, args)
+    from backends.base import build
+
+    model = build(args.variant, **kwargs)
+    baseline_rss = rss_mb()
+
+    if args.device != "cpu" and "torch" in sys.modules:
+        import torch
+
+        if torch.cuda.is_available():
+            torch.cuda.reset_peak_memory_stats()
+    reset_peak_rss()
+    t0 = time.perf_counter()
+    model.fit(train, valid)
+    train_seconds = time.perf_counter() - t0
+    peak_train = peak_rss_mb()
+
+    reset_peak_rss()
+    t0 = time.perf_counter()
+    valid_proba = model.predict_proba(valid.texts)
+    test_proba = model.predict_proba(test.texts)  # the test split, scored once
+    throughput = (len(valid) + len(test)) / (time.perf_counter() - t0)
+    latency = measure_latency(model.predict_proba, test.texts, **profile(args.profile)["latency"])
+    peak_infer = peak_rss_mb()
+
+    metrics = classification_metrics(test.labels, test_proba, data.positive_index)
+    at_threshold = {}
+    if data.n_classes == 2:
+        chosen = choose_threshold(valid.labels, valid_proba[:, data.positive_index], data.positive_index)
+        tested = classification_metrics(test.labels, test_proba, data.positive_index, chosen["threshold"])
+        at_threshold = {"threshold": chosen["threshold"], "threshold_rule": chosen["rule"],
+                        "accuracy_at_threshold": tested["accuracy"], "macro_f1_at_threshold": tested["macro_f1"]}
+    valid_metrics = classification_metrics(valid.labels, valid_proba, data.positive_index)
+
+    with tempfile.TemporaryDirectory() as saved:
+        model.save(Path(saved))
+        size_mb = sum(p.stat().st_size for p in Path(saved).rglob("*") if p.is_file()) / 2**20
+
+    atomic_write_bytes(prediction_path(args.out, args.variant, args.seed), _npz(test=split.test, proba=test_proba))
+    count = model.param_count()
+    return {
+        "variant": args.variant, "backend": backend_name, "seed": args.seed, "status": "ok", "reason": "",
+        **{k: metrics[k] for k in ("accuracy", "macro_f1", "average_precision")},
+        "positive_precision": metrics.get("positive_precision"), "positive_recall": metrics.get("positive_recall"),
+        "confusion_matrix": metrics["confusion_matrix"], **at_threshold,
+        "valid_average_precision": valid_metrics["average_precision"],
+        "params_total": int(count.total), "params_trainable": int(count.trainable),
+        "train_seconds": train_seconds, "import_seconds": import_seconds,
+        **latency, "throughput_per_s": throughput,
+        "rss_process_start_mb": process_start_rss, "rss_after_import_mb": baseline_rss,
+        "peak_rss_train_mb": peak_train, "peak_rss_infer_mb": peak_infer,
+        "peak_rss_mb": max(peak_train, peak_infer), "gpu_peak_mb": gpu_peak_mb(), "size_mb": size_mb,
+        "split_sha256": split.sha256, "data_sha256": manifest["data"]["sha256"],
+        "profile": args.profile, "threads": threads, "device": getattr(model, "fit_info_", {}).get("device", "cpu"),
+        "params": _jsonable_params(model.get_params()), "fit_info": getattr(model, "fit_info_", {}),
+    }
+
+
+def _npz(**arrays) -> bytes:
+    import io
+
+    buffer = io.BytesIO()
+    np.savez_compressed(buffer, **arrays)
+    return buffer.getvalue()
+
+
+def _jsonable_params(params: dict) -> dict:
+    return {k: (v if isinstance(v, (int, float, str, bool, type(None), dict, list)) else repr(v))
+            for k, v in params.items()}
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    try:
+        record = run(args)
+    except ModuleNotFoundError as exc:  # a framework or one of its dependencies is not installed
+        print(f"skipped: missing dependency ({exc})", file=sys.stderr)
+        return EXIT_MISSING_DEPENDENCY
+    except MemoryError:
+        print("failed: out of memory (MemoryError)", file=sys.stderr)
+        return 1
+    except Exception as exc:  # the row says why; the traceback goes to this run's log only
+        traceback.print_exc()
+        print(f"failed: {exc.__class__.__name__}: {exc}", file=sys.stderr)
+        return 1
+    atomic_write_json(run_path(args.out, args.variant, args.seed), record)
+    print(f"{run_name(args.variant, args.seed)}: done", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
