@@ -8,7 +8,7 @@ import re
 
 _EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 _URL = re.compile(
-    r"(?:https?://|ftp://|www\.)\S+"  # explicit scheme or www.
+    r"(?:(?:https?|ftp):?//|www\.)\S*"  # a scheme (even without its colon) or www.
     r"|\b[\w-]+(?:\.[\w-]+)*\.(?:com|net|org|co\.uk|uk|biz|info|tv|mobi|ly|me|io)(?:/\S*)?",
     re.IGNORECASE,
 )
