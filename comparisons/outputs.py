@@ -29,7 +29,19 @@ def atomic_write_text(path: Path, text: str) -> Path:
 
 
 def atomic_write_json(path: Path, payload: Any) -> Path:
-    return atomic_write_text(path, json.dumps(payload, indent=2, ensure_ascii=False, default=_jsonable) + "\n")
+    """JSON with floats rounded to 6 decimals (measurement noise is far larger)."""
+    text = json.dumps(_rounded(payload), indent=2, ensure_ascii=False, default=_jsonable)
+    return atomic_write_text(path, text + "\n")
+
+
+def _rounded(value: Any) -> Any:
+    if isinstance(value, float):
+        return round(value, 6)
+    if isinstance(value, dict):
+        return {k: _rounded(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_rounded(v) for v in value]
+    return value
 
 
 def _jsonable(value: Any) -> Any:
@@ -62,7 +74,7 @@ def write_table(frame: pd.DataFrame, directory: Path, stem: str, title: str | No
             shown[column] = shown[column].map(lambda v: "" if pd.isna(v) else float_format.format(v))
     heading = f"# {title}\n\n" if title else ""
     paths = [
-        atomic_write_text(directory / f"{stem}.csv", frame.to_csv(index=False)),
+        atomic_write_text(directory / f"{stem}.csv", frame.to_csv(index=False, float_format="%.6g")),
         atomic_write_text(directory / f"{stem}.md", heading + shown.to_markdown(index=False) + "\n"),
     ]
     if html:

@@ -72,10 +72,10 @@ def write_reports(out: Path, lang: str = "en") -> pd.DataFrame:
     """summary.csv in DIR; the aggregated table (csv, md, html) in DIR (en) or DIR/zh (zh)."""
     out = Path(out)
     summary = summary_frame(read_runs(out))
-    atomic_write_text(out / "summary.csv", summary.to_csv(index=False))
+    atomic_write_text(out / "summary.csv", summary.to_csv(index=False, float_format="%.6g"))
     aggregate = aggregate_frame(summary)
     target = out if lang == "en" else out / "zh"
-    atomic_write_text(target / "aggregate.csv", aggregate.to_csv(index=False))
+    atomic_write_text(target / "aggregate.csv", aggregate.to_csv(index=False, float_format="%.6g"))
     title = text("Comparison on one split: mean ± std over seeds", "同一划分上的对比：多个种子的均值 ± 标准差", lang)
     write_table(readable_table(aggregate, lang), target, "summary_table", title=title, html=True)
     return summary

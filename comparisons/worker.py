@@ -26,7 +26,7 @@ from comparisons.profiles import profile, variant_overrides
 from comparisons.runs import prediction_path, run_name, run_path
 
 EXIT_MISSING_DEPENDENCY = 3
-FAULT_VARIABLE = "COMPARISONS_FAULT"  # testing hook: "<variant>:crash" or "<variant>:hang"
+FAULT_VARIABLE = "COMPARISONS_FAULT"  # testing hook: "<variant>[@seed]:crash|hang", comma-separated
 
 
 def parse_args(argv=None) -> argparse.Namespace:
@@ -41,14 +41,15 @@ def parse_args(argv=None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-def inject_fault(variant: str) -> None:
-    """Crash or hang on purpose when the testing hook names this variant."""
+def inject_fault(variant: str, seed: int) -> None:
+    """Crash or hang on purpose when the testing hook names this run."""
     for item in filter(None, os.environ.get(FAULT_VARIABLE, "").split(",")):
         name, _, fault = item.rpartition(":")
-        if name == variant and fault == "crash":
-            os.abort()
-        if name == variant and fault == "hang":
-            time.sleep(10**6)
+        if name in (variant, f"{variant}@{seed}"):
+            if fault == "crash":
+                os.abort()
+            if fault == "hang":
+                time.sleep(10**6)
 
 
 def backend_kwargs(cls, args) -> dict:
@@ -86,7 +87,7 @@ def run(args) -> dict:
     cls = backend_class(backend_name)  # imports the framework
     import_seconds = time.perf_counter() - t_import
     threads = set_framework_threads(args.threads)
-    inject_fault(args.variant)
+    inject_fault(args.variant, args.seed)
 
     data = load(DataSpec(**manifest["data"]["spec"]))
     train, valid, test = (data.subset(getattr(split, name)) for name in ("train", "valid", "test"))

@@ -1,0 +1,274 @@
+"""The cost of attention grows with the square of the sequence length T.
+
+For T = 64 ... 1024 the student measures, for the scratch attention (which builds the (T, T)
+weight matrix) and torch's fused `F.scaled_dot_product_attention` (which on CPU works in tiles
+and never holds the whole matrix):
+
+- elements of the attention matrix, B * H * T * T, and its bytes in float32 (computed, exact);
+- time per call (median of repeats after a warm-up);
+- peak resident memory above the baseline: VmHWM in /proc/self/status, reset by writing "5" to
+  /proc/self/clear_refs, measured in a child process started with MALLOC_MMAP_THRESHOLD_=65536
+  so that glibc returns every large block to the system when it is freed (otherwise freed
+  blocks are reused without touching RSS and the peak hides them). tracemalloc cannot be used:
+  it does not see tensor memory.
+
+A straight line fitted to log(cost) against log(T) gives the exponent: about 2 for the matrix.
+
+    python -m comparisons.attention_cost [--out DIR] [--lang en|zh] [--lengths 64 128 ...]
+"""
+# %% imports
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import os
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pandas as pd
+
+from common.errors import UserInputError
+from comparisons.course_cli import course_parser, report_written, run_course
+from comparisons.i18n import setup_matplotlib, text
+from comparisons.outputs import atomic_write_json, save_figure, write_table
+
+MODULE = "attention_cost"
+LENGTHS = (64, 128, 256, 512, 1024)
+QUICK_LENGTHS = (64, 128, 256)
+KINDS = ("scratch", "fused")
+BYTES_PER_ELEMENT = 4  # float32
+MMAP_THRESHOLD = "65536"
+
+
+# %% the two attentions on random (B, H, T, d_k) inputs
+def attention_call(kind: str, q, k, v):
+    """One attention call; the scratch one also returns its (B, H, T, T) weights."""
+    import torch.nn.functional as F
+
+    from backends.torch_scratch.attention import scaled_dot_product_attention
+
+    if kind == "scratch":
+        return scaled_dot_product_attention(q, k, v)
+    return F.scaled_dot_product_attention(q, k, v)
+
+
+def random_qkv(batch: int, heads: int, length: int, head_dim: int, seed: int = 0):
+    import torch
+
+    generator = torch.Generator().manual_seed(seed)
+    return tuple(torch.randn(batch, heads, length, head_dim, generator=generator) for _ in range(3))
+
+
+# %% time
+def median_seconds(kind: str, batch: int, heads: int, length: int, head_dim: int,
+                   min_repeats: int = 5, min_seconds: float = 0.2) -> float:
+    """Median wall time of one call, after one warm-up call, over >= min_repeats and >= min_seconds."""
+    import torch
+
+    q, k, v = random_qkv(batch, heads, length, head_dim)
+    times = []
+    with torch.inference_mode():
+        attention_call(kind, q, k, v)  # warm-up
+        started = time.perf_counter()
+        while len(times) < min_repeats or time.perf_counter() - started < min_seconds:
+            tick = time.perf_counter()
+            attention_call(kind, q, k, v)
+            times.append(time.perf_counter() - tick)
+    return float(np.median(times))
+
+
+# %% memory (run in a child process, see the module docstring)
+def _status_mb(field: str) -> float:
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) / 1024  # kB -> MiB
+    raise RuntimeError(f"{field} not in /proc/self/status")
+
+
+def _reset_peak() -> None:
+    with open("/proc/self/clear_refs", "w") as refs:
+        refs.write("5")
+
+
+def peak_rss_delta_mb(kind: str, batch: int, heads: int, length: int, head_dim: int) -> float:
+    """MiB that VmHWM rises above the current RSS during one call (inputs already allocated)."""
+    import torch
+
+    q, k, v = random_qkv(batch, heads, length, head_dim)
+    with torch.inference_mode():
+        attention_call(kind, q, k, v)  # warm-up: one-time allocations are not the matrix
+        gc.collect()
+        _reset_peak()
+        baseline = _status_mb("VmRSS")
+        result = attention_call(kind, q, k, v)
+        peak = _status_mb("VmHWM")
+    del result
+    return peak - baseline
+
+
+def memory_in_child(lengths, batch: int, heads: int, head_dim: int, out, threads: int) -> dict | None:
+    """{kind: {T: MiB}} from a child process with a fixed mmap threshold; None where /proc is unusable."""
+    try:
+        _reset_peak()
+    except OSError as exc:
+        print(f"peak memory not measured: cannot reset VmHWM ({exc.strerror})", file=sys.stderr)
+        return None
+    command = [sys.executable, "-m", f"comparisons.{MODULE}", "--memory-child", "--out", str(out),
+               "--threads", str(threads),
+               "--batch", str(batch), "--heads", str(heads), "--head-dim", str(head_dim),
+               "--lengths", *map(str, lengths)]
+    env = {**os.environ, "MALLOC_MMAP_THRESHOLD_": MMAP_THRESHOLD}
+    done = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise RuntimeError(f"memory child failed: {done.stderr.strip().splitlines()[-1:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def _memory_child(args: argparse.Namespace) -> int:
+    import torch
+
+    torch.set_num_threads(args.threads)
+    measured = {kind: {str(t): peak_rss_delta_mb(kind, args.batch, args.heads, t, args.head_dim)
+                       for t in args.lengths} for kind in KINDS}
+    print(json.dumps(measured))
+    return 0
+
+
+# %% the exponent: slope of log(cost) against log(T)
+def loglog_exponent(lengths, costs) -> float:
+    """Least-squares slope of log(cost) on log(T); NaN with fewer than two positive costs."""
+    lengths, costs = np.asarray(lengths, dtype=float), np.asarray(costs, dtype=float)
+    keep = np.isfinite(costs) & (costs > 0)
+    if keep.sum() < 2:
+        return float("nan")
+    return float(np.polyfit(np.log(lengths[keep]), np.log(costs[keep]), 1)[0])
+
+
+# %% figure
+def cost_figure(frame: pd.DataFrame, lang: str):
+    """Log-log: time against T (left), bytes of the matrix and peak RSS rise against T (right)."""
+    import matplotlib.pyplot as plt
+
+    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.2))
+    lengths = frame["T"].to_numpy(dtype=float)
+    for kind, marker in zip(KINDS, "os"):
+        rows = frame[frame["kind"] == kind]
+        left.plot(rows["T"], rows["ms"], marker=marker, label=kind)
+        if rows["peak_rss_mb"].notna().any():
+            right.plot(rows["T"], rows["peak_rss_mb"].clip(lower=1e-3), marker=marker,
+                       label=text(f"{kind}: peak RSS rise", f"{kind}：峰值 RSS 增量", lang))
+    scratch = frame[frame["kind"] == "scratch"]
+    right.plot(scratch["T"], scratch["matrix_mb"], "k--",
+               label=text("one T×T matrix (B·H·T²·4 bytes)", "一个 T×T 矩阵 (B·H·T²·4 字节)", lang))
+    reference = scratch["ms"].iloc[0] * (lengths[: len(scratch)] / lengths[0]) ** 2
+    left.plot(scratch["T"], reference, ":", color="grey", label=text("∝ T² (reference)", "∝ T² (参考线)", lang))
+    for axis in (left, right):
+        axis.set_xscale("log", base=2)
+        axis.set_yscale("log")
+        axis.set_xlabel(text("sequence length T", "序列长度 T", lang))
+        axis.legend(fontsize=8)
+        axis.grid(alpha=0.3, which="both")
+    left.set_ylabel(text("time per call (ms)", "每次调用时间 (毫秒)", lang))
+    left.set_title(text("time", "时间", lang))
+    right.set_ylabel("MiB")
+    right.set_title(text("memory", "内存", lang))
+    fig.tight_layout()
+    return fig
+
+
+# %% main
+def measure(lengths, batch: int, heads: int, head_dim: int, out, threads: int, quick: bool = False) -> pd.DataFrame:
+    memory = memory_in_child(lengths, batch, heads, head_dim, out, threads)
+    rows = []
+    for kind in KINDS:
+        for length in lengths:
+            elements = batch * heads * length * length
+            seconds = median_seconds(kind, batch, heads, length, head_dim, *((2, 0.0) if quick else (5, 0.2)))
+            rows.append({
+                "kind": kind, "T": length, "elements": elements,
+                "matrix_mb": elements * BYTES_PER_ELEMENT / 2**20, "ms": seconds * 1000,
+                "peak_rss_mb": memory[kind][str(length)] if memory else float("nan"),
+            })
+            print(f"{kind:8s} T={length:5d}  {seconds * 1000:8.3f} ms", file=sys.stderr)
+    return pd.DataFrame(rows)
+
+
+def exponents(frame: pd.DataFrame) -> dict[str, dict[str, float]]:
+    """Fitted exponent per kind and per measured quantity."""
+    return {kind: {column: loglog_exponent(rows["T"], rows[column])
+                   for column in ("elements", "ms", "peak_rss_mb")}
+            for kind, rows in frame.groupby("kind", sort=False)}
+
+
+def _headers(lang: str) -> dict[str, str]:
+    return {
+        "kind": text("attention", "注意力实现", lang), "T": "T",
+        "elements": text("matrix elements B·H·T²", "矩阵元素数 B·H·T²", lang),
+        "matrix_mb": text("matrix MiB (float32)", "矩阵大小 MiB (float32)", lang),
+        "ms": text("time per call (ms)", "每次调用时间 (毫秒)", lang),
+        "peak_rss_mb": text("peak RSS rise (MiB)", "峰值 RSS 增量 (MiB)", lang),
+    }
+
+
+def _run(args: argparse.Namespace) -> int:
+    if args.memory_child:
+        return _memory_child(args)
+    lengths = args.lengths or (QUICK_LENGTHS if args.quick else LENGTHS)
+    if len(lengths) < 2 or min(lengths) < 1:
+        raise UserInputError("--lengths needs at least two positive lengths, e.g. --lengths 64 128 256")
+    setup_matplotlib(args.lang)
+    import torch
+
+    torch.set_num_threads(args.threads)
+    print(f"torch {torch.__version__}, threads {torch.get_num_threads()}, B={args.batch} H={args.heads} "
+          f"d_k={args.head_dim}", file=sys.stderr)
+    frame = measure(sorted(lengths), args.batch, args.heads, args.head_dim, args.out, args.threads, args.quick)
+    fitted = exponents(frame)
+    slope_rows = [{text("attention", "注意力实现", args.lang): kind,
+                   text("exponent: elements", "指数：元素数", args.lang): values["elements"],
+                   text("exponent: time", "指数：时间", args.lang): values["ms"],
+                   text("exponent: peak RSS", "指数：峰值内存", args.lang): values["peak_rss_mb"]}
+                  for kind, values in fitted.items()]
+    print(frame.to_string(index=False))
+    for kind, values in fitted.items():
+        print(text(f"{kind}: cost ∝ T^k with k = {values['elements']:.2f} (elements), {values['ms']:.2f} (time), "
+                   f"{values['peak_rss_mb']:.2f} (peak RSS)",
+                   f"{kind}：代价 ∝ T^k，k = {values['elements']:.2f} (元素数)，{values['ms']:.2f} (时间)，"
+                   f"{values['peak_rss_mb']:.2f} (峰值内存)", args.lang))
+    paths = [
+        *write_table(frame.rename(columns=_headers(args.lang)), args.out, "cost",
+                     text("Cost of attention against sequence length", "注意力代价与序列长度", args.lang)),
+        *write_table(pd.DataFrame(slope_rows), args.out, "exponents",
+                     text("Fitted log-log exponents (2 = quadratic)", "对数-对数拟合指数 (2 = 平方增长)", args.lang),
+                     float_format="{:.2f}"),
+        save_figure(cost_figure(frame, args.lang), args.out / "attention_cost.png"),
+        atomic_write_json(args.out / "summary.json", {
+            "batch": args.batch, "heads": args.heads, "head_dim": args.head_dim,
+            "threads": torch.get_num_threads(), "torch": torch.__version__, "exponents": fitted,
+            "rows": frame.to_dict(orient="records"),
+            "memory_method": "VmHWM minus VmRSS around one call, reset via /proc/self/clear_refs, in a child "
+                             f"process with MALLOC_MMAP_THRESHOLD_={MMAP_THRESHOLD}; matrix bytes computed",
+        }),
+    ]
+    report_written(paths)
+    return 0
+
+
+def main(argv=None) -> int:
+    parser = course_parser(MODULE, __doc__)
+    parser.add_argument("--lengths", type=int, nargs="+", default=None,
+                        help=f"sequence lengths (default {' '.join(map(str, LENGTHS))})")
+    parser.add_argument("--batch", type=int, default=1, help="batch size B (default 1)")
+    parser.add_argument("--heads", type=int, default=4, help="heads H (default 4)")
+    parser.add_argument("--head-dim", type=int, default=16, help="per-head width d_k (default 16)")
+    parser.add_argument("--memory-child", action="store_true", help=argparse.SUPPRESS)
+    parser.set_defaults(threads=1)  # one thread: timings on a shared machine stay readable
+    return run_course(parser, argv, _run)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,178 @@
+"""Choosing a decision threshold on validation, then scoring it once on test: what the student learns.
+
+A classifier outputs a spam probability; the 0.5 cut-off is a default, not a law. When a false
+alarm (a real message sent to the spam folder) costs more than a missed spam, we ask for a
+precision floor, e.g. "at least 98% of what we flag is spam", and take the threshold with the
+highest recall that keeps it. The threshold is chosen on the VALIDATION split only
+(`common.metrics.choose_threshold`) and then evaluated ONCE on test: choosing on test would
+make the test score an optimistic, tuned number. The figure shows both precision-recall curves
+with the chosen point, so the student sees how far validation and test disagree.
+
+Run: python -m comparisons.threshold [--backend tfidf_logreg|torch_scratch] [--precision-floor 0.98]
+     [--epochs N] [--out DIR] [--lang en|zh] [--quick]
+"""
+# %%
+from __future__ import annotations
+
+import argparse
+
+import numpy as np
+import pandas as pd
+
+from backends.base import build, missing_modules, resolve_variant
+from common.errors import UserInputError
+from common.metrics import choose_threshold, classification_metrics
+from comparisons.course_cli import course_parser, load_course_splits, report_written, run_course
+from comparisons.i18n import label, setup_matplotlib, text
+from comparisons.outputs import atomic_write_json, save_figure, write_table
+
+MODULE = "threshold"
+# test-size settings for the scratch encoders (--quick)
+QUICK_ENCODER = {"d_model": 16, "num_heads": 2, "num_layers": 1, "ff_dim": 32, "max_len": 32, "epochs": 1}
+
+
+# %% [markdown]
+# ## 1. Train one model (train split), and score validation and test
+
+# %%
+def backend_overrides(variant: str, quick: bool, epochs: int | None) -> dict:
+    """Constructor arguments for the variant: scratch encoders get a small config when quick."""
+    backend, _ = resolve_variant(variant)
+    missing = missing_modules(backend)
+    if missing:
+        raise UserInputError(f"backend {variant!r} needs {', '.join(missing)}, which is not installed")
+    if backend == "tfidf_logreg":
+        return {}
+    overrides: dict = {"seed": 0}
+    if backend in ("torch_scratch", "keras_layers"):
+        config = dict(QUICK_ENCODER) if quick else {}
+        if epochs is not None:
+            config["epochs"] = epochs
+        overrides["config"] = config
+    return overrides
+
+
+def fit_and_score(variant: str, quick: bool, epochs: int | None):
+    """Fit on train (valid chooses the epoch); return (valid, test, valid scores, test scores)."""
+    train, valid, test = load_course_splits(quick=quick)
+    if train.positive_index is None:
+        raise UserInputError("threshold needs a binary dataset with a positive class")
+    model = build(variant, **backend_overrides(variant, quick, epochs)).fit(train, valid)
+    positive = train.positive_index
+    return valid, test, model.predict_proba(valid.texts)[:, positive], model.predict_proba(test.texts)[:, positive]
+
+
+# %% [markdown]
+# ## 2. Choose the threshold on validation; evaluate it ONCE on test
+
+# %%
+def evaluate(valid, test, valid_score, test_score, precision_floor: float) -> tuple[dict, list[dict]]:
+    """The choice (on valid) and rows of metrics: chosen threshold on valid and test, 0.5 on test."""
+    choice = choose_threshold(valid.labels, valid_score, valid.positive_index, precision_floor=precision_floor)
+
+    def scores(split, score, threshold):
+        proba = np.zeros((len(score), 2))
+        proba[:, split.positive_index], proba[:, 1 - split.positive_index] = score, 1 - score  # (n, 2)
+        return classification_metrics(split.labels, proba, split.positive_index, threshold=threshold)
+
+    rows = []
+    for split_name, split, score, threshold, chosen in (
+        ("valid", valid, valid_score, choice["threshold"], True),
+        ("test", test, test_score, choice["threshold"], True),  # the one and only look at test
+        ("test", test, test_score, 0.5, False),  # reference: the default cut-off
+    ):
+        metrics = scores(split, score, threshold)
+        rows.append({"split": split_name, "threshold": threshold, "chosen": chosen,
+                     "precision": metrics["positive_precision"], "recall": metrics["positive_recall"],
+                     "accuracy": metrics["accuracy"], "macro_f1": metrics["macro_f1"],
+                     "average_precision": metrics["average_precision"],
+                     "confusion_matrix": metrics["confusion_matrix"]})
+    return choice, rows
+
+
+def table(rows: list[dict], lang: str) -> pd.DataFrame:
+    """Metrics rows with localized headers (confusion matrix as tn/fp/fn/tp)."""
+    out = []
+    for row in rows:
+        (tn, fp), (fn, tp) = row["confusion_matrix"]
+        rule = text("chosen on valid", "在验证集上选定", lang) if row["chosen"] else text("default 0.5", "默认 0.5", lang)
+        out.append({label("split", lang): label(row["split"], lang), label("threshold", lang): row["threshold"],
+                    label("rule", lang): rule, label("precision", lang): row["precision"],
+                    label("recall", lang): row["recall"], label("accuracy", lang): row["accuracy"],
+                    label("macro_f1", lang): row["macro_f1"], "TN": tn, "FP": fp, "FN": fn, "TP": tp})
+    return pd.DataFrame(out)
+
+
+# %% [markdown]
+# ## 3. Figure: precision-recall curves of validation and test, the chosen point marked
+
+# %%
+def plot(valid, test, valid_score, test_score, choice: dict, rows: list[dict], floor: float, variant: str, lang: str):
+    """PR curves of both splits, the precision floor, and the chosen threshold's point on each."""
+    import matplotlib.pyplot as plt
+    from sklearn.metrics import precision_recall_curve
+
+    fig, axis = plt.subplots(figsize=(6.5, 5))
+    chosen_test = rows[1]
+    for split_name, split, score, color, (p, r) in (
+        ("valid", valid, valid_score, "tab:blue", (choice["valid_precision"], choice["valid_recall"])),
+        ("test", test, test_score, "tab:orange", (chosen_test["precision"], chosen_test["recall"])),
+    ):
+        precision, recall, _ = precision_recall_curve(split.labels == split.positive_index, score)
+        axis.step(recall, precision, where="post", color=color, label=label(split_name, lang))
+        axis.plot([r], [p], "o", color=color, markersize=9, markeredgecolor="black",
+                  label=text(f"{label(split_name)} at threshold {choice['threshold']:.3f}: P={p:.3f}, R={r:.3f}",
+                             f"{label(split_name, 'zh')} 阈值 {choice['threshold']:.3f}: 精确率={p:.3f}, 召回率={r:.3f}",
+                             lang))
+    axis.axhline(floor, color="grey", linestyle="--", linewidth=1,
+                 label=f"{label('precision_floor', lang)} = {floor}")
+    axis.set_xlabel(label("recall", lang))
+    axis.set_ylabel(label("precision", lang))
+    axis.set_ylim(max(0.0, min(0.5, floor - 0.3)), 1.01)
+    axis.set_title(text(f"Precision-recall ({variant}); threshold chosen on validation",
+                        f"精确率-召回率曲线 ({variant}); 阈值在验证集上选定", lang))
+    axis.legend(loc="lower left", fontsize=8)
+    axis.grid(alpha=0.3)
+    fig.tight_layout()
+    return fig
+
+
+# %%
+def run(args: argparse.Namespace) -> int:
+    """Fit, choose on valid, score on test once, write table + JSON + figure."""
+    floor = args.precision_floor
+    if not 0.0 < floor <= 1.0:
+        raise UserInputError(f"--precision-floor {floor} must be in (0, 1], e.g. 0.98")
+    if args.epochs is not None and args.epochs < 1:
+        raise UserInputError(f"--epochs {args.epochs} must be at least 1")
+    setup_matplotlib(args.lang)
+    valid, test, valid_score, test_score = fit_and_score(args.backend, args.quick, args.epochs)
+    choice, rows = evaluate(valid, test, valid_score, test_score, floor)
+    written = write_table(table(rows, args.lang), args.out, "threshold",
+                          text(f"Threshold for precision >= {floor} ({args.backend})",
+                               f"精确率 >= {floor} 的阈值 ({args.backend})", args.lang))
+    written.append(atomic_write_json(args.out / "threshold.json", {
+        "backend": args.backend, "precision_floor": floor, "choice": choice, "rows": rows,
+        "quick": args.quick}))
+    written.append(save_figure(plot(valid, test, valid_score, test_score, choice, rows, floor, args.backend,
+                                    args.lang), args.out / "threshold_pr.png"))
+    report_written(written)
+    test_row = rows[1]
+    print(f"{choice['rule']}: threshold {choice['threshold']:.4f} (valid P={choice['valid_precision']:.3f} "
+          f"R={choice['valid_recall']:.3f}); test P={test_row['precision']:.3f} R={test_row['recall']:.3f}")
+    return 0
+
+
+def main(argv=None) -> int:
+    parser = course_parser(MODULE, __doc__)
+    parser.add_argument("--backend", default="tfidf_logreg",
+                        help="variant to train (default tfidf_logreg, instant; torch_scratch allowed)")
+    parser.add_argument("--precision-floor", type=float, default=0.98,
+                        help="minimum spam precision on validation (default 0.98)")
+    parser.add_argument("--epochs", type=int, default=None, help="epochs for the scratch encoders (default: config)")
+    return run_course(parser, argv, run)
+
+
+# %%
+if __name__ == "__main__":
+    raise SystemExit(main())

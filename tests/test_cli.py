@@ -1,0 +1,153 @@
+"""The command line: bad input, the tfidf run end to end, failure isolation, resume, privacy."""
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from common.datasets import load_sms_spam
+from comparisons.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+REQUIRED_COLUMNS = ["variant", "seed", "status", "accuracy", "macro_f1", "average_precision", "params_total",
+                    "params_trainable", "train_seconds", "latency_ms_b1_p50", "latency_ms_b32_p50",
+                    "throughput_per_s", "peak_rss_mb", "split_sha256"]
+SMALL = ["--limit-per-class", "40"]
+
+
+def run_cli(*args, env=None, timeout=300):
+    return subprocess.run([sys.executable, "-m", "comparisons", *args], cwd=ROOT, capture_output=True,
+                          text=True, env={**os.environ, **(env or {})}, timeout=timeout)
+
+
+def write(tmp_path, name, content: bytes) -> str:
+    (tmp_path / name).write_bytes(content)
+    return str(tmp_path / name)
+
+
+GOOD = "".join(f"{'spam' if i % 3 == 0 else 'ham'}\tmessage number {i}\n" for i in range(60)).encode()
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--data", "{tmp}/missing.tsv"], "data file not found"),
+    (["--data", "{bad_bytes}"], r"d\.tsv:3 is not valid utf-8.*--encoding latin-1"),
+    (["--data", "{no_tab}"], r"d\.tsv:61 has no tab"),
+    (["--data", "{empty_text}"], r"d\.tsv:61 has an empty text"),
+    (["--data", "{no_label}"], r"d\.tsv:61 has no label"),
+    (["--data", "{good}", "--positive-label", "junk"], "positive label 'junk' not found"),
+    (["--data", "{single}"], "single class"),
+    (["--data", "{few}"], "too few rows per class"),
+    (["--data", "{csv}", "--text-col", "body", "--label-col", "label"], "column 'body' not in"),
+    (["--backends", "tfidf_logreg,bert_large"], "unknown backend 'bert_large'"),
+    (["--profile", "huge"], "unknown profile 'huge'"),
+    (["--lang", "fr"], "unknown language 'fr'"),
+])
+def test_bad_input_gives_one_line_exit_2_and_writes_nothing(tmp_path, capsys, args, message):
+    files = {
+        "tmp": str(tmp_path),
+        "bad_bytes": write(tmp_path, "d.tsv", b"ham\thi\nspam\tyo\nham\tcaf\xe9\n"),
+        "good": write(tmp_path, "good.tsv", GOOD),
+        "single": write(tmp_path, "single.tsv", b"ham\thi\nham\tyo\n"),
+        "few": write(tmp_path, "few.tsv", b"ham\thi\nham\tho\nham\tha\nspam\tyo\n" * 2),
+        "csv": write(tmp_path, "d.csv", b"text,label\nhi,ham\nyo,spam\n"),
+    }
+    for name, extra in (("no_tab", b"spam no tab here\n"), ("empty_text", b"spam\t \n"), ("no_label", b"\tsome text\n")):
+        files[name] = write(tmp_path / name if (tmp_path / name).mkdir() is None else tmp_path, "d.tsv", GOOD + extra)
+    out = tmp_path / "out"
+    code = main(["run", *[a.format(**files) for a in args], "--out", str(out)])
+    err = capsys.readouterr().err.strip()
+    assert code == 2
+    assert len(err.splitlines()) == 1 and err.startswith("error: ") and re.search(message, err), err
+    assert not out.exists()
+
+
+def test_bad_input_from_the_shell_has_no_traceback(tmp_path):
+    result = run_cli("run", "--backends", "nope", "--out", str(tmp_path / "o"))
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert result.stderr.strip() == "error: unknown backend 'nope'; choose from " \
+        "tfidf_logreg, torch_scratch, keras_layers, hf_bert:frozen, hf_bert:full"
+
+
+def test_orchestrator_imports_no_deep_learning_framework():
+    code = ("import sys, comparisons.cli, comparisons.runner, comparisons.report, comparisons.figures;"
+            "bad = [m for m in ('torch', 'tensorflow', 'keras', 'transformers') if m in sys.modules];"
+            "assert not bad, bad")
+    assert subprocess.run([sys.executable, "-c", code], cwd=ROOT).returncode == 0
+
+
+def test_tfidf_run_reproduces_the_seed_and_resumes(tmp_path):
+    out = tmp_path / "run"
+    first = run_cli("run", "--backends", "tfidf_logreg", "--out", str(out))
+    assert first.returncode == 0, first.stderr
+    summary = pd.read_csv(out / "summary.csv")
+    assert list(summary.columns[:4]) == ["variant", "seed", "status", "reason"]
+    assert set(REQUIRED_COLUMNS) <= set(summary.columns)
+    row = summary.iloc[0]
+    assert (row["accuracy"].round(6), row["macro_f1"].round(6), row["average_precision"].round(6)) == \
+        (0.982079, 0.961199, 0.978796)
+    split = json.loads((out / "splits.json").read_text())
+    assert split["sizes"] == {"train": 3901, "valid": 836, "test": 837} and row["split_sha256"] == split["sha256"]
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["split"]["sha256"] == split["sha256"] and manifest["threads"] == 2
+    for name in ("summary_table.md", "summary_table.html", "figures/metrics.png", "figures/pareto.png",
+                 "figures/pr_curves.png", "figures/confusion_matrices.png", "predictions/tfidf_logreg__seed0.npz"):
+        assert (out / name).exists(), name
+
+    kept = {p: p.read_bytes() for p in [*(out / "runs").iterdir(), *(out / "predictions").iterdir()]}
+    mtimes = {p: p.stat().st_mtime_ns for p in kept}
+    second = run_cli("run", "--backends", "tfidf_logreg", "--out", str(out))
+    assert second.returncode == 0 and "finished earlier, kept" in second.stderr
+    assert all(p.read_bytes() == kept[p] and p.stat().st_mtime_ns == mtimes[p] for p in kept)
+    assert_no_raw_text(out)
+
+
+def test_failures_are_isolated_rows(tmp_path):
+    out = tmp_path / "run"
+    result = run_cli("run", "--backends", "tfidf_logreg", "--seeds", "3", "--timeout", "20", *SMALL,
+                     "--out", str(out), env={"COMPARISONS_FAULT": "tfidf_logreg@0:crash,tfidf_logreg@1:hang"})
+    assert result.returncode == 1
+    rows = pd.read_csv(out / "summary.csv").set_index("seed")
+    assert rows.loc[0, "status"] == "failed" and "SIGABRT" in rows.loc[0, "reason"]
+    assert rows.loc[1, "status"] == "failed" and "time limit" in rows.loc[1, "reason"]
+    assert rows.loc[2, "status"] == "ok" and rows.loc[2, "average_precision"] > 0.5
+    rerun = run_cli("run", "--backends", "tfidf_logreg", "--seeds", "3", *SMALL, "--out", str(out))
+    assert rerun.returncode == 0 and (pd.read_csv(out / "summary.csv")["status"] == "ok").all()
+
+
+def test_missing_framework_gives_a_skipped_row(tmp_path):
+    fake = tmp_path / "fake"
+    (fake / "torch").mkdir(parents=True)
+    (fake / "torch" / "__init__.py").write_text("raise ModuleNotFoundError(\"No module named 'torch'\")\n")
+    out = tmp_path / "run"
+    result = run_cli("run", "--backends", "tfidf_logreg,torch_scratch", *SMALL, "--out", str(out),
+                     env={"PYTHONPATH": f"{fake}{os.pathsep}{ROOT}"})
+    assert result.returncode == 0, result.stderr
+    rows = pd.read_csv(out / "summary.csv").set_index("variant")
+    assert rows.loc["tfidf_logreg", "status"] == "ok"
+    assert rows.loc["torch_scratch", "status"] == "skipped" and "torch" in rows.loc["torch_scratch", "reason"]
+
+
+def test_zh_report_has_chinese_headers(tmp_path):
+    out = tmp_path / "run"
+    assert run_cli("run", "--backends", "tfidf_logreg", *SMALL, "--lang", "zh", "--out", str(out)).returncode == 0
+    assert "平均精度" in (out / "zh" / "summary_table.md").read_text()
+    assert (out / "zh" / "figures" / "metrics.png").exists() and (out / "summary_table.md").exists()
+
+
+# a link, or a phone-like digit run that is not part of a hexadecimal hash
+LINK_OR_PHONE = re.compile(r"(https?://|www\.)[A-Za-z0-9]|(?<![0-9a-f])\d{5}[\d ]{4,}\d(?![0-9a-f])")
+
+
+def assert_no_raw_text(directory: Path) -> None:
+    """No message text (any 25-character stretch of a message), link or phone number in any text file."""
+    messages = [t for t in load_sms_spam().texts if len(t) >= 25]
+    for path in directory.rglob("*"):
+        if not path.is_file() or path.suffix in (".npz", ".png", ".joblib", ".keras", ".pt", ".safetensors"):
+            continue
+        content = path.read_text(errors="replace")
+        assert not LINK_OR_PHONE.search(content), f"{path} shows a link or phone number"
+        assert not any(message[:25] in content for message in messages), f"{path} shows a raw message"
