@@ -1,0 +1,29 @@
+"""End to end: every variant (tiny budgets) in its own worker on a small stratified subset."""
+import json
+
+import pandas as pd
+
+from backends.base import VARIANTS
+from tests.test_cli import REQUIRED_COLUMNS, assert_no_raw_text, run_cli
+
+
+def test_every_variant_runs_on_the_identical_split(tmp_path):
+    out = tmp_path / "run"
+    result = run_cli("run", "--profile", "tiny", "--limit-per-class", "40", "--out", str(out), timeout=900)
+    assert result.returncode == 0, result.stderr[-3000:]
+    summary = pd.read_csv(out / "summary.csv")
+    assert set(REQUIRED_COLUMNS) <= set(summary.columns)
+    assert list(summary["variant"]) == list(VARIANTS)
+    assert (summary["status"] == "ok").all(), summary[["variant", "status", "reason"]]
+    split = json.loads((out / "splits.json").read_text())
+    assert set(summary["split_sha256"]) == {split["sha256"]}
+    assert ((summary["average_precision"] > 0) & (summary["average_precision"] <= 1)).all()
+    assert (summary["params_trainable"] <= summary["params_total"]).all()
+    frozen, full = (summary.set_index("variant").loc[v] for v in ("hf_bert:frozen", "hf_bert:full"))
+    assert frozen["params_trainable"] < full["params_trainable"] == full["params_total"]
+    assert (summary["peak_rss_mb"] > summary["rss_after_import_mb"] * 0.5).all()
+    for run in (out / "runs").glob("*.json"):
+        assert json.loads(run.read_text())["fit_info"] is not None
+    for figure in ("metrics.png", "pareto.png", "pr_curves.png", "confusion_matrices.png"):
+        assert (out / "figures" / figure).stat().st_size > 5000
+    assert_no_raw_text(out)
