@@ -18,7 +18,7 @@ Gaussian noise, seeded. Each series is cut into NON-overlapping windows of 60 + 
 train, valid and test windows come from different series. The epoch is chosen on validation MSE
 (autoregressive); test is scored once.
 
-Run: python -m comparisons.sine_forecast [--epochs 30] [--scheduled-sampling [P]] [--out DIR]
+Run: python -m comparisons.sine_forecast [--epochs 20] [--scheduled-sampling [P]] [--out DIR]
      [--lang en|zh] [--seeds N] [--quick]
 """
 # %%
@@ -76,7 +76,7 @@ def cut_windows(series: np.ndarray, period: np.ndarray, history: int = HISTORY, 
 
 def make_splits(quick: bool, seed: int = DATA_SEED) -> dict[str, Windows]:
     """Train, valid and test windows from DIFFERENT series (no series is shared between splits)."""
-    counts = {"train": 16, "valid": 4, "test": 4} if quick else {"train": 120, "valid": 30, "test": 30}
+    counts = {"train": 16, "valid": 4, "test": 4} if quick else {"train": 100, "valid": 20, "test": 30}
     length = 2 * (HISTORY + HORIZON) if quick else 10 * (HISTORY + HORIZON)
     rng = np.random.default_rng(seed)
     return {name: cut_windows(*make_series(n, length, rng)) for name, n in counts.items()}
@@ -224,11 +224,11 @@ def results_table(rows: list[dict], lang: str) -> pd.DataFrame:
 
 
 def plot(test: Windows, forecasts: dict[str, np.ndarray], histories: dict[str, list[dict]], lang: str,
-         windows: tuple[int, ...] = (0, 1, 2)):
-    """Truth against forecasts for a few test windows, then validation MSE per epoch."""
+         count: int = 3):
+    """Truth against forecasts for the first window of a few test series, then validation MSE per epoch."""
     import matplotlib.pyplot as plt
 
-    windows = tuple(w for w in windows if w < len(test.source))
+    windows = tuple(sorted(np.unique(test.period, return_index=True)[1])[:count])  # one window per series
     fig, axes = plt.subplots(1, len(windows) + 1, figsize=(4.2 * (len(windows) + 1), 3.8))
     past, future = np.arange(-HISTORY, 0), np.arange(HORIZON)
     styles = {0: ("tab:blue", "-"), 1: ("tab:red", "-"), 2: ("tab:grey", ":"), 3: ("tab:green", "--")}
@@ -242,7 +242,8 @@ def plot(test: Windows, forecasts: dict[str, np.ndarray], histories: dict[str, l
         axis.set_title(text(f"test window {w} (period {test.period[w]:.1f})",
                             f"测试窗口 {w} (周期 {test.period[w]:.1f})", lang))
         axis.set_xlabel(label("time_step", lang))
-    axes[0].legend(fontsize=7, loc="lower left")
+    handles, names = axes[0].get_legend_handles_labels()
+    fig.legend(handles, names, loc="lower center", ncol=len(names), fontsize=8, bbox_to_anchor=(0.5, -0.06))
     curve = axes[-1]
     for k, (name, history) in enumerate(histories.items()):
         curve.plot([h["epoch"] for h in history], [h["valid_mse"] for h in history],
@@ -266,7 +267,7 @@ def run(args: argparse.Namespace) -> int:
     if not 0.0 <= args.warmup_fraction < 1.0:
         raise UserInputError(f"--warmup-fraction {args.warmup_fraction} must be in [0, 1)")
     setup_matplotlib(args.lang)
-    epochs = args.epochs or (2 if args.quick else 30)
+    epochs = args.epochs or (2 if args.quick else 20)
     data = make_splits(args.quick)
     test = data["test"]
 
@@ -313,7 +314,7 @@ def run(args: argparse.Namespace) -> int:
 
 def main(argv=None) -> int:
     parser = course_parser(MODULE, __doc__)
-    parser.add_argument("--epochs", type=int, default=None, help="training epochs (default 30; 2 with --quick)")
+    parser.add_argument("--epochs", type=int, default=None, help="training epochs (default 20; 2 with --quick)")
     parser.add_argument("--learning-rate", type=float, default=2e-3, help="peak learning rate (default 2e-3)")
     parser.add_argument("--warmup-fraction", type=float, default=0.1,
                         help="share of steps with a linear learning-rate warm-up (default 0.1)")
