@@ -33,3 +33,14 @@ def snippet(text: str, width: int = 60) -> str:
     """A redacted, single-line, shortened form of a message, safe to show."""
     flat = " ".join(redact(text).split())
     return flat if len(flat) <= width else flat[: width - 1].rstrip() + "…"
+
+
+def redaction_spans(text: str) -> list[tuple[int, int, str]]:
+    """(start, end, placeholder) of each part of `text` that redact() hides, e-mails first.
+
+    For labelling tokens of a message: a token overlapping a span is shown as the placeholder.
+    """
+    spans = [(m.start(), m.end(), "<EMAIL>") for m in _EMAIL.finditer(text)]
+    spans += [(m.start(), m.end(), "<URL>") for m in _URL.finditer(text)]
+    spans += [(m.start(), m.end(), "<NUM>") for m in _NUMBER.finditer(text) if _replace_number(m) == "<NUM>"]
+    return spans

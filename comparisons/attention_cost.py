@@ -159,7 +159,7 @@ def cost_figure(frame: pd.DataFrame, lang: str):
         rows = frame[frame["kind"] == kind]
         left.plot(rows["T"], rows["ms"], marker=marker, label=kind)
         if rows["peak_rss_mb"].notna().any():
-            right.plot(rows["T"], rows["peak_rss_mb"].clip(lower=1e-3), marker=marker,
+            right.plot(rows["T"], rows["peak_rss_mb"].where(rows["peak_rss_mb"] > 0), marker=marker,
                        label=text(f"{kind}: peak RSS rise", f"{kind}：峰值 RSS 增量", lang))
     scratch = frame[frame["kind"] == "scratch"]
     right.plot(scratch["T"], scratch["matrix_mb"], "k--",
@@ -168,6 +168,7 @@ def cost_figure(frame: pd.DataFrame, lang: str):
     left.plot(scratch["T"], reference, ":", color="grey", label=text("∝ T² (reference)", "∝ T² (参考线)", lang))
     for axis in (left, right):
         axis.set_xscale("log", base=2)
+        axis.set_xticks(sorted(frame["T"].unique()), [str(n) for n in sorted(frame["T"].unique())])
         axis.set_yscale("log")
         axis.set_xlabel(text("sequence length T", "序列长度 T", lang))
         axis.legend(fontsize=8)

@@ -88,6 +88,7 @@ def shift_figure(frame: pd.DataFrame, example: dict, lang: str):
         rows = frame[frame["mode"] == mode].groupby("pad_length")["max_abs_shift"].max()
         left.plot(rows.index, rows.to_numpy().clip(min=1e-12), marker=marker, label=names[mode])
     left.set_xscale("log", base=2)
+    left.set_xticks(sorted(frame["pad_length"].unique()), [str(n) for n in sorted(frame["pad_length"].unique())])
     left.set_yscale("log")
     left.set_xlabel(text("padded to length", "填充到的长度", lang))
     left.set_ylabel(text("max |Δ spam probability|", "垃圾短信概率的最大变化 |Δp|", lang))

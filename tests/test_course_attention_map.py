@@ -1,0 +1,38 @@
+"""Attention map: tokens are redacted, weights are a proper last-layer map, the raw text never leaks."""
+import json
+import re
+
+import numpy as np
+
+from common.vocabulary import tokenize
+from comparisons import attention_map as module
+
+
+def test_display_tokens_hide_numbers_links_and_emails():
+    message = "Call 08712460324 now or visit www.example.co.uk or mail me@example.com, win 2 prizes"
+    shown = module.display_tokens(message, tokenize(message))
+    assert "08712460324" not in shown and "<NUM>" in shown
+    assert "example" not in shown and "<URL>" in shown and "<EMAIL>" in shown
+    assert shown[:1] == ["call"] and "2" in shown  # short numbers and words stay
+    assert module.display_tokens(message, ["<cls>", *tokenize(message)])[:3] == ["<cls>", "call", "<NUM>"]
+
+
+def test_choose_message_prefers_short_spam(tiny_splits):
+    test = tiny_splits[2]
+    row = module.choose_message(test, None)
+    assert test.labels[row] == test.positive_index
+
+
+def test_main_quick_writes_redacted_outputs(tmp_path, tiny_splits, capsys):
+    test = tiny_splits[2]
+    row = next(i for i, t in enumerate(test.texts) if re.search(r"\d{5,}", t))  # a message with a phone number
+    number = re.search(r"\d{5,}", test.texts[row]).group(0)
+    assert module.main(["--out", str(tmp_path), "--quick", "--lang", "zh", "--message", str(row)]) == 0
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert "<NUM>" in summary["tokens_redacted"]
+    weights = np.array(summary["weights"])
+    assert weights.shape == (len(summary["tokens_redacted"]),) * 2
+    np.testing.assert_allclose(weights.sum(axis=1), 1.0, atol=1e-5)
+    written = capsys.readouterr().out + "".join(p.read_text(encoding="utf-8") for p in tmp_path.glob("*.[cmj]*"))
+    assert number not in written
+    assert (tmp_path / "attention_map.png").stat().st_size > 0
