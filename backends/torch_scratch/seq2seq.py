@@ -24,7 +24,7 @@ import torch
 from torch import nn
 
 from backends.torch_scratch.attention import MultiHeadAttention
-from backends.torch_scratch.encoder import EncoderBlock, FeedForward, PositionalEmbedding
+from backends.torch_scratch.encoder import EncoderBlock, FeedForward, PositionalEmbedding, TransformerClassifier
 from common.config import EncoderConfig
 
 
@@ -99,16 +99,7 @@ class Seq2SeqTransformer(nn.Module):
         final = (lambda: nn.LayerNorm(d, eps=config.layer_norm_eps)) if config.norm == "pre" else nn.Identity
         self.encoder_norm, self.decoder_norm = final(), final()
         self.out_proj = nn.Linear(d, output_dim)  # replaces the vocabulary head
-        self.apply(self._init_weights)
-
-    @staticmethod
-    def _init_weights(module: nn.Module) -> None:
-        """N(0, 0.02) for linears and embeddings, zero biases (as the classifier)."""
-        if isinstance(module, nn.Linear):
-            nn.init.normal_(module.weight, std=0.02)
-            nn.init.zeros_(module.bias)
-        elif isinstance(module, nn.Embedding):
-            nn.init.normal_(module.weight, std=0.02)
+        self.apply(TransformerClassifier._init_weights)  # N(0, 0.02), zero biases
 
     def encode(self, source: torch.Tensor) -> torch.Tensor:
         """(B, S, in) -> memory (B, S, d)."""
