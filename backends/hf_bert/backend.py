@@ -1,0 +1,259 @@
+"""A pretrained BERT-family encoder (all-MiniLM-L6-v2 by default): frozen features or full fine-tuning.
+
+What "head" means here (the decision the issue asked for):
+- mode "full": the model's own sequence-classification head, as Hugging Face builds it. For BERT
+  that is pooler (dense + tanh on [CLS]) -> dropout -> linear; every weight is trained, so it does
+  not matter that sentence-transformers never trained MiniLM's pooler. Saved with save_pretrained,
+  it loads back with AutoModelForSequenceClassification alone.
+- mode "frozen": the encoder (embeddings + layers) is frozen and its pooler is dropped; the feature
+  is the attention-masked mean of the last hidden state (what sentence-transformers trained
+  all-MiniLM-L6-v2 for), and the head is dropout -> linear, the only trained weights. The
+  features are computed once for train and valid and reused in every epoch.
+"""
+from __future__ import annotations
+
+import json
+import math
+import sys
+import time
+from pathlib import Path
+from typing import Callable, Sequence
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import nn
+from tqdm import tqdm
+
+from backends.base import Backend, ParamCount
+from backends.hf_bert.batching import collate, encode, inference_batches, lengths_of, training_batches
+from backends.hf_bert.pretrained import DEFAULT_NAME, load_pretrained
+from common.datasets import LabelledTexts
+from common.errors import UserInputError
+from common.metrics import classification_metrics
+
+MODES = ("frozen", "full")
+DEFAULT_EPOCHS = {"full": 3, "frozen": 30}  # frozen epochs cost a pass over cached features only
+
+
+def masked_mean(hidden: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+    """Mean of the hidden states of real tokens: (B, T, H), (B, T) -> (B, H)."""
+    mask = attention_mask.unsqueeze(-1).to(hidden.dtype)  # (B, T, 1)
+    return (hidden * mask).sum(dim=1) / mask.sum(dim=1).clamp(min=1.0)  # (B, H)
+
+
+class MeanPoolHead(nn.Module):
+    """Frozen mode's classification head: dropout, then a linear layer on mean-pooled features."""
+
+    def __init__(self, hidden_size: int, n_classes: int, dropout: float):
+        super().__init__()
+        self.dropout = nn.Dropout(dropout)
+        self.classifier = nn.Linear(hidden_size, n_classes)
+
+    def forward(self, features: torch.Tensor) -> torch.Tensor:
+        return self.classifier(self.dropout(features))  # (B, H) -> (B, C)
+
+
+def optimizer_groups(parameters: Sequence[nn.Parameter], weight_decay: float) -> list[dict]:
+    """Weight decay on matrices only; biases and LayerNorm weights (1-D) are not decayed."""
+    return [
+        {"params": [p for p in parameters if p.ndim >= 2], "weight_decay": weight_decay},
+        {"params": [p for p in parameters if p.ndim < 2], "weight_decay": 0.0},
+    ]
+
+
+class HfBertBackend(Backend):
+    """Hugging Face BERT-family classifier, frozen encoder + linear head or fully fine-tuned."""
+
+    name = "hf_bert"
+
+    def __init__(self, mode: str = "full", model: str | None = None, max_length: int = 64,
+                 epochs: int | None = None, batch_size: int = 32, learning_rate: float = 5e-5,
+                 head_learning_rate: float = 1e-2, weight_decay: float = 0.01,
+                 warmup_fraction: float = 0.1, clip_norm: float = 1.0, seed: int = 0,
+                 device: str = "auto", progress: bool = True):
+        self.mode = mode                              # "full": train everything; "frozen": head only
+        self.model = model                            # None: the shipped all-MiniLM-L6-v2
+        self.max_length = max_length                  # tokens per text, [CLS] and [SEP] included
+        self.epochs = epochs                          # None: 3 (full) or 30 (frozen)
+        self.batch_size = batch_size
+        self.learning_rate = learning_rate            # full mode, every weight
+        self.head_learning_rate = head_learning_rate  # frozen mode, the head
+        self.weight_decay = weight_decay
+        self.warmup_fraction = warmup_fraction
+        self.clip_norm = clip_norm
+        self.seed = seed
+        self.device = device
+        self.progress = progress
+
+    # -- fit --------------------------------------------------------------------------------
+    def fit(self, train: LabelledTexts, valid: LabelledTexts) -> "HfBertBackend":
+        self._check_settings()
+        device = torch.device("cuda" if self.device == "auto" and torch.cuda.is_available()
+                              else "cpu" if self.device == "auto" else self.device)
+        if device.type == "cuda" and not torch.cuda.is_available():
+            raise UserInputError(f"device {self.device!r} asked for, but torch sees no CUDA GPU: use --device cpu")
+        epochs = self.epochs if self.epochs is not None else DEFAULT_EPOCHS[self.mode]
+        torch.manual_seed(self.seed)  # the fresh head's initial weights, then dropout
+        tokenizer, network = load_pretrained(self.model, train.n_classes)
+        positions = getattr(network.config, "max_position_embeddings", None)
+        if positions is not None and self.max_length > positions:
+            raise UserInputError(f"hf_bert max_length={self.max_length} exceeds the model's {positions} positions; "
+                                 f"set max_length to {positions} or less")
+        self.tokenizer_, self.device_, self.n_classes_ = tokenizer, device, train.n_classes
+        self.pad_id_ = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
+        train_encoded = encode(tokenizer, train.texts, self.max_length)
+        valid_encoded = encode(tokenizer, valid.texts, self.max_length)
+        labels = torch.as_tensor(train.labels, dtype=torch.long, device=device)
+        started = time.perf_counter()
+
+        if self.mode == "full":
+            self.model_ = network.to(device)
+            self.encoder_ = network.base_model  # the same modules, for inspection
+            trained, learning_rate, lengths = self.model_, self.learning_rate, lengths_of(train_encoded)
+
+            def logits_for(indices: np.ndarray) -> torch.Tensor:
+                return self.model_(**collate(train_encoded, indices, self.pad_id_, device)).logits
+
+            def valid_proba() -> np.ndarray:
+                return self._proba_from_encoded(valid_encoded)
+            feature_seconds = 0.0
+        else:
+            self.encoder_ = network.base_model.to(device)
+            if getattr(self.encoder_, "pooler", None) is not None:
+                self.encoder_.pooler = None  # unused by mean pooling: not counted, not computed
+            self.encoder_.requires_grad_(False).eval()
+            config = network.config
+            dropout = getattr(config, "classifier_dropout", None) or getattr(config, "hidden_dropout_prob", 0.1)
+            self.head_ = MeanPoolHead(config.hidden_size, train.n_classes, dropout).to(device)
+            trained, learning_rate = self.head_, self.head_learning_rate
+            train_features = self._features(train_encoded).clone()  # (N, H), outside inference mode
+            valid_features = self._features(valid_encoded).clone()
+            lengths = np.zeros(len(train), dtype=np.int64)  # features have no length: plain shuffling
+            feature_seconds = time.perf_counter() - started
+
+            def logits_for(indices: np.ndarray) -> torch.Tensor:
+                return self.head_(train_features[torch.as_tensor(indices, device=device)])
+
+            def valid_proba() -> np.ndarray:
+                with torch.inference_mode():
+                    return torch.softmax(self.head_(valid_features).double(), dim=-1).cpu().numpy()
+        del network
+
+        history = self._train(trained, logits_for, labels, lengths, valid, valid_proba, learning_rate, epochs)
+        best = max(history, key=lambda row: (row["valid_average_precision"], -row["epoch"]))
+        self.fit_info_ = {
+            "best_epoch": best["epoch"],
+            "epochs_run": len(history),
+            "device": str(device),
+            "history": history,
+            "mode": self.mode,
+            "model": self.model or DEFAULT_NAME,
+            "feature_seconds": feature_seconds,
+            "train_seconds": time.perf_counter() - started,
+        }
+        return self
+
+    def _check_settings(self) -> None:
+        if self.mode not in MODES:
+            raise UserInputError(f"hf_bert mode {self.mode!r} is not one of {MODES}")
+        for name in ("max_length", "batch_size", "epochs"):
+            value = getattr(self, name)
+            if value is not None and (not isinstance(value, int) or value < (2 if name == "max_length" else 1)):
+                raise UserInputError(f"hf_bert {name}={value!r} must be a positive integer (max_length at least 2)")
+
+    def _train(self, module: nn.Module, logits_for: Callable[[np.ndarray], torch.Tensor], labels: torch.Tensor,
+               lengths: np.ndarray, valid: LabelledTexts, valid_proba: Callable[[], np.ndarray],
+               learning_rate: float, epochs: int) -> list[dict]:
+        """AdamW, linear warm-up then linear decay, clipping; keeps the epoch with the best valid AP."""
+        from transformers import get_linear_schedule_with_warmup
+
+        trainable = [p for p in module.parameters() if p.requires_grad]
+        fused = trainable[0].device.type in ("cpu", "cuda")  # one kernel for all weights: ~5x faster step on CPU
+        optimizer = torch.optim.AdamW(optimizer_groups(trainable, self.weight_decay), lr=learning_rate, fused=fused)
+        total_steps = epochs * math.ceil(len(lengths) / self.batch_size)
+        scheduler = get_linear_schedule_with_warmup(optimizer, round(self.warmup_fraction * total_steps), total_steps)
+        rng = np.random.default_rng(self.seed)  # batch order
+        history, best_ap, best_state = [], -math.inf, None
+        for epoch in range(1, epochs + 1):
+            started = time.perf_counter()
+            module.train()  # frozen mode: the head only; the encoder stays in eval mode
+            loss_sum = 0.0
+            batches = training_batches(lengths, self.batch_size, rng)
+            bar = tqdm(batches, desc=f"hf_bert:{self.mode} epoch {epoch}/{epochs}", file=sys.stderr,
+                       disable=not self.progress, leave=False)
+            for indices in bar:
+                loss = F.cross_entropy(logits_for(indices), labels[torch.as_tensor(indices, device=labels.device)])
+                optimizer.zero_grad(set_to_none=True)
+                loss.backward()
+                torch.nn.utils.clip_grad_norm_(trainable, self.clip_norm)
+                optimizer.step()
+                scheduler.step()
+                loss_sum += loss.item() * len(indices)
+            module.eval()
+            trained_at = time.perf_counter()
+            ap = classification_metrics(valid.labels, valid_proba(), valid.positive_index)["average_precision"]
+            history.append({"epoch": epoch, "train_loss": loss_sum / len(lengths),
+                            "valid_average_precision": float(ap), "seconds": trained_at - started,
+                            "valid_seconds": time.perf_counter() - trained_at})
+            if best_state is None or ap > best_ap:
+                best_ap = ap
+                best_state = {k: v.detach().clone() for k, v in module.state_dict().items()}
+        module.load_state_dict(best_state)
+        module.eval()
+        return history
+
+    # -- inference --------------------------------------------------------------------------
+    @torch.inference_mode()
+    def _features(self, encoded: dict) -> torch.Tensor:
+        """Mean-pooled last hidden states, length-bucketed, in the texts' order: (N, H)."""
+        lengths = lengths_of(encoded)
+        out = torch.empty(len(lengths), self.encoder_.config.hidden_size, device=self.device_)
+        for indices in inference_batches(lengths, self.batch_size):
+            batch = collate(encoded, indices, self.pad_id_, self.device_)
+            hidden = self.encoder_(**batch).last_hidden_state  # (B, T, H)
+            out[torch.as_tensor(indices, device=self.device_)] = masked_mean(hidden, batch["attention_mask"])
+        return out
+
+    @torch.inference_mode()
+    def _proba_from_encoded(self, encoded: dict) -> np.ndarray:
+        """Softmax probabilities (N, C) in the texts' order."""
+        if self.mode == "frozen":
+            return torch.softmax(self.head_(self._features(encoded)).double(), dim=-1).cpu().numpy()
+        lengths = lengths_of(encoded)
+        proba = np.empty((len(lengths), self.n_classes_))
+        for indices in inference_batches(lengths, self.batch_size):
+            logits = self.model_(**collate(encoded, indices, self.pad_id_, self.device_)).logits  # (B, C)
+            proba[indices] = torch.softmax(logits.double(), dim=-1).cpu().numpy()
+        return proba
+
+    def predict_proba(self, texts: Sequence[str]) -> np.ndarray:
+        self._check_fitted("fit_info_")
+        if len(texts) == 0:
+            return np.empty((0, self.n_classes_))
+        return self._proba_from_encoded(encode(self.tokenizer_, texts, self.max_length))
+
+    # -- size -------------------------------------------------------------------------------
+    def param_count(self) -> ParamCount:
+        self._check_fitted("fit_info_")
+        modules = [self.model_] if self.mode == "full" else [self.encoder_, self.head_]
+        parameters = [p for module in modules for p in module.parameters()]
+        return ParamCount(total=int(sum(p.numel() for p in parameters)),
+                          trainable=int(sum(p.numel() for p in parameters if p.requires_grad)))
+
+    def save(self, directory: Path) -> Path:
+        """Full: a plain Hugging Face model folder. Frozen: encoder folder + head.pt + hf_bert.json."""
+        self._check_fitted("fit_info_")
+        root = Path(directory) / "hf_bert"
+        root.mkdir(parents=True, exist_ok=True)
+        self.tokenizer_.save_pretrained(root)
+        if self.mode == "full":
+            self.model_.save_pretrained(root)
+        else:
+            self.encoder_.save_pretrained(root)
+            torch.save(self.head_.state_dict(), root / "head.pt")
+        settings = {"mode": self.mode, "model": self.model or DEFAULT_NAME, "max_length": self.max_length,
+                    "n_classes": self.n_classes_,
+                    "features": "model head" if self.mode == "full" else "masked mean of last hidden state, no pooler"}
+        (root / "hf_bert.json").write_text(json.dumps(settings, indent=2) + "\n", encoding="utf-8")
+        return root
