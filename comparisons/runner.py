@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -17,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from backends.base import missing_modules, resolve_variant
+from common.redaction import redact
 from comparisons.measure import thread_environment
 from comparisons.outputs import atomic_write_json
 from comparisons.runs import log_path, run_name, run_path
@@ -59,9 +61,9 @@ def execute(out: Path, request: RunRequest, split_sha256: str) -> dict:
     log.parent.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
     with open(log, "wb") as log_file:
-        process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=log_file, stderr=subprocess.PIPE,
+        process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                    env=env, start_new_session=True)
-        tee = threading.Thread(target=_tee, args=(process.stderr, log_file), daemon=True)
+        tee = threading.Thread(target=_tee, args=(process.stdout, log_file), daemon=True)
         tee.start()
         try:
             code = process.wait(timeout=request.timeout_s)
@@ -88,12 +90,27 @@ def execute(out: Path, request: RunRequest, split_sha256: str) -> dict:
 
 
 def _tee(stream, log_file) -> None:
-    """Copy the worker's stderr to the terminal (progress bars) and to its log."""
+    """Copy the worker's output, redacted, to the terminal (progress bars) and to its log.
+
+    Redaction line by line (a tqdm bar ends in \\r) is a second guard: even a backend that
+    printed a message could not put a link or phone number into a log.
+    """
+    pending = b""
     for chunk in iter(lambda: stream.read1(4096), b""):
-        log_file.write(chunk)
-        log_file.flush()
-        sys.stderr.buffer.write(chunk)
-        sys.stderr.flush()
+        pending += chunk
+        *complete, pending = re.split(rb"(?<=[\r\n])", pending)
+        _emit(b"".join(complete), log_file)
+    _emit(pending, log_file)
+
+
+def _emit(data: bytes, log_file) -> None:
+    if not data:
+        return
+    data = redact(data.decode("utf-8", errors="replace")).encode("utf-8")
+    log_file.write(data)
+    log_file.flush()
+    sys.stderr.buffer.write(data)
+    sys.stderr.flush()
 
 
 def _kill(process: subprocess.Popen) -> None:
