@@ -43,12 +43,14 @@ def _metric_bars(plt, done, lang, path):
     ax.set_ylim(max(0.0, low - 0.05), 1.0)
     ax.set_ylabel(label("value", lang))
     ax.set_title(text("Test quality (mean ± std over seeds)", "测试集质量（多种子均值 ± 标准差）", lang))
-    ax.legend(loc="lower right")
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=len(QUALITY), frameon=False)
     ax.grid(axis="y", alpha=0.3)
     return save_figure(fig, path)
 
 
 def _pareto(plt, done, lang, path):
+    from matplotlib.ticker import NullFormatter, ScalarFormatter
+
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.5), sharey=True)
     for ax, cost in zip(axes, ("latency_ms_b1_p50", "peak_rss_mb")):
         ax.errorbar(done[f"{cost}_mean"], done["average_precision_mean"], yerr=done["average_precision_std"],
@@ -57,6 +59,9 @@ def _pareto(plt, done, lang, path):
             ax.annotate(row["variant"], (row[f"{cost}_mean"], row["average_precision_mean"]),
                         textcoords="offset points", xytext=(5, 5), fontsize=8)
         ax.set_xscale("log")
+        ax.xaxis.set_major_formatter(ScalarFormatter())
+        ax.xaxis.set_minor_formatter(NullFormatter())
+        ax.margins(x=0.25, y=0.12)
         ax.set_xlabel(label(cost, lang) + text(" (log scale)", "（对数刻度）", lang))
         ax.grid(alpha=0.3)
     axes[0].set_ylabel(label("average_precision", lang))
