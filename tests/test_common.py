@@ -168,3 +168,4 @@ def test_missing_file_unknown_positive_label_and_too_few_rows(tmp_path, sms):
         load_table(tmp_path / "d.txt", None, None, positive_label="pos")
     with pytest.raises(UserInputError, match="too few rows per class"):
         stratified_split(load_table(tmp_path / "d.txt", None, None))
+
