@@ -35,6 +35,8 @@ def atomic_write_json(path: Path, payload: Any) -> Path:
 
 
 def _rounded(value: Any) -> Any:
+    if hasattr(value, "tolist"):  # numpy scalars and arrays
+        value = value.tolist()
     if isinstance(value, float):
         return round(value, 6)
     if isinstance(value, dict):
