@@ -23,6 +23,7 @@ LABELS: dict[str, tuple[str, str]] = {
     "train_seconds": ("train time (s)", "训练时间 (秒)"),
     "latency_ms_b1_p50": ("latency b=1 p50 (ms)", "延迟 批量1 中位数 (毫秒)"),
     "latency_ms_b32_p50": ("latency b=32 p50 (ms)", "延迟 批量32 中位数 (毫秒)"),
+    "latency_b32_cv_over_seeds": ("b=32 p50 CV over seeds", "批量32 中位数的种子间变异系数"),
     "throughput_per_s": ("throughput (texts/s)", "吞吐量 (条/秒)"),
     "peak_rss_mb": ("peak RSS (MB)", "峰值内存 (MB)"),
     "size_mb": ("size on disk (MB)", "磁盘大小 (MB)"),

@@ -65,6 +65,9 @@ def readable_table(aggregate: pd.DataFrame, lang: str) -> pd.DataFrame:
                "peak_rss_mb": "{:.0f}", "size_mb": "{:.2f}"}
     for column, fmt in formats.items():
         table[label(column, lang)] = [("" if pd.isna(v) else fmt.format(v)) for v in aggregate[f"{column}_mean"]]
+        if column == "latency_ms_b32_p50":  # how reproducible the latency figure is: its spread over seeds
+            cv = aggregate[f"{column}_std"] / aggregate[f"{column}_mean"]
+            table[label("latency_b32_cv_over_seeds", lang)] = [("" if pd.isna(v) else f"{v:.0%}") for v in cv]
     return table
 
 
