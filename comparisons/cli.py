@@ -141,7 +141,7 @@ def command_run(args) -> int:
     try:
         for number, request in enumerate(plan, start=1):
             name = run_name(request.variant, request.seed)
-            if not args.force and finished(out, request, split.sha256):
+            if not args.force and finished(out, request, split.sha256, manifest["data"]["sha256"]):
                 print(f"[{number}/{len(plan)}] {name}: finished earlier, kept (--force reruns it)", file=sys.stderr)
                 continue
             print(f"[{number}/{len(plan)}] {name}: started", file=sys.stderr)

@@ -36,13 +36,14 @@ class RunRequest:
     hf_model: str | None = None
 
 
-def finished(out: Path, request: RunRequest, split_sha256: str) -> bool:
-    """A run is finished when its JSON says ok for this very split."""
+def finished(out: Path, request: RunRequest, split_sha256: str, data_sha256: str) -> bool:
+    """A run is finished when its JSON says ok for this very split of this very data."""
     path = run_path(out, request.variant, request.seed)
     if not path.exists():
         return False
     record = json.loads(path.read_text())
-    return record.get("status") == "ok" and record.get("split_sha256") == split_sha256
+    return (record.get("status") == "ok" and record.get("split_sha256") == split_sha256
+            and record.get("data_sha256") == data_sha256)
 
 
 def execute(out: Path, request: RunRequest, split_sha256: str) -> dict:

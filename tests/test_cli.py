@@ -151,3 +151,13 @@ def assert_no_raw_text(directory: Path) -> None:
         content = path.read_text(errors="replace")
         assert not LINK_OR_PHONE.search(content), f"{path} shows a link or phone number"
         assert not any(message[:25] in content for message in messages), f"{path} shows a raw message"
+
+
+def test_changed_data_is_rerun_not_kept(tmp_path):
+    data = tmp_path / "d.tsv"
+    data.write_bytes(GOOD)
+    out = tmp_path / "run"
+    assert run_cli("run", "--backends", "tfidf_logreg", "--data", str(data), "--out", str(out)).returncode == 0
+    data.write_bytes(GOOD.replace(b"message number 7\n", b"message number seven\n"))
+    again = run_cli("run", "--backends", "tfidf_logreg", "--data", str(data), "--out", str(out))
+    assert again.returncode == 0 and "finished earlier" not in again.stderr
