@@ -9,7 +9,8 @@ import re
 _EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 _URL = re.compile(
     r"(?:(?:https?|ftp):?//|www\.)\S*"  # a scheme (even without its colon) or www.
-    r"|\b[\w-]+(?:\.[\w-]+)*\.(?:com|net|org|co\.uk|uk|biz|info|tv|mobi|ly|me|io)(?:/\S*)?",
+    r"|\b[\w-]+(?:\.[\w-]+)*\.(?:com|net|org|co\.uk|uk|biz|info|tv|mobi|ly|me|io)(?:/\S*)?"
+    r"|\b[\w-]+(?:\.[\w-]+)+/\S*",  # any dotted host with a path: nus.edu.sg/~x, cherthala.in/a
     re.IGNORECASE,
 )
 # Digit runs of 5+ digits, allowing spaces, dots, dashes, brackets or a leading + between them:
@@ -17,9 +18,14 @@ _URL = re.compile(
 _NUMBER = re.compile(r"\+?\(?\d(?:[\d\s().-]{3,}\d)")
 
 
+_DECIMAL = re.compile(r"\d+\.\d+")
+
+
 def _replace_number(match: re.Match) -> str:
-    digits = sum(ch.isdigit() for ch in match.group(0))
-    return "<NUM>" if digits >= 5 else match.group(0)
+    """Five or more digits is phone-like; a plain decimal such as a loss 0.6931 is not."""
+    found = match.group(0)
+    digits = sum(ch.isdigit() for ch in found)
+    return "<NUM>" if digits >= 5 and not _DECIMAL.fullmatch(found) else found
 
 
 def redact(text: str) -> str:

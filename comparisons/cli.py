@@ -100,6 +100,12 @@ def prepare(args) -> tuple[list[str], object, Split, DataSpec]:
         resolve_variant(name)
     if args.seeds < 1 or args.threads < 1:
         raise UserInputError("--seeds and --threads must be at least 1")
+    if args.limit_per_class is not None and args.limit_per_class < 1:
+        raise UserInputError("--limit-per-class must be at least 1 (leave it out for all rows)")
+    if args.timeout is not None and args.timeout <= 0:
+        raise UserInputError("--timeout must be a positive number of seconds")
+    if not 0 <= args.split_seed < 2**32:
+        raise UserInputError("--split-seed must be between 0 and 2**32 - 1")
     args.timeout = args.timeout or budget["timeout_s"]
     spec = data_spec(args)
     data = load(spec)
@@ -109,6 +115,10 @@ def prepare(args) -> tuple[list[str], object, Split, DataSpec]:
 def command_run(args) -> int:
     variants, data, split, spec = prepare(args)
     out = args.out or Path("runs") / args.profile
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UserInputError(f"cannot use {out} as the run folder ({exc.strerror}); choose another --out") from None
     splits_file = out / "splits.json"
     if splits_file.exists() and not args.force:
         earlier = json.loads(splits_file.read_text()).get("sha256")
@@ -178,8 +188,8 @@ def write_all_reports(out: Path, lang: str) -> None:
 
 def command_report(args) -> int:
     check_language(args.lang)
-    if not (args.out / "manifest.json").exists():
-        raise UserInputError(f"{args.out} is not a run folder (no manifest.json); run `python -m comparisons run` first")
+    if not (args.out / "manifest.json").exists() or not read_runs(args.out):
+        raise UserInputError(f"{args.out} holds no finished runs; run `python -m comparisons run --out {args.out}` first")
     write_all_reports(args.out, args.lang)
     print(f"reports rebuilt in {args.out}", file=sys.stderr)
     return 0

@@ -39,6 +39,11 @@ def set_framework_threads(threads: int) -> dict:
     if "tensorflow" in sys.modules:
         import tensorflow as tf
 
+        try:  # explicit as well as through the environment; only possible before TF starts its runtime
+            tf.config.threading.set_intra_op_parallelism_threads(threads)
+            tf.config.threading.set_inter_op_parallelism_threads(int(os.environ.get("TF_NUM_INTEROP_THREADS", "1")))
+        except RuntimeError:
+            pass
         record["tf_intra_op"] = tf.config.threading.get_intra_op_parallelism_threads()
         record["tf_inter_op"] = tf.config.threading.get_inter_op_parallelism_threads()
     return record

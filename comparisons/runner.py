@@ -37,13 +37,14 @@ class RunRequest:
 
 
 def finished(out: Path, request: RunRequest, split_sha256: str, data_sha256: str) -> bool:
-    """A run is finished when its JSON says ok for this very split of this very data."""
+    """A run is finished when its JSON says ok for this split, data, budget and model choice."""
     path = run_path(out, request.variant, request.seed)
     if not path.exists():
         return False
     record = json.loads(path.read_text())
     return (record.get("status") == "ok" and record.get("split_sha256") == split_sha256
-            and record.get("data_sha256") == data_sha256)
+            and record.get("data_sha256") == data_sha256 and record.get("profile") == request.profile
+            and record.get("hf_model") == request.hf_model)
 
 
 def execute(out: Path, request: RunRequest, split_sha256: str) -> dict:
@@ -133,6 +134,7 @@ def _write_row(out: Path, request: RunRequest, split_sha256: str, status: str, r
     backend, _ = resolve_variant(request.variant)
     record = {"variant": request.variant, "backend": backend, "seed": request.seed, "status": status,
               "reason": reason, "split_sha256": split_sha256, "profile": request.profile,
+              "hf_model": request.hf_model,
               "wall_seconds": seconds}
     atomic_write_json(run_path(out, request.variant, request.seed), record)
     return record

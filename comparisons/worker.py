@@ -148,7 +148,7 @@ def run(args) -> dict:
         "peak_rss_train_mb": peak_train, "peak_rss_infer_mb": peak_infer,
         "peak_rss_mb": max(peak_train, peak_infer), "gpu_peak_mb": gpu_peak_mb(), "size_mb": size_mb,
         "split_sha256": split.sha256, "data_sha256": manifest["data"]["sha256"],
-        "profile": args.profile, "threads": threads, "device": getattr(model, "fit_info_", {}).get("device", "cpu"),
+        "profile": args.profile, "hf_model": args.hf_model, "threads": threads, "device": getattr(model, "fit_info_", {}).get("device", "cpu"),
         "params": _jsonable_params(model.get_params()), "fit_info": getattr(model, "fit_info_", {}),
     }
 

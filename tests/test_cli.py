@@ -45,6 +45,8 @@ GOOD = "".join(f"{'spam' if i % 3 == 0 else 'ham'}\tmessage number {i}\n" for i 
     (["--backends", "tfidf_logreg,bert_large"], "unknown backend 'bert_large'"),
     (["--profile", "huge"], "unknown profile 'huge'"),
     (["--lang", "fr"], "unknown language 'fr'"),
+    (["--limit-per-class", "0"], "--limit-per-class must be at least 1"),
+    (["--timeout", "-1"], "--timeout must be a positive"),
 ])
 def test_bad_input_gives_one_line_exit_2_and_writes_nothing(tmp_path, capsys, args, message):
     files = {
@@ -161,3 +163,19 @@ def test_changed_data_is_rerun_not_kept(tmp_path):
     data.write_bytes(GOOD.replace(b"message number 7\n", b"message number seven\n"))
     again = run_cli("run", "--backends", "tfidf_logreg", "--data", str(data), "--out", str(out))
     assert again.returncode == 0 and "finished earlier" not in again.stderr
+
+
+def test_a_run_folder_under_a_file_and_an_empty_report_are_clear_errors(tmp_path, capsys):
+    (tmp_path / "file").write_text("x")
+    assert main(["run", "--backends", "tfidf_logreg", "--out", str(tmp_path / "file" / "sub")]) == 2
+    assert main(["report", "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[0].startswith("error: cannot use") and err[1].startswith("error: ") and "no finished runs" in err[1]
+
+
+def test_another_budget_is_rerun_not_kept(tmp_path):
+    out = tmp_path / "run"
+    assert run_cli("run", "--backends", "tfidf_logreg", *SMALL, "--profile", "tiny", "--out", str(out)).returncode == 0
+    again = run_cli("run", "--backends", "tfidf_logreg", *SMALL, "--profile", "fast", "--out", str(out))
+    assert again.returncode == 0 and "finished earlier" not in again.stderr
+    assert json.loads((out / "runs" / "tfidf_logreg__seed0.json").read_text())["profile"] == "fast"

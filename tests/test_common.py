@@ -97,6 +97,9 @@ def test_multiclass_metrics_use_macro_one_vs_rest():
     ("txt WIN to 87121", "txt WIN to <NUM>"),
     ("mail me at a.b@example.org", "mail me at <EMAIL>"),
     ("see you at 7.30, 2 of us", "see you at 7.30, 2 of us"),
+    ("staff.science.nus.edu.sg/~phyhcmk/teaching/pc1323 ok", "<URL> ok"),
+    ("loss=0.6931 ap 0.97881", "loss=0.6931 ap 0.97881"),
+    ("call 0800.123.4567", "call <NUM>"),
 ])
 def test_redaction(raw, expected):
     assert redact(raw) == expected
