@@ -13,10 +13,9 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
-import statistics
 import time
 
-import numpy as np
+from backends.benchmarking import interleaved_latency
 
 
 def set_threads(threads: int | None) -> dict:
@@ -35,27 +34,6 @@ def set_threads(threads: int | None) -> dict:
             torch.set_num_threads(threads)
         found["torch"] = torch.get_num_threads()
     return found
-
-
-def latency(backends: dict, texts: list[str], batch: int, repeats: int) -> dict:
-    """Cold first call, then median and p90 milliseconds per predict_proba call, calls interleaved."""
-    batches = [texts[i : i + batch] for i in range(0, len(texts) - batch + 1, batch)]
-    times: dict[str, list[float]] = {name: [] for name in backends}
-    cold = {}
-    for name, backend in backends.items():
-        start = time.perf_counter()
-        backend.predict_proba(batches[-1])
-        cold[name] = (time.perf_counter() - start) * 1000
-        for chunk in batches[:5]:  # warm-up
-            backend.predict_proba(chunk)
-    for call in range(repeats):
-        chunk = batches[call % len(batches)]
-        for name, backend in backends.items():
-            start = time.perf_counter()
-            backend.predict_proba(chunk)
-            times[name].append((time.perf_counter() - start) * 1000)
-    return {name: {"cold_ms": round(cold[name], 1), "p50_ms": round(statistics.median(t), 3),
-                   "p90_ms": round(float(np.percentile(t, 90)), 3)} for name, t in times.items()}
 
 
 def main() -> None:
@@ -104,7 +82,7 @@ def main() -> None:
             fitted.setdefault(name, backend)
             print(json.dumps(report["runs"][-1]), flush=True)
     for batch in (1, 32):
-        result = latency(fitted, test.texts, batch, args.repeats)
+        result = interleaved_latency(fitted, test.texts, batch, args.repeats)
         if "torch_scratch" in result:
             for name in fitted:
                 if name != "torch_scratch":

@@ -13,9 +13,9 @@ import json
 import statistics
 import time
 
-import numpy as np
 import torch
 
+from backends.benchmarking import interleaved_latency
 from backends.torch_scratch.backend import TorchScratchBackend
 from backends.torch_scratch.encoder import build_model
 from common.datasets import load_sms_spam
@@ -30,22 +30,6 @@ def with_attention(backend: TorchScratchBackend, attention: str) -> TorchScratch
     twin.model_ = build_model(backend.config_, attention).to(backend.device_).eval()
     twin.model_.load_state_dict(backend.model_.state_dict())
     return twin
-
-
-def latency(backends: dict[str, TorchScratchBackend], texts: list[str], batch: int, repeats: int) -> dict:
-    """Median and p90 milliseconds per predict_proba call, each backend's calls interleaved."""
-    batches = [texts[i : i + batch] for i in range(0, len(texts) - batch + 1, batch)]
-    times: dict[str, list[float]] = {name: [] for name in backends}
-    for name, backend in backends.items():  # warm-up
-        for chunk in batches[:5]:
-            backend.predict_proba(chunk)
-    for call in range(repeats):
-        chunk = batches[call % len(batches)]
-        for name, backend in backends.items():
-            start = time.perf_counter()
-            backend.predict_proba(chunk)
-            times[name].append((time.perf_counter() - start) * 1000)
-    return {name: {"p50_ms": statistics.median(t), "p90_ms": float(np.percentile(t, 90))} for name, t in times.items()}
 
 
 def main() -> None:
@@ -79,7 +63,7 @@ def main() -> None:
     model = fitted[args.seeds[0]]
     kinds = {kind: with_attention(model, kind) for kind in ("scratch", "fused")}
     for batch in (1, 32):
-        result = latency(kinds, test.texts, batch, args.repeats)
+        result = interleaved_latency(kinds, test.texts, batch, args.repeats)
         result["fused_over_scratch"] = result["fused"]["p50_ms"] / result["scratch"]["p50_ms"]
         report[f"latency_batch_{batch}"] = result
     print(json.dumps({k: v for k, v in report.items() if k != "runs"}, indent=2))
