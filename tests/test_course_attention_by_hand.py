@@ -4,7 +4,7 @@ import json
 import numpy as np
 import pytest
 
-from comparisons import attention_by_hand as module
+from comparisons.course import attention_by_hand as module
 
 
 def test_steps_match_the_library_on_random_inputs():

@@ -4,7 +4,7 @@ import json
 import numpy as np
 import pytest
 
-from comparisons import attention_cost as module
+from comparisons.course import attention_cost as module
 
 
 def test_loglog_exponent_recovers_powers():

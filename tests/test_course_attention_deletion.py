@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from comparisons import attention_deletion as module
+from comparisons.course import attention_deletion as module
 
 
 def test_attention_received_averages_heads_and_real_queries():

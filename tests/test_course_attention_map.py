@@ -5,7 +5,7 @@ import re
 import numpy as np
 
 from common.vocabulary import tokenize
-from comparisons import attention_map as module
+from comparisons.course import attention_map as module
 
 
 def test_display_tokens_hide_numbers_links_and_emails():

@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from backends.torch_scratch.attention import MultiHeadAttention
-from comparisons import causal_mask as module
+from comparisons.course import causal_mask as module
 
 
 def test_hook_makes_multihead_attention_causal_and_is_removed():

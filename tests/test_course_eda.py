@@ -1,11 +1,11 @@
-"""comparisons.eda on the tiny subset: tables add up, the figure is written, no raw text leaks."""
+"""comparisons.course.eda on the tiny subset: tables add up, the figure is written, no raw text leaks."""
 from __future__ import annotations
 
 import re
 
 import pandas as pd
 
-from comparisons import eda
+from comparisons.course import eda
 
 
 def test_eda_quick_writes_tables_and_figure(tmp_path, tiny_data):

@@ -1,4 +1,4 @@
-"""comparisons.heads_sweep: equal parameter counts across head counts, mean ± std, files written."""
+"""comparisons.course.heads_sweep: equal parameter counts across head counts, mean ± std, files written."""
 from __future__ import annotations
 
 import json
@@ -8,7 +8,7 @@ import pytest
 
 pytest.importorskip("torch")
 
-from comparisons import heads_sweep  # noqa: E402
+from comparisons.course import heads_sweep  # noqa: E402
 
 
 def test_configs_change_only_the_head_count():

@@ -4,7 +4,7 @@ import json
 import numpy as np
 import pytest
 
-from comparisons import padding_ablation as module
+from comparisons.course import padding_ablation as module
 
 
 @pytest.fixture(scope="module")

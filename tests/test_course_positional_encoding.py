@@ -3,7 +3,7 @@ import json
 
 import numpy as np
 
-from comparisons import positional_encoding as module
+from comparisons.course import positional_encoding as module
 
 
 def test_shift_is_linear_for_sinusoids_only():

@@ -1,4 +1,4 @@
-"""Seq2seq Transformer (backends/torch_scratch/seq2seq.py) and comparisons.sine_forecast."""
+"""Seq2seq Transformer (backends/torch_scratch/seq2seq.py) and comparisons.course.sine_forecast."""
 from __future__ import annotations
 
 import json
@@ -13,7 +13,7 @@ from backends.torch_scratch.attention import MultiHeadAttention  # noqa: E402
 from backends.torch_scratch.encoder import EncoderBlock, FeedForward  # noqa: E402
 from backends.torch_scratch.seq2seq import DecoderBlock, Seq2SeqTransformer, build_seq2seq, shift_right  # noqa: E402
 from common.config import EncoderConfig  # noqa: E402
-from comparisons import sine_forecast  # noqa: E402
+from comparisons.course import sine_forecast  # noqa: E402
 
 
 def tiny_config(norm: str = "pre", dropout: float = 0.0) -> EncoderConfig:

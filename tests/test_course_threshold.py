@@ -1,4 +1,4 @@
-"""comparisons.threshold: chosen on validation only, scored once on test, files written."""
+"""comparisons.course.threshold: chosen on validation only, scored once on test, files written."""
 from __future__ import annotations
 
 import json
@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from common.metrics import choose_threshold, classification_metrics
-from comparisons import threshold
+from comparisons.course import threshold
 
 
 def test_threshold_quick_tfidf(tmp_path, tiny_splits):

@@ -5,7 +5,7 @@ with a softmax and mixes the value vectors with those weights, all in numpy, and
 that the library function `backends.torch_scratch.attention.scaled_dot_product_attention`
 gives the same numbers.
 
-    python -m comparisons.attention_by_hand [--out DIR] [--lang en|zh]
+    python -m comparisons.course.attention_by_hand [--out DIR] [--lang en|zh]
 """
 # %% imports
 from __future__ import annotations
@@ -15,7 +15,7 @@ import argparse
 import numpy as np
 import pandas as pd
 
-from comparisons.course_cli import course_parser, report_written, run_course
+from comparisons.course.shared import course_parser, report_written, run_course
 from comparisons.i18n import setup_matplotlib, text
 from comparisons.outputs import atomic_write_json, save_figure, write_table
 

@@ -14,7 +14,7 @@ and never holds the whole matrix):
 
 A straight line fitted to log(cost) against log(T) gives the exponent: about 2 for the matrix.
 
-    python -m comparisons.attention_cost [--out DIR] [--lang en|zh] [--lengths 64 128 ...]
+    python -m comparisons.course.attention_cost [--out DIR] [--lang en|zh] [--lengths 64 128 ...]
 """
 # %% imports
 from __future__ import annotations
@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 
 from common.errors import UserInputError
-from comparisons.course_cli import course_parser, report_written, run_course
+from comparisons.course.shared import course_parser, report_written, run_course
 from comparisons.i18n import setup_matplotlib, text
 from comparisons.outputs import atomic_write_json, save_figure, write_table
 
@@ -117,7 +117,7 @@ def memory_in_child(lengths, batch: int, heads: int, head_dim: int, out, threads
     except OSError as exc:
         print(f"peak memory not measured: cannot reset VmHWM ({exc.strerror})", file=sys.stderr)
         return None
-    command = [sys.executable, "-m", f"comparisons.{MODULE}", "--memory-child", "--out", str(out),
+    command = [sys.executable, "-m", f"comparisons.course.{MODULE}", "--memory-child", "--out", str(out),
                "--threads", str(threads),
                "--batch", str(batch), "--heads", str(heads), "--head-dim", str(head_dim),
                "--lengths", *map(str, lengths)]

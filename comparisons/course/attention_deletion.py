@@ -11,7 +11,7 @@ position was mixed into another, not how much the decision depends on it (Jain &
 "Attention is not Explanation"; Wiegreffe & Pinter 2019). Deletion is an intervention and tests
 one thing; it also moves the text off the training distribution.
 
-    python -m comparisons.attention_deletion [--out DIR] [--lang en|zh] [--seeds 3] [--k 3] [--quick]
+    python -m comparisons.course.attention_deletion [--out DIR] [--lang en|zh] [--seeds 3] [--k 3] [--quick]
 """
 # %% imports
 from __future__ import annotations
@@ -23,8 +23,8 @@ import pandas as pd
 
 from common.errors import UserInputError
 from common.vocabulary import PAD_ID
-from comparisons.course_cli import (course_parser, load_course_splits, report_written, run_course,
-                                    scratch_config)
+from comparisons.course.shared import (course_parser, load_course_splits, report_written, run_course,
+                                       scratch_config)
 from comparisons.i18n import setup_matplotlib, text
 from comparisons.outputs import atomic_write_json, atomic_write_text, save_figure, write_table
 

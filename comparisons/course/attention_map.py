@@ -5,9 +5,9 @@ spam message and draws the last layer's weights, averaged over heads, as a heatm
 token that looks, column = the token looked at. Tick labels are the model's tokens with phone
 numbers, links and e-mail addresses shown as <NUM>, <URL>, <EMAIL> (the raw message is never
 printed or written). A map shows where weight went, not why the model decided: see
-`comparisons.attention_deletion`.
+`comparisons.course.attention_deletion`.
 
-    python -m comparisons.attention_map [--out DIR] [--lang en|zh] [--message N] [--quick]
+    python -m comparisons.course.attention_map [--out DIR] [--lang en|zh] [--message N] [--quick]
 """
 # %% imports
 from __future__ import annotations
@@ -18,58 +18,15 @@ import numpy as np
 import pandas as pd
 
 from common.errors import UserInputError
-from common.redaction import redact, redaction_spans
-from common.vocabulary import TOKEN_PATTERN
-from comparisons.course_cli import (course_parser, load_course_splits, report_written, run_course,
-                                    scratch_config)
+from comparisons.course.shared import (attention_figure, choose_message, course_parser, display_tokens,
+                                       load_course_splits, report_written, run_course, scratch_config)
 from comparisons.i18n import setup_matplotlib, text
 from comparisons.outputs import atomic_write_json, save_figure, write_table
 
 MODULE = "attention_map"
-SPECIAL = ("<pad>", "<unk>", "<cls>")
 
 
-# %% tokens that are safe to show
-def display_tokens(message: str, model_tokens: list[str]) -> list[str]:
-    """The model's tokens of `message`, each one that overlaps a number/link/e-mail replaced by
-    <NUM>/<URL>/<EMAIL> (aligned by character span), and every token passed through redact()."""
-    # lower-case character by character so that character offsets stay those of `message`
-    lowered = "".join(ch.lower() if len(ch.lower()) == 1 else ch for ch in message)
-    spans = redaction_spans(message)
-    offsets = [m.span() for m in TOKEN_PATTERN.finditer(lowered)]
-    prefix = 1 if model_tokens and model_tokens[0] == "<cls>" else 0
-    shown = []
-    for position, token in enumerate(model_tokens):
-        label = token if token in SPECIAL else redact(token)
-        index = position - prefix
-        if 0 <= index < len(offsets):
-            start, end = offsets[index]
-            for span_start, span_end, placeholder in spans:
-                if start < span_end and span_start < end:
-                    label = placeholder
-                    break
-        shown.append(label)
-    return shown
-
-
-# %% choose a message and train the model
-def choose_message(test, index: int | None, min_tokens: int = 6, max_tokens: int = 24) -> int:
-    """Row of the test split to show: `index` if given, else the first spam of min..max tokens
-    (else the shortest spam): spam is broadcast advertising, not someone's private note."""
-    from common.vocabulary import tokenize
-
-    if index is not None:
-        if not 0 <= index < len(test):
-            raise UserInputError(f"--message {index} is outside the test split (0..{len(test) - 1})")
-        return index
-    spam = [row for row, label in enumerate(test.labels) if label == test.positive_index]
-    if not spam:
-        raise UserInputError("the test split holds no positive message to show; pass --message N")
-    lengths = {row: len(tokenize(test.texts[row])) for row in spam}
-    readable = [row for row in spam if min_tokens <= lengths[row] <= max_tokens]
-    return readable[0] if readable else min(spam, key=lambda row: (lengths[row], row))
-
-
+# %% train the model
 def train_classifier(train, valid, seed: int, quick: bool):
     from backends.torch_scratch import TorchScratchBackend
 
@@ -82,25 +39,6 @@ def last_layer_mean(backend, message: str) -> tuple[list[str], np.ndarray]:
     length = len(tokens[0])
     weights = per_layer[-1][0].mean(axis=0)[:length, :length]  # (T, T)
     return tokens[0], weights
-
-
-# %% figure
-def attention_figure(weights: np.ndarray, labels: list[str], title: str, lang: str, ax=None):
-    """Heatmap of (T, T) weights, rows = queries, columns = keys, labelled with safe tokens."""
-    import matplotlib.pyplot as plt
-
-    fig = None
-    if ax is None:
-        size = 2.5 + 0.28 * len(labels)
-        fig, ax = plt.subplots(figsize=(size + 1.0, size))
-    image = ax.imshow(weights, cmap="viridis", vmin=0.0, interpolation="nearest")
-    ax.set_xticks(range(len(labels)), labels, rotation=90, fontsize=8)
-    ax.set_yticks(range(len(labels)), labels, fontsize=8)
-    ax.set_xlabel(text("key (attended to)", "键 (被关注的词)", lang))
-    ax.set_ylabel(text("query (looking)", "查询 (发出关注的词)", lang))
-    ax.set_title(title, fontsize=10)
-    ax.figure.colorbar(image, ax=ax, fraction=0.046)
-    return fig or ax.figure
 
 
 # %% main

@@ -8,7 +8,7 @@ Then both are scored: a decoder (GPT) needs the mask so that training cannot pee
 token; an encoder classifier reads the whole message at once, so the mask only takes
 information away.
 
-    python -m comparisons.causal_mask [--out DIR] [--lang en|zh] [--quick]
+    python -m comparisons.course.causal_mask [--out DIR] [--lang en|zh] [--quick]
 """
 # %% imports
 from __future__ import annotations
@@ -20,9 +20,8 @@ import numpy as np
 import pandas as pd
 
 from common.metrics import classification_metrics
-from comparisons.attention_map import attention_figure, choose_message, display_tokens
-from comparisons.course_cli import (course_parser, load_course_splits, report_written, run_course,
-                                    scratch_config)
+from comparisons.course.shared import (attention_figure, choose_message, course_parser, display_tokens,
+                                       load_course_splits, report_written, run_course, scratch_config)
 from comparisons.i18n import label, setup_matplotlib, text
 from comparisons.outputs import atomic_write_json, save_figure, write_table
 

@@ -9,7 +9,7 @@
 - Examples: a few messages per class, redacted (links, e-mails and numbers hidden) and shortened;
   raw text is never printed or written.
 
-Run: python -m comparisons.eda [--out DIR] [--lang en|zh] [--examples 3] [--quick]
+Run: python -m comparisons.course.eda [--out DIR] [--lang en|zh] [--examples 3] [--quick]
 """
 # %%
 from __future__ import annotations
@@ -24,7 +24,7 @@ from common.errors import UserInputError
 from common.redaction import snippet
 from common.splits import duplicate_report, stratified_split
 from common.vocabulary import tokenize
-from comparisons.course_cli import course_parser, report_written, run_course
+from comparisons.course.shared import course_parser, report_written, run_course
 from comparisons.i18n import label, setup_matplotlib, text
 from comparisons.outputs import atomic_write_json, save_figure, write_table
 

@@ -9,7 +9,7 @@ on the suite's split; validation average precision chooses the epoch, and test A
 mean ± std over seeds, with every seed's row kept. On SMS spam the differences are small
 compared with the seed-to-seed spread: a lesson in reading error bars before drawing conclusions.
 
-Run: python -m comparisons.heads_sweep [--heads 1,2,4,8] [--seeds 3] [--epochs 3] [--d-model 32]
+Run: python -m comparisons.course.heads_sweep [--heads 1,2,4,8] [--seeds 3] [--epochs 3] [--d-model 32]
      [--out DIR] [--lang en|zh] [--quick]
 """
 # %%
@@ -24,7 +24,7 @@ import pandas as pd
 from backends.base import build
 from common.errors import UserInputError
 from common.metrics import classification_metrics
-from comparisons.course_cli import course_parser, load_course_splits, report_written, run_course
+from comparisons.course.shared import course_parser, load_course_splits, report_written, run_course
 from comparisons.i18n import label, setup_matplotlib, text
 from comparisons.outputs import atomic_write_json, save_figure, write_table
 

@@ -6,7 +6,7 @@ mask gives <pad> zero attention weight, mean pooling divides by the number of re
 once with `ignore_padding=True` (no key mask, pooling divides by T, so padding counts as text).
 Each message alone, with no padding at all, is the reference: there the two runs agree.
 
-    python -m comparisons.padding_ablation [--out DIR] [--lang en|zh] [--seeds 1] [--quick]
+    python -m comparisons.course.padding_ablation [--out DIR] [--lang en|zh] [--seeds 1] [--quick]
 """
 # %% imports
 from __future__ import annotations
@@ -18,8 +18,8 @@ import pandas as pd
 
 from common.errors import UserInputError
 from common.vocabulary import tokenize
-from comparisons.course_cli import (course_parser, load_course_splits, report_written, run_course,
-                                    scratch_config)
+from comparisons.course.shared import (course_parser, load_course_splits, report_written, run_course,
+                                       scratch_config)
 from comparisons.i18n import setup_matplotlib, text
 from comparisons.outputs import atomic_write_json, save_figure, write_table
 

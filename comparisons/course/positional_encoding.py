@@ -6,7 +6,7 @@ PE(pos) M_k for one fixed matrix M_k: attention can learn "k tokens to the left"
 positions. The student fits M_k by least squares (and each 2x2 rotation on its own) and sees a
 residual at float32 rounding level (~1e-6).
 
-    python -m comparisons.positional_encoding [--out DIR] [--lang en|zh] [--length 128] [--d-model 64]
+    python -m comparisons.course.positional_encoding [--out DIR] [--lang en|zh] [--length 128] [--d-model 64]
 """
 # %% imports
 from __future__ import annotations
@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from common.errors import UserInputError
-from comparisons.course_cli import course_parser, report_written, run_course
+from comparisons.course.shared import course_parser, report_written, run_course
 from comparisons.i18n import setup_matplotlib, text
 from comparisons.outputs import atomic_write_json, save_figure, write_table
 

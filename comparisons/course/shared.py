@@ -1,4 +1,5 @@
-"""Shared command-line plumbing for the course modules: --out, --lang, --seeds, --quick, --threads.
+"""What the lessons share: command-line plumbing (--out, --lang, --seeds, --quick, --threads), the
+course's data split and small model config, and the attention-map helpers (safe tokens, heatmap).
 
 Usage in a module:
 
@@ -8,7 +9,8 @@ Usage in a module:
         return run_course(parser, argv, _run)       # _run(args) -> int
 
 `run_course` turns a `UserInputError` into one line on stderr and exit code 2.
-This file imports no deep-learning framework.
+No lesson imports another lesson; what two need lives here. This file imports no deep-learning
+framework.
 """
 from __future__ import annotations
 
@@ -18,8 +20,12 @@ import sys
 from pathlib import Path
 from typing import Callable, Sequence
 
+import numpy as np
+
 from common.errors import UserInputError
-from comparisons.i18n import LANGUAGES, check_language
+from common.redaction import redact, redaction_spans
+from common.vocabulary import TOKEN_PATTERN
+from comparisons.i18n import LANGUAGES, check_language, text
 
 COURSE_RESULTS = Path("results") / "course"
 
@@ -32,7 +38,7 @@ def default_out(module: str) -> Path:
 def course_parser(module: str, description: str | None = None, seeds: int = 1) -> argparse.ArgumentParser:
     """An argparse parser with the options every course module shares."""
     first_line = (description or module).strip().splitlines()[0]
-    parser = argparse.ArgumentParser(prog=f"python -m comparisons.{module}", description=first_line)
+    parser = argparse.ArgumentParser(prog=f"python -m comparisons.course.{module}", description=first_line)
     parser.add_argument("--out", type=Path, default=default_out(module),
                         help=f"output folder (default {default_out(module)})")
     parser.add_argument("--lang", default="en", choices=LANGUAGES,
@@ -111,3 +117,64 @@ def report_written(paths: Sequence[Path]) -> None:
     """Print the files a module wrote, one a line."""
     for path in paths:
         print(f"wrote {path}")
+
+
+SPECIAL_TOKENS = ("<pad>", "<unk>", "<cls>")
+
+
+# --- attention maps: tokens safe to show, the message to show, the heatmap (attention_map, causal_mask)
+def display_tokens(message: str, model_tokens: list[str]) -> list[str]:
+    """The model's tokens of `message`, each one that overlaps a number/link/e-mail replaced by
+    <NUM>/<URL>/<EMAIL> (aligned by character span), and every token passed through redact()."""
+    # lower-case character by character so that character offsets stay those of `message`
+    lowered = "".join(ch.lower() if len(ch.lower()) == 1 else ch for ch in message)
+    spans = redaction_spans(message)
+    offsets = [m.span() for m in TOKEN_PATTERN.finditer(lowered)]
+    prefix = 1 if model_tokens and model_tokens[0] == "<cls>" else 0
+    shown = []
+    for position, token in enumerate(model_tokens):
+        label = token if token in SPECIAL_TOKENS else redact(token)
+        index = position - prefix
+        if 0 <= index < len(offsets):
+            start, end = offsets[index]
+            for span_start, span_end, placeholder in spans:
+                if start < span_end and span_start < end:
+                    label = placeholder
+                    break
+        shown.append(label)
+    return shown
+
+
+def choose_message(test, index: int | None, min_tokens: int = 6, max_tokens: int = 24) -> int:
+    """Row of the test split to show: `index` if given, else the first spam of min..max tokens
+    (else the shortest spam): spam is broadcast advertising, not someone's private note."""
+    from common.vocabulary import tokenize
+
+    if index is not None:
+        if not 0 <= index < len(test):
+            raise UserInputError(f"--message {index} is outside the test split (0..{len(test) - 1})")
+        return index
+    spam = [row for row, label in enumerate(test.labels) if label == test.positive_index]
+    if not spam:
+        raise UserInputError("the test split holds no positive message to show; pass --message N")
+    lengths = {row: len(tokenize(test.texts[row])) for row in spam}
+    readable = [row for row in spam if min_tokens <= lengths[row] <= max_tokens]
+    return readable[0] if readable else min(spam, key=lambda row: (lengths[row], row))
+
+
+def attention_figure(weights: np.ndarray, labels: list[str], title: str, lang: str, ax=None):
+    """Heatmap of (T, T) weights, rows = queries, columns = keys, labelled with safe tokens."""
+    import matplotlib.pyplot as plt
+
+    fig = None
+    if ax is None:
+        size = 2.5 + 0.28 * len(labels)
+        fig, ax = plt.subplots(figsize=(size + 1.0, size))
+    image = ax.imshow(weights, cmap="viridis", vmin=0.0, interpolation="nearest")
+    ax.set_xticks(range(len(labels)), labels, rotation=90, fontsize=8)
+    ax.set_yticks(range(len(labels)), labels, fontsize=8)
+    ax.set_xlabel(text("key (attended to)", "键 (被关注的词)", lang))
+    ax.set_ylabel(text("query (looking)", "查询 (发出关注的词)", lang))
+    ax.set_title(title, fontsize=10)
+    ax.figure.colorbar(image, ax=ax, fraction=0.046)
+    return fig or ax.figure

@@ -18,7 +18,7 @@ Gaussian noise, seeded. Each series is cut into NON-overlapping windows of 60 + 
 train, valid and test windows come from different series. The epoch is chosen on validation MSE
 (autoregressive); test is scored once.
 
-Run: python -m comparisons.sine_forecast [--epochs 20] [--scheduled-sampling [P]] [--out DIR]
+Run: python -m comparisons.course.sine_forecast [--epochs 20] [--scheduled-sampling [P]] [--out DIR]
      [--lang en|zh] [--seeds N] [--quick]
 """
 # %%
@@ -33,7 +33,7 @@ import numpy as np
 import pandas as pd
 
 from common.errors import UserInputError
-from comparisons.course_cli import course_parser, report_written, run_course
+from comparisons.course.shared import course_parser, report_written, run_course
 from comparisons.i18n import label, setup_matplotlib, text
 from comparisons.outputs import atomic_write_json, save_figure, write_table
 

@@ -8,7 +8,7 @@ highest recall that keeps it. The threshold is chosen on the VALIDATION split on
 make the test score an optimistic, tuned number. The figure shows both precision-recall curves
 with the chosen point, so the student sees how far validation and test disagree.
 
-Run: python -m comparisons.threshold [--backend tfidf_logreg|torch_scratch] [--precision-floor 0.98]
+Run: python -m comparisons.course.threshold [--backend tfidf_logreg|torch_scratch] [--precision-floor 0.98]
      [--epochs N] [--out DIR] [--lang en|zh] [--quick]
 """
 # %%
@@ -22,7 +22,7 @@ import pandas as pd
 from backends.base import build, missing_modules, resolve_variant
 from common.errors import UserInputError
 from common.metrics import choose_threshold, classification_metrics
-from comparisons.course_cli import course_parser, load_course_splits, report_written, run_course
+from comparisons.course.shared import course_parser, load_course_splits, report_written, run_course
 from comparisons.i18n import label, setup_matplotlib, text
 from comparisons.outputs import atomic_write_json, save_figure, write_table
 

@@ -1,0 +1,21 @@
+"""The course wing: one lesson a file, in teaching order, runnable as `python -m comparisons.course.<lesson>`.
+
+Each lesson is a script with `# %%` cells (Markdown cells in Chinese and English) that jupytext
+turns into a notebook: `python -m comparisons.course notebooks`.
+"""
+
+# Teaching order. scratch_vs_pretrained is written under issue 13.
+LESSONS = [
+    "eda",
+    "attention_by_hand",
+    "positional_encoding",
+    "padding_ablation",
+    "causal_mask",
+    "heads_sweep",
+    "attention_cost",
+    "attention_map",
+    "attention_deletion",
+    "threshold",
+    "sine_forecast",
+    "scratch_vs_pretrained",
+]
