@@ -82,3 +82,58 @@ def duplicate_report(data: LabelledTexts, split: Split) -> dict:
         "texts_shared_between_splits": dict(pairs),
         "test_rows_whose_text_is_in_train": int(test_texts_in_train),
     }
+
+
+# -- nested training subsets for the learning curve ---------------------------------------------
+MIN_PER_CLASS = 5  # every subset holds at least this many messages of every class
+
+
+def subset_order(train_labels: np.ndarray, seed: int, min_per_class: int = MIN_PER_CLASS) -> np.ndarray:
+    """Positions 0..len-1 of the training split in the order subsets take them.
+
+    Each class is shuffled once (seeded); its first `min_per_class` messages come first, then
+    every message is placed at its class's quantile (rank + 0.5) / class size. A subset of size n
+    is the first n of this order: nested by construction, and stratified (each class within one
+    message of its share, or at its minimum).
+    """
+    train_labels = np.asarray(train_labels)
+    rng = np.random.default_rng(seed)
+    keys = np.empty(len(train_labels))
+    for c in np.unique(train_labels):
+        members = rng.permutation(np.flatnonzero(train_labels == c))
+        rank = np.arange(len(members))
+        keys[members] = np.where(rank < min_per_class, -1.0 + rank / (2.0 * min_per_class),
+                                 (rank + 0.5) / len(members))
+    return np.lexsort((train_labels, keys))  # ties (two classes at one quantile): lower class first
+
+
+def check_train_sizes(sizes, train_labels: np.ndarray, min_per_class: int = MIN_PER_CLASS) -> None:
+    """Every requested size (an int, or None for all) must fit the training split and its minimum."""
+    classes = len(np.unique(train_labels))
+    smallest = min_per_class * classes
+    for size in sizes:
+        if size is None:
+            continue
+        if size > len(train_labels):
+            raise UserInputError(f"training size {size} is larger than the training split "
+                                 f"({len(train_labels)} messages); use a smaller size or 'all'")
+        if size < smallest:
+            raise UserInputError(f"training size {size} is below {min_per_class} messages per class "
+                                 f"x {classes} classes = {smallest}; use at least {smallest}")
+
+
+def train_subset(split: "Split", labels: np.ndarray, size: int | None,
+                 min_per_class: int = MIN_PER_CLASS) -> np.ndarray:
+    """Data indices of the nested training subset of `size` messages (None: the whole train split)."""
+    if size is None or size == len(split.train):
+        return split.train
+    train_labels = np.asarray(labels)[split.train]
+    check_train_sizes([size], train_labels, min_per_class)
+    return np.sort(split.train[subset_order(train_labels, split.seed, min_per_class)[:size]])
+
+
+def train_subsets_record(split: "Split", labels: np.ndarray, sizes, min_per_class: int = MIN_PER_CLASS) -> dict:
+    """What splits.json records: the seed, the minimum per class and each subset's indices."""
+    return {"seed": split.seed, "min_per_class": min_per_class,
+            "sizes": {str(size): [int(i) for i in train_subset(split, labels, size, min_per_class)]
+                      for size in sorted(s for s in sizes if s is not None)}}
