@@ -1,4 +1,5 @@
-"""Datasets: the shipped SMS Spam Collection, its UCI download, and any labelled CSV/TSV file.
+"""Datasets: the shipped SMS Spam Collection, its UCI download, any labelled CSV/TSV file, and a
+Hugging Face hub dataset (`hf:NAME`) read through the `datasets` library's cache.
 
 Every loader returns a `LabelledTexts`; every problem with the input raises `UserInputError`
 with one line that says what is wrong and what to do.
@@ -55,14 +56,15 @@ class LabelledTexts:
 class DataSpec:
     """How to load a dataset again, in the orchestrator and in every worker."""
 
-    source: str = "sms_spam"  # sms_spam | uci | file
-    path: str | None = None
+    source: str = "sms_spam"  # sms_spam | uci | file | hf
+    path: str | None = None  # file: its path; hf: hub dataset id or a local dataset folder
     text_col: str | None = None
     label_col: str | None = None
     positive_label: str | None = None
     encoding: str = "utf-8"
     dedup: bool = False
     limit_per_class: int | None = field(default=None)  # tests: a small stratified subset
+    hf_split: str = "train"  # hf: which split of the hub dataset to load (slices like train[:5000] work)
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -82,8 +84,10 @@ def load(spec: DataSpec) -> LabelledTexts:
         if spec.path is None:
             raise UserInputError("--data needs a file path")
         data = load_table(spec.path, spec.text_col, spec.label_col, spec.positive_label, spec.encoding)
+    elif spec.source == "hf":
+        data = load_hf(spec.path, spec.text_col, spec.label_col, spec.hf_split, spec.positive_label)
     else:
-        raise UserInputError(f"unknown data source {spec.source!r}; use sms_spam, uci or a file path")
+        raise UserInputError(f"unknown data source {spec.source!r}; use sms_spam, uci, hf:NAME or a file path")
     if spec.dedup:
         data = drop_duplicates(data)
     if spec.limit_per_class:
@@ -214,6 +218,43 @@ def load_table(
             )
         rows.append((record[l].strip(), record[t], number))
     return _build(rows, str(path), positive_label)
+
+
+def load_hf(name: str | None, text_col: str | None, label_col: str | None, split: str = "train",
+            positive_label: str | None = None) -> LabelledTexts:
+    """A Hugging Face dataset through `datasets.load_dataset` and its cache; offline unless
+    HF_DATASETS_OFFLINE=0 is set. `name` is a hub id (ag_news) or a local folder of data files."""
+    if not name:
+        raise UserInputError("--data hf:NAME needs a dataset name, e.g. hf:ag_news")
+    os.environ.setdefault("HF_DATASETS_OFFLINE", "1")  # read when `datasets` is first imported
+    text_col, label_col = text_col or "text", label_col or "label"
+    try:
+        import datasets
+    except ModuleNotFoundError:
+        raise UserInputError("--data hf:NAME needs the `datasets` package; install the project's constraints") from None
+    datasets.logging.set_verbosity_error()
+    datasets.disable_progress_bars()
+    try:
+        table = datasets.load_dataset(name, split=split)
+    except (ConnectionError, FileNotFoundError) as exc:
+        raise UserInputError(
+            f"Hugging Face dataset {name!r} (split {split!r}) is not in the local cache and downloads are off "
+            f"({exc.__class__.__name__}); fetch it once with HF_DATASETS_OFFLINE=0 python -c "
+            f"\"import datasets; datasets.load_dataset('{name}', split='{split}')\" or rerun with HF_DATASETS_OFFLINE=0"
+        ) from None
+    except ValueError as exc:  # e.g. an unknown split name
+        raise UserInputError(f"cannot load split {split!r} of {name!r}: {str(exc).splitlines()[0]}") from None
+    for column in (text_col, label_col):
+        if column not in table.column_names:
+            raise UserInputError(f"column {column!r} not in {name}; columns are: {', '.join(table.column_names)}"
+                                 " (choose with --text-col/--label-col)")
+    feature = table.features[label_col]
+    names = getattr(feature, "names", None)  # ClassLabel: integers that stand for names
+    labels = [names[v] if names is not None and isinstance(v, int) else str(v) for v in table[label_col]]
+    texts = ["" if t is None else str(t) for t in table[text_col]]
+    where = f"hf:{name}[{split}]"
+    return _build([(lab.strip(), txt, n) for n, (lab, txt) in enumerate(zip(labels, texts), start=1)],
+                  where, positive_label)
 
 
 def _build(

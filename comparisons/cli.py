@@ -37,9 +37,15 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--seeds", type=int, default=1, help="model seeds 0..N-1 per variant (default 1)")
     run.add_argument("--split-seed", type=int, default=DEFAULT_SPLIT_SEED)
     run.add_argument("--data", default="sms_spam",
-                     help="sms_spam (shipped, default), uci (download once into the cache) or a CSV/TSV path")
-    run.add_argument("--text-col", help="text column of a CSV/TSV with a header")
-    run.add_argument("--label-col", help="label column of a CSV/TSV with a header")
+                     help="sms_spam (shipped, default), uci (download once into the cache), a CSV/TSV path, "
+                          "or hf:NAME, a Hugging Face dataset (hub id or local folder) read offline from its cache")
+    run.add_argument("--text-col", help="text column of a CSV/TSV with a header or of hf:NAME (default text)")
+    run.add_argument("--label-col", help="label column of a CSV/TSV with a header or of hf:NAME (default label)")
+    run.add_argument("--hf-split", default="train",
+                     help="split of an hf:NAME dataset to load, e.g. train or train[:5000] (default train)")
+    run.add_argument("--train-sizes", default="all",
+                     help="training messages per run, e.g. 50,100,200,500,1000,all: nested stratified subsets "
+                          "of the training split (default all)")
     run.add_argument("--positive-label", help="the positive class of a binary file (default: guessed)")
     run.add_argument("--encoding", default="utf-8")
     run.add_argument("--dedup", action="store_true", help="drop exact-duplicate texts before splitting")
@@ -63,9 +69,31 @@ def data_spec(args) -> DataSpec:
         if args.text_col or args.label_col:
             raise UserInputError("--text-col/--label-col need --data PATH of a CSV/TSV file")
         return DataSpec(source=args.data, dedup=args.dedup, limit_per_class=args.limit_per_class)
+    if args.data.startswith("hf:"):
+        name = args.data.removeprefix("hf:")
+        name = str(Path(name).resolve()) if name and Path(name).is_dir() else name
+        return DataSpec(source="hf", path=name, text_col=args.text_col, label_col=args.label_col,
+                        positive_label=args.positive_label, dedup=args.dedup,
+                        limit_per_class=args.limit_per_class, hf_split=args.hf_split)
     return DataSpec(source="file", path=str(Path(args.data).resolve()), text_col=args.text_col,
                     label_col=args.label_col, positive_label=args.positive_label, encoding=args.encoding,
                     dedup=args.dedup, limit_per_class=args.limit_per_class)
+
+
+def parse_train_sizes(value: str) -> list[int | None]:
+    """'50,100,all' -> [50, 100, None] (None: the whole training split), ascending, no repeats."""
+    sizes: set[int | None] = set()
+    for item in filter(None, (part.strip() for part in value.split(","))):
+        if item == "all":
+            sizes.add(None)
+        elif item.isdigit() and int(item) > 0:
+            sizes.add(int(item))
+        else:
+            raise UserInputError(f"--train-sizes: {item!r} is not a positive whole number or 'all'; "
+                                 "e.g. --train-sizes 50,100,200,all")
+    if not sizes:
+        raise UserInputError("--train-sizes is empty; e.g. --train-sizes 50,100,200,all")
+    return sorted(sizes, key=lambda size: float("inf") if size is None else size)
 
 
 def git_commit() -> str | None:
