@@ -196,11 +196,12 @@ def command_run(args) -> int:
 
 
 def write_all_reports(out: Path, lang: str) -> None:
-    """Tables and figures from the run records that exist (en always, zh when asked)."""
+    """Tables, figures and report.html from the run records that exist (en always, zh when asked)."""
     import numpy as np
 
     from comparisons.figures import write_figures
     from comparisons.report import aggregate_frame, write_reports
+    from comparisons.report_page import write_report_page
 
     if not read_runs(out):
         return
@@ -212,6 +213,7 @@ def write_all_reports(out: Path, lang: str) -> None:
         summary = write_reports(out, language)
         write_figures(out, summary, aggregate_frame(summary), test_labels, tuple(data.class_names),
                       data.positive_index, language)
+        write_report_page(out, language)  # last: it embeds the tables and figures written above
 
 
 def command_report(args) -> int:

@@ -1,0 +1,125 @@
+"""HTML pieces of the report page: the document shell with its Content-Security-Policy, the
+stylesheet (screen, phone, print), tables that scroll and figures embedded as data URIs.
+
+Only escaped text goes into the page (`html.escape`); no script, no inline `style=` attribute
+(the policy allows exactly one stylesheet, by its hash), no outside request.
+"""
+from __future__ import annotations
+
+import base64
+import hashlib
+import re
+import struct
+from html import escape
+from pathlib import Path
+
+STYLE = """
+:root { color-scheme: light; --line: #d0d7de; --soft: #f6f8fa; --ink: #1f2328; --muted: #59636e; }
+* { box-sizing: border-box; }
+html { -webkit-text-size-adjust: 100%; text-size-adjust: 100%; }
+body { margin: 0 auto; max-width: 72rem; padding: 1rem 1.25rem 3rem; color: var(--ink); line-height: 1.5;
+       font-family: system-ui, -apple-system, "Segoe UI", Roboto, "Noto Sans", "Helvetica Neue", Arial,
+                    "Noto Sans CJK SC", "Source Han Sans SC", "PingFang SC", "Microsoft YaHei", sans-serif; }
+html[lang|="zh"] body { font-family: "Noto Sans CJK SC", "Source Han Sans SC", "PingFang SC",
+                        "Microsoft YaHei", "WenQuanYi Micro Hei", system-ui, sans-serif; }
+h1 { font-size: 1.6rem; margin: .5rem 0; line-height: 1.25; }
+h2 { font-size: 1.3rem; margin-top: 2.25rem; padding-bottom: .2rem; border-bottom: 1px solid var(--line); }
+h3 { font-size: 1.1rem; margin-top: 1.5rem; }
+h4 { font-size: 1rem; margin: 1rem 0 .25rem; }
+p, li { max-width: 50rem; }
+.lede { color: var(--muted); }
+nav ul { display: flex; flex-wrap: wrap; gap: .25rem 1rem; padding: 0; list-style: none; }
+nav a, a { color: #0550ae; }
+.note { border-left: 4px solid #bf8700; background: #fff8c5; padding: .5rem .75rem; }
+.scroll { overflow-x: auto; margin: .5rem 0 1rem; max-width: 100%; }
+table { border-collapse: collapse; font-size: .9rem; }
+caption { text-align: left; font-weight: 600; padding: .25rem 0; }
+th, td { border: 1px solid var(--line); padding: .3rem .55rem; vertical-align: top; white-space: nowrap; }
+th { background: var(--soft); text-align: left; white-space: normal; min-width: 4rem; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; }
+td.wrap { white-space: normal; min-width: 16rem; }
+tr.real td { background: #dafbe1; }
+strong.best { color: #1a7f37; }
+figure { margin: 1.25rem 0; }
+figure img { display: block; max-width: 100%; height: auto; border: 1px solid var(--line); }
+figcaption { color: var(--muted); font-size: .9rem; margin-top: .25rem; }
+pre { background: var(--soft); padding: .5rem .75rem; overflow-x: auto; white-space: pre-wrap;
+      word-break: break-all; }
+dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: .2rem 1rem; }
+dl.facts dt { font-weight: 600; } dl.facts dd { margin: 0; overflow-wrap: anywhere; }
+@media (max-width: 40rem) {
+  body { padding: .5rem .75rem 2rem; font-size: 15px; }
+  h1 { font-size: 1.3rem; }
+  table { font-size: .8rem; }
+  dl.facts { grid-template-columns: 1fr; } dl.facts dd { margin-bottom: .4rem; }
+}
+@media print {
+  @page { margin: 1.5cm; }
+  body { max-width: none; padding: 0; font-size: 10pt; }
+  nav { display: none; }
+  .scroll { overflow: visible; }
+  table { font-size: 8pt; } th, td { white-space: normal; padding: 1pt 3pt; }
+  figure, tr, dl.facts { break-inside: avoid; }
+  h2, h3, h4 { break-after: avoid; }
+  a { color: inherit; text-decoration: none; }
+}
+"""
+
+_NUMBER = re.compile(r"^[−+\-]?[\d,]*\.?\d+(e[+\-]?\d+)?( ± [\d.,]+)?%?( \[[^\]]*\])?$")
+
+
+def document(title: str, lang: str, body: str) -> str:
+    """The whole page: no script, images only from data: URIs, the one stylesheet by its hash."""
+    style_hash = base64.b64encode(hashlib.sha256(STYLE.encode("utf-8")).digest()).decode("ascii")
+    policy = (f"default-src 'none'; img-src data:; style-src 'sha256-{style_hash}'; "
+              "base-uri 'none'; form-action 'none'")
+    return ("<!DOCTYPE html>\n"
+            f'<html lang="{"zh-CN" if lang == "zh" else "en"}">\n<head>\n<meta charset="utf-8">\n'
+            f'<meta http-equiv="Content-Security-Policy" content="{policy}">\n'
+            '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
+            '<meta name="referrer" content="no-referrer">\n'
+            '<link rel="icon" href="data:,">\n'
+            f"<title>{escape(title)}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n{body}\n</body>\n</html>\n")
+
+
+def table(headers: list[str], rows: list[list], caption: str | None = None, wrap: set[int] = frozenset(),
+          row_classes: list[str] | None = None) -> str:
+    """A table inside a horizontally scrolling box; numbers right-aligned, `wrap` columns may wrap."""
+    head = "".join(f'<th scope="col">{escape(str(h))}</th>' for h in headers)
+    body = []
+    for index, row in enumerate(rows):
+        cells = []
+        for column, value in enumerate(row):
+            shown = "" if value is None else str(value)
+            kind = "num" if _NUMBER.match(shown) else ("wrap" if column in wrap else "")
+            cells.append(f'<td class="{kind}">{escape(shown)}</td>' if kind else f"<td>{escape(shown)}</td>")
+        klass = row_classes[index] if row_classes and row_classes[index] else ""
+        body.append((f'<tr class="{klass}">' if klass else "<tr>") + "".join(cells) + "</tr>")
+    title = f"<caption>{escape(caption)}</caption>" if caption else ""
+    return (f'<div class="scroll"><table>{title}<thead><tr>{head}</tr></thead>'
+            f"<tbody>{''.join(body)}</tbody></table></div>")
+
+
+def facts(pairs: list[tuple[str, str]]) -> str:
+    """A definition list of (name, value) pairs, values escaped."""
+    items = "".join(f"<dt>{escape(name)}</dt><dd>{escape(str(value))}</dd>" for name, value in pairs)
+    return f'<dl class="facts">{items}</dl>'
+
+
+def png_figure(path: Path, caption: str) -> str:
+    """A PNG embedded as a data URI, with its pixel size so the page does not jump while loading."""
+    data = Path(path).read_bytes()
+    if data[:8] != b"\x89PNG\r\n\x1a\n":
+        raise ValueError(f"{path} is not a PNG file")
+    width, height = struct.unpack(">II", data[16:24])
+    uri = "data:image/png;base64," + base64.b64encode(data).decode("ascii")
+    return (f'<figure><img src="{uri}" alt="{escape(caption)}" width="{width}" height="{height}">'
+            f"<figcaption>{escape(caption)}</figcaption></figure>")
+
+
+def section(anchor: str, heading: str, content: str) -> str:
+    return f'<section id="{anchor}">\n<h2>{escape(heading)}</h2>\n{content}\n</section>'
+
+
+def paragraph(text: str, klass: str = "") -> str:
+    return f'<p class="{klass}">{escape(text)}</p>' if klass else f"<p>{escape(text)}</p>"

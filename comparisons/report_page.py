@@ -1,0 +1,404 @@
+"""report.html: the one page a person opens, offline and self-contained, verdicts first.
+
+Built from what a run folder already holds: aggregate.csv and summary_table.csv (report.py),
+verdicts.csv (verdicts.py), figures/*.png, runs/*.json and manifest.json. English in DIR/, Chinese
+in DIR/zh/. No raw message text: the only free text from a run (a failure's reason) is redacted.
+
+    python -m comparisons.report_page --out results/reference [--lang zh]   # rewrite the page(s)
+    python -m comparisons.report_page --out results/reference --screenshot  # and a PNG of each
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+from common.redaction import redact
+from comparisons.i18n import check_language, label, text
+from comparisons.outputs import atomic_write_text
+from comparisons.report import QUALITY
+from comparisons.report_html import document, facts, paragraph, png_figure, section, table
+from comparisons.runs import read_runs
+
+# Measures of the "best on each" digest: (key in aggregate.csv, higher is better).
+BEST_ON = [(m, True) for m in QUALITY] + [("latency_ms_b1_p50", False), ("peak_rss_mb", False),
+                                          ("train_seconds", False), ("size_mb", False)]
+FIGURE_ORDER = ["metrics", "pareto", "pr_curves", "confusion_matrices", "forest", "learning_curves"]
+FIGURE_CAPTIONS = {
+    "metrics": ("Test quality, mean ± std over seeds", "测试集质量，多种子均值 ± 标准差"),
+    "pareto": ("Quality against latency and against memory", "质量与延迟、内存的关系"),
+    "pr_curves": ("Precision-recall curves on test", "测试集精确率-召回率曲线"),
+    "confusion_matrices": ("Confusion matrices on test", "测试集混淆矩阵"),
+    "forest": ("Pairwise differences with their 95% intervals", "两两差异及其 95% 区间"),
+    "learning_curves": ("Learning curves: quality against training messages", "学习曲线：质量随训练条数的变化"),
+}
+
+
+def page_path(out: Path, lang: str) -> Path:
+    return Path(out) / "report.html" if lang == "en" else Path(out) / "zh" / "report.html"
+
+
+def write_report_page(out: Path, lang: str = "en") -> Path:
+    """Write DIR/report.html (en) or DIR/zh/report.html (zh) from the run folder's files."""
+    return atomic_write_text(page_path(out, lang), build_page(Path(out), lang))
+
+
+def build_page(out: Path, lang: str) -> str:
+    target = out if lang == "en" else out / "zh"
+    manifest = json.loads((out / "manifest.json").read_text())
+    records = read_runs(out)
+    aggregate = _read_csv(target / "aggregate.csv", numeric=True)
+    verdicts = _read_csv(target / "verdicts.csv") if (target / "verdicts.csv").exists() \
+        else _read_csv(out / "verdicts.csv")
+    title = text(f"Transformer comparison: {out.resolve().name}", f"Transformer 模型对比：{out.resolve().name}", lang)
+    sections = [
+        ("verdicts", text("Verdicts", "结论", lang), _verdicts(aggregate, verdicts, lang)),
+        ("tables", text("Tables", "表格", lang), _tables(target, verdicts, lang)),
+        ("figures", text("Figures", "图表", lang), _figures(target / "figures", lang)),
+        ("details", text("Per-variant details", "各模型变体的细节", lang), _details(records, manifest, lang)),
+        ("problems", text("Failed and skipped runs", "失败与跳过的运行", lang), _problems(records, lang)),
+        ("environment", text("Environment and how to reproduce", "环境与复现方法", lang), _environment(manifest, records, lang)),
+    ]
+    other = ("zh/report.html", "中文版") if lang == "en" else ("../report.html", "English version")
+    nav = ("<nav><ul>" + "".join(f'<li><a href="#{anchor}">{heading}</a></li>' for anchor, heading, _ in sections)
+           + f'<li><a href="{other[0]}" hreflang="{"zh" if lang == "en" else "en"}">{other[1]}</a></li></ul></nav>')
+    body = (f"<header><h1>{_e(title)}</h1>{paragraph(_lede(manifest, records, lang), 'lede')}{nav}</header>\n<main>\n"
+            + "\n".join(section(anchor, heading, content) for anchor, heading, content in sections) + "\n</main>")
+    return document(title, lang, body)
+
+
+def _e(value) -> str:
+    from html import escape
+
+    return escape(str(value))
+
+
+def _read_csv(path: Path, numeric: bool = False) -> pd.DataFrame | None:
+    if not path.exists():
+        return None
+    frame = pd.read_csv(path) if numeric else pd.read_csv(path, dtype=str, keep_default_na=False)
+    return frame
+
+
+def _lede(manifest: dict, records: list[dict], lang: str) -> str:
+    sizes = manifest.get("split", {}).get("sizes", {})
+    variants = list(dict.fromkeys(r["variant"] for r in records))
+    seeds = manifest.get("seeds", [])
+    split = "/".join(f"{sizes[k]:,}" for k in ("train", "valid", "test") if k in sizes)
+    return text(f"{len(variants)} variants × {len(seeds)} seeds on one split (train/valid/test {split}), "
+                f"profile {manifest.get('profile')}, {len(records)} runs; created {manifest.get('created', '?')}.",
+                f"{len(variants)} 个模型变体 × {len(seeds)} 个种子，同一数据划分（训练/验证/测试 {split}），"
+                f"预算 {manifest.get('profile')}，共 {len(records)} 次运行；生成于 {manifest.get('created', '?')}。", lang)
+
+
+# --- verdicts ---------------------------------------------------------------------------------
+
+def _verdicts(aggregate: pd.DataFrame | None, verdicts: pd.DataFrame | None, lang: str) -> str:
+    if aggregate is None or aggregate.empty or (aggregate["seeds"] <= 0).all():
+        return paragraph(text("No finished runs yet.", "尚无完成的运行。", lang), "note")
+    done = aggregate[aggregate["seeds"] > 0]
+    if "train_size" in done.columns:  # a sweep: the digest speaks of the largest training set
+        largest = pd.to_numeric(done["train_size"], errors="coerce").max()
+        done = done[pd.to_numeric(done["train_size"], errors="coerce") == largest]
+    rows, classes = [], []
+    for measure, higher in BEST_ON:
+        column = f"{measure}_mean"
+        if column not in done.columns or done[column].isna().all():
+            continue
+        ranked = done.dropna(subset=[column]).sort_values(column, ascending=not higher)
+        best = ranked.iloc[0]
+        runner = ranked.iloc[1] if len(ranked) > 1 else None
+        verdict = _pair_verdict(verdicts, measure, best["variant"], runner["variant"]) if runner is not None else None
+        rows.append([label(measure, lang), best["variant"], _value(best, measure),
+                     "" if runner is None else runner["variant"], "" if runner is None else _value(runner, measure),
+                     verdict or ("" if measure in QUALITY else text("cost: not tested", "代价：未做检验", lang))])
+        classes.append("real" if verdict and _is_real(verdict) else "")
+    headers = [label("metric", lang), text("best", "最优", lang), text("mean ± std over seeds", "多种子均值 ± 标准差", lang),
+               text("next best", "次优", lang), text("mean ± std over seeds", "多种子均值 ± 标准差", lang),
+               text("is the lead real? (95% paired interval over test items)", "领先是否真实？（测试样本上的 95% 配对区间）", lang)]
+    parts = [table(headers, rows, row_classes=classes)]
+    if verdicts is None:
+        parts.append(paragraph(text(
+            "No verdicts computed for this run folder: the table ranks means only, and says nothing yet about "
+            "which differences are real. `python -m comparisons report --out DIR` computes them from the predictions.",
+            "此运行目录尚未计算结论：上表只按均值排序，还不能说明哪些差异是真实的。"
+            "`python -m comparisons report --out DIR` 会根据预测结果计算它们。", lang), "note"))
+    else:
+        parts.append(_real_differences(verdicts, lang))
+    return "\n".join(parts)
+
+
+def _value(row: pd.Series, measure: str) -> str:
+    mean, std = row[f"{measure}_mean"], row.get(f"{measure}_std")
+    if measure in QUALITY:
+        return f"{mean:.4f} ± {0.0 if pd.isna(std) else std:.4f}"
+    digits = 2 if measure in ("latency_ms_b1_p50", "size_mb") else (1 if measure == "train_seconds" else 0)
+    return f"{mean:,.{digits}f}"
+
+
+# verdicts.csv columns (comparisons/verdicts.py): one row per (metric, pair of variants).
+V_METRIC, V_A, V_B, V_VERDICT = "metric", "variant_a", "variant_b", "verdict"
+V_DIFF, V_LOW, V_HIGH = "difference", "ci_low", "ci_high"
+
+
+def _pair_verdict(verdicts: pd.DataFrame | None, metric: str, best: str, other: str) -> str | None:
+    if verdicts is None or not {V_METRIC, V_A, V_B, V_VERDICT} <= set(verdicts.columns):
+        return None
+    rows = verdicts[(verdicts[V_METRIC] == metric)
+                    & (((verdicts[V_A] == best) & (verdicts[V_B] == other))
+                       | ((verdicts[V_A] == other) & (verdicts[V_B] == best)))]
+    if rows.empty:
+        return None
+    row = rows.iloc[0]
+    interval = f" [{row[V_LOW]}, {row[V_HIGH]}]" if {V_LOW, V_HIGH} <= set(row.index) else ""
+    difference = f"{row[V_A]} − {row[V_B]} = {row[V_DIFF]}{interval}: " if V_DIFF in row.index else ""
+    return difference + row[V_VERDICT]
+
+
+def _is_real(verdict: str) -> bool:
+    return not any(word in verdict for word in ("no detectable", "无可检测", "没有可检测"))
+
+
+def _real_differences(verdicts: pd.DataFrame, lang: str) -> str:
+    if V_VERDICT not in verdicts.columns:
+        return ""
+    real = verdicts[[_is_real(v) for v in verdicts[V_VERDICT]]]
+    lead = text(f"{len(real)} of {len(verdicts)} pairwise differences are real (their 95% interval excludes 0, "
+                "corrected for the number of pairs); the others show no detectable difference.",
+                f"{len(verdicts)} 个两两差异中有 {len(real)} 个是真实的（95% 区间不含 0，已按比较次数校正）；"
+                "其余没有可检测的差异。", lang)
+    if real.empty:
+        return paragraph(lead)
+    return paragraph(lead) + table([label(c, lang) for c in real.columns], real.values.tolist())
+
+
+# --- tables and figures -----------------------------------------------------------------------
+
+def _tables(target: Path, verdicts: pd.DataFrame | None, lang: str) -> str:
+    parts = []
+    summary = _read_csv(target / "summary_table.csv")
+    if summary is not None:
+        parts.append(table(list(summary.columns), summary.values.tolist(), caption=text(
+            "Per variant: quality as mean ± std over seeds (training randomness), costs as means",
+            "每个模型变体：质量为多种子均值 ± 标准差（训练随机性），代价为均值", lang)))
+    for extra in sorted(target.glob("summary_table_*.csv")):  # e.g. one table per training size
+        frame = _read_csv(extra)
+        parts.append(table(list(frame.columns), frame.values.tolist(), caption=extra.stem.replace("_", " ")))
+    if verdicts is not None:
+        parts.append(table([label(c, lang) for c in verdicts.columns], verdicts.values.tolist(), caption=text(
+            "Every pair of variants on the same test items", "每对模型变体在相同测试样本上的比较", lang)))
+    return "\n".join(parts) or paragraph(text("No tables yet.", "尚无表格。", lang), "note")
+
+
+def _figures(folder: Path, lang: str) -> str:
+    found = {p.stem: p for p in sorted(folder.glob("*.png"))}
+    order = [s for key in FIGURE_ORDER for s in found if s == key or (s.startswith(key) and key in ("forest", "learning_curves"))]
+    order += [s for s in found if s not in order]
+    parts = []
+    for stem in dict.fromkeys(order):
+        key = next((k for k in FIGURE_ORDER if stem == k or stem.startswith(k)), None)
+        caption = text(*FIGURE_CAPTIONS[key], lang) if key else stem.replace("_", " ")
+        parts.append(png_figure(found[stem], caption))
+    return "\n".join(parts) or paragraph(text("No figures yet.", "尚无图表。", lang), "note")
+
+
+# --- per-variant details, problems, environment -----------------------------------------------
+
+def _details(records: list[dict], manifest: dict, lang: str) -> str:
+    parts = []
+    planned = list(manifest.get("variants", {}))
+    for variant in sorted(dict.fromkeys(r["variant"] for r in records),
+                          key=lambda v: planned.index(v) if v in planned else len(planned)):
+        runs = [r for r in records if r["variant"] == variant]
+        spec = manifest.get("variants", {}).get(variant, {})
+        ok = [r for r in runs if r.get("status") == "ok"]
+        params = dict(spec.get("params") or {})
+        if ok:
+            params = {**_flat(ok[0].get("params") or {}), **params}
+        for name in ("seed", "progress"):  # the seed is per run; progress bars are no parameter
+            params.pop(name, None)
+        parts.append(f"<h3>{_e(variant)}</h3>")
+        parts.append(facts([(text("backend", "后端", lang), spec.get("backend") or runs[0].get("backend", ""))]
+                           + [(name, _short(value)) for name, value in params.items()]))
+        parts.append(table(*_per_seed(runs, lang)))
+        history = _history(ok, lang)
+        if history:
+            parts.append(table(*history))
+    return "\n".join(parts) or paragraph(text("No runs yet.", "尚无运行。", lang), "note")
+
+
+def _flat(params: dict, prefix: str = "") -> dict:
+    flat = {}
+    for name, value in params.items():
+        if isinstance(value, dict):
+            flat.update(_flat(value, f"{prefix}{name}."))
+        else:
+            flat[f"{prefix}{name}"] = value
+    return flat
+
+
+def _short(value) -> str:
+    return "—" if value is None else (f"{value:.6g}" if isinstance(value, float) else str(value))
+
+
+def _size(record: dict) -> str:
+    size = record.get("train_size")
+    return "" if size is None else (f"{size:,}" if isinstance(size, int) else str(size))
+
+
+def _per_seed(runs: list[dict], lang: str) -> tuple[list[str], list[list]]:
+    sweep = any("train_size" in r for r in runs)
+    headers = ([label("train_size", lang)] if sweep else []) + [
+        label("seed", lang), label("status", lang), label("best_epoch", lang), label("epochs_run", lang),
+        label("threshold", lang), label("valid_average_precision", lang), label("average_precision", lang),
+        label("train_seconds", lang)]
+    rows = []
+    for r in runs:
+        info = r.get("fit_info") or {}
+        rows.append(([_size(r)] if sweep else []) + [
+            r["seed"], r.get("status", ""), _short(info.get("best_epoch")), _short(info.get("epochs_run")),
+            "—" if r.get("threshold") is None else f"{r['threshold']:.4f}",
+            "—" if r.get("valid_average_precision") is None else f"{r['valid_average_precision']:.4f}",
+            "—" if r.get("average_precision") is None else f"{r['average_precision']:.4f}",
+            "—" if r.get("train_seconds") is None else f"{r['train_seconds']:.1f}"])
+    return headers, rows
+
+
+def _history(ok: list[dict], lang: str) -> tuple[list[str], list[list], str] | None:
+    """Per-epoch validation history: one row per epoch, one column per run (valid AP / train loss)."""
+    histories = [(r, (r.get("fit_info") or {}).get("history") or []) for r in ok]
+    histories = [(r, h) for r, h in histories if h]
+    if not histories:
+        return None
+    epochs = sorted({step.get("epoch") for _, h in histories for step in h if step.get("epoch") is not None})
+    headers = [text("epoch", "轮次", lang)]
+    for r, _ in histories:
+        name = text(f"seed {r['seed']}", f"种子 {r['seed']}", lang)
+        headers.append((f"{_size(r)} · " if "train_size" in r else "") + name
+                       + text(": valid AP / train loss", "：验证 AP / 训练损失", lang))
+    rows = []
+    for epoch in epochs:
+        row = [epoch]
+        for r, h in histories:
+            step = next((s for s in h if s.get("epoch") == epoch), None)
+            best = (r.get("fit_info") or {}).get("best_epoch") == epoch
+            row.append("" if step is None else _step(step) + (" ★" if best else ""))
+        rows.append(row)
+    caption = text("Per-epoch validation history (★ = the epoch validation chose)",
+                   "逐轮验证记录（★ = 验证集选中的轮次）", lang)
+    return headers, rows, caption
+
+
+def _step(step: dict) -> str:
+    ap, loss = step.get("valid_average_precision"), step.get("train_loss")
+    return f"{'—' if ap is None else f'{ap:.4f}'} / {'—' if loss is None else f'{loss:.4f}'}"
+
+
+def _problems(records: list[dict], lang: str) -> str:
+    bad = [r for r in records if r.get("status") != "ok"]
+    if not bad:
+        return paragraph(text(f"All {len(records)} runs finished.", f"全部 {len(records)} 次运行均已完成。", lang))
+    sweep = any("train_size" in r for r in bad)
+    headers = [label("variant", lang)] + ([label("train_size", lang)] if sweep else []) + [
+        label("seed", lang), label("status", lang), label("reason", lang)]
+    rows = [[r["variant"]] + ([_size(r)] if sweep else []) + [r["seed"], r.get("status", ""), redact(str(r.get("reason") or ""))]
+            for r in bad]
+    return table(headers, rows, wrap={len(headers) - 1})
+
+
+def reproduce_command(manifest: dict) -> str:
+    """`python -m comparisons ...` from the recorded command line (which may start with a script path)."""
+    command = manifest.get("command") or ""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        words = command.split()
+    if words[:3] == ["python", "-m", "comparisons"]:
+        words = words[3:]
+    elif words and words[0] not in ("run", "report"):
+        words = words[1:]
+    return "python -m comparisons " + shlex.join(words)
+
+
+def _environment(manifest: dict, records: list[dict], lang: str) -> str:
+    machine = manifest.get("machine", {})
+    split, data = manifest.get("split", {}), manifest.get("data", {})
+    used = sorted({str(r.get("device")) for r in records if r.get("device")})
+    pairs = [
+        (text("created", "生成时间", lang), manifest.get("created", "")),
+        (text("code commit", "代码提交", lang), manifest.get("git_commit") or "—"),
+        (text("CPU", "CPU", lang), f"{machine.get('cpu', '?')} ({machine.get('cpu_count', '?')} "
+                                    + text("cores", "核", lang) + ")"),
+        (text("platform", "平台", lang), machine.get("platform", "")),
+        (text("threads", "线程数", lang), manifest.get("threads", "")),
+        (text("thread settings", "线程设置", lang), " ".join(f"{k}={v}" for k, v in (manifest.get("thread_environment") or {}).items())),
+        (text("device (asked / used)", "设备（指定 / 实际）", lang), f"{manifest.get('device', '?')} / {', '.join(used) or '—'}"),
+        (text("profile", "预算档位", lang), manifest.get("profile", "")),
+        (text("seeds", "种子", lang), ", ".join(str(s) for s in manifest.get("seeds", []))),
+        (text("data", "数据", lang), f"{(data.get('spec') or {}).get('source', '?')}, {data.get('rows', '?'):,} "
+                                      + text("rows", "行", lang) + f", sha256 {str(data.get('sha256', ''))[:12]}…"),
+        (text("split", "数据划分", lang), f"seed {split.get('seed')}, " + "/".join(
+            f"{v:,}" for v in (split.get("sizes") or {}).values()) + f", sha256 {str(split.get('sha256', ''))[:12]}…"),
+    ]
+    versions = [[name, version or "—"] for name, version in (manifest.get("versions") or {}).items()]
+    return (facts(pairs) + table([text("package", "软件包", lang), text("version", "版本", lang)], versions)
+            + f"<h3>{_e(text('The command that reproduces this run', '复现本次运行的命令', lang))}</h3>"
+            + f"<pre><code>{_e(reproduce_command(manifest))}</code></pre>")
+
+
+# --- command line: rewrite the pages, take screenshots ----------------------------------------
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--no-first-run", "--disable-sync"]
+
+
+def launch_chromium(playwright, executable: str = CHROMIUM):
+    """The system's Chromium (never a downloaded build), headless, no background traffic."""
+    return playwright.chromium.launch(executable_path=executable, headless=True, args=CHROMIUM_ARGS)
+
+
+def screenshot(page: Path, picture: Path, width: int = 1280, height: int = 1600) -> Path:
+    """A PNG of the top of the page at a laptop's width (what a reader sees first)."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = launch_chromium(playwright)
+        try:
+            tab = browser.new_page(viewport={"width": width, "height": height})
+            tab.goto(Path(page).resolve().as_uri())
+            png = tab.screenshot(type="png")
+        finally:
+            browser.close()
+    from comparisons.outputs import atomic_write_bytes
+
+    return atomic_write_bytes(picture, png)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m comparisons.report_page", description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, required=True, help="a run folder written by `comparisons run`")
+    parser.add_argument("--lang", default=None, help="en or zh (default: en, and zh when DIR/zh exists)")
+    parser.add_argument("--screenshot", action="store_true", help="also write report.png beside each page")
+    args = parser.parse_args(argv)
+    try:
+        languages = [check_language(args.lang)] if args.lang else ["en"] + (["zh"] if (args.out / "zh").is_dir() else [])
+        if not (args.out / "manifest.json").exists() or not read_runs(args.out):
+            raise ValueError(f"{args.out} holds no finished runs; run `python -m comparisons run --out {args.out}` first")
+    except Exception as exc:  # UserInputError or ValueError: one line, exit 2
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    for lang in languages:
+        path = write_report_page(args.out, lang)
+        print(f"{path} ({path.stat().st_size / 1e6:.2f} MB)", file=sys.stderr)
+        if args.screenshot:
+            print(screenshot(path, path.with_name("report.png")), file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
