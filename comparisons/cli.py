@@ -20,7 +20,8 @@ from comparisons.i18n import LANGUAGES, check_language
 from comparisons.measure import machine_description, thread_environment
 from comparisons.outputs import atomic_write_json
 from comparisons.profiles import PROFILES, profile, variant_overrides
-from comparisons.runner import RunRequest, describe, execute, finished
+from comparisons.run_spec import RunInputs, RunSpec
+from comparisons.runner import describe, execute, finished
 from comparisons.runs import read_runs, run_name
 
 PACKAGES = ("numpy", "scikit-learn", "pandas", "matplotlib", "torch", "tensorflow", "keras", "transformers",
@@ -173,8 +174,11 @@ def command_run(args) -> int:
     print(f"data: {len(data)} rows, split train/valid/test = {sizes['train']}/{sizes['valid']}/{sizes['test']} "
           f"(sha256 {split.sha256[:12]}), {duplicates['test_rows_whose_text_is_in_train']} test texts also in train"
           f"{'' if spec.dedup else ' (--dedup drops duplicates)'}", file=sys.stderr)
-    plan = [RunRequest(v, s, args.profile, args.threads, args.timeout, args.device, args.hf_model)
+    plan = [RunSpec(variant=v, seed=s, profile=args.profile, threads=args.threads, device=args.device,
+                    timeout_s=args.timeout, data=spec, data_sha256=manifest["data"]["sha256"],
+                    split_seed=split.seed, split_sha256=split.sha256, hf_model=args.hf_model)
             for v in variants for s in range(args.seeds)]
+    inputs = RunInputs(data, split.to_dict()).to_json_bytes()  # the data by value, for every worker
     failed = 0
     try:
         for number, request in enumerate(plan, start=1):
@@ -183,7 +187,7 @@ def command_run(args) -> int:
                 print(f"[{number}/{len(plan)}] {name}: finished earlier, kept (--force reruns it)", file=sys.stderr)
                 continue
             print(f"[{number}/{len(plan)}] {name}: started", file=sys.stderr)
-            record = execute(out, request, split.sha256)
+            record = execute(out, request, inputs)
             failed += record["status"] == "failed"
             print(f"[{number}/{len(plan)}] {describe(record)}", file=sys.stderr)
     except KeyboardInterrupt:

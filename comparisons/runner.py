@@ -14,29 +14,21 @@ import subprocess
 import sys
 import threading
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 from backends.base import missing_modules, resolve_variant
 from common.redaction import redact
 from comparisons.measure import thread_environment
 from comparisons.outputs import atomic_write_json
+from comparisons.run_spec import RunSpec
 from comparisons.runs import log_path, run_name, run_path
 from comparisons.worker import EXIT_MISSING_DEPENDENCY
 
 
-@dataclass(frozen=True)
-class RunRequest:
-    variant: str
-    seed: int
-    profile: str
-    threads: int
-    timeout_s: float
-    device: str = "auto"
-    hf_model: str | None = None
+ROOT = Path(__file__).resolve().parent.parent  # the project, put on the worker's PYTHONPATH
 
 
-def finished(out: Path, request: RunRequest, split_sha256: str, data_sha256: str) -> bool:
+def finished(out: Path, request: RunSpec, split_sha256: str, data_sha256: str) -> bool:
     """A run is finished when its JSON says ok for this split, data, budget and model choice."""
     path = run_path(out, request.variant, request.seed)
     if not path.exists():
@@ -47,26 +39,29 @@ def finished(out: Path, request: RunRequest, split_sha256: str, data_sha256: str
             and record.get("hf_model") == request.hf_model)
 
 
-def execute(out: Path, request: RunRequest, split_sha256: str) -> dict:
-    """Run one worker; return its record (written by the worker, or a failed/skipped row written here)."""
+def execute(out: Path, request: RunSpec, inputs: bytes) -> dict:
+    """Run one worker; return its record (written by the worker, or a failed/skipped row written here).
+
+    The worker gets the spec on its command line and `inputs` (RunInputs JSON: the data and split
+    by value) on stdin, so it reads no file of the driver's; it writes under `out` only.
+    """
+    split_sha256 = request.split_sha256
     backend, _ = resolve_variant(request.variant)
     missing = missing_modules(backend)
     if missing:
         return _write_row(out, request, split_sha256, "skipped", f"missing dependency: {', '.join(missing)}")
-    command = [sys.executable, "-m", "comparisons.worker", "--out", str(out), "--variant", request.variant,
-               "--seed", str(request.seed), "--profile", request.profile, "--threads", str(request.threads),
-               "--device", request.device]
-    if request.hf_model:
-        command += ["--hf-model", request.hf_model]
-    env = {**os.environ, **thread_environment(request.threads), "PYTHONUNBUFFERED": "1"}
+    command = [sys.executable, "-m", "comparisons.worker", "--out", str(out), "--spec", request.to_json()]
+    python_path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
+    env = {**os.environ, **thread_environment(request.threads), "PYTHONUNBUFFERED": "1", "PYTHONPATH": python_path}
     log = log_path(out, request.variant, request.seed)
     log.parent.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
     with open(log, "wb") as log_file:
-        process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                    env=env, start_new_session=True)
         tee = threading.Thread(target=_tee, args=(process.stdout, log_file), daemon=True)
         tee.start()
+        threading.Thread(target=_feed, args=(process.stdin, inputs), daemon=True).start()
         try:
             code = process.wait(timeout=request.timeout_s)
         except subprocess.TimeoutExpired:
@@ -89,6 +84,15 @@ def execute(out: Path, request: RunRequest, split_sha256: str) -> dict:
         reason = f"worker died with {name}{hint}"
     return _write_row(out, request, split_sha256, "failed", reason.removeprefix("failed: "),
                       time.perf_counter() - started)
+
+
+def _feed(stream, data: bytes) -> None:
+    """Write the run's inputs to the worker's stdin (a worker that died early just stops reading)."""
+    try:
+        stream.write(data)
+        stream.close()
+    except (BrokenPipeError, OSError):
+        pass
 
 
 def _tee(stream, log_file) -> None:
@@ -129,13 +133,13 @@ def _last_line(log: Path) -> str:
     return lines[-1][:300] if lines else "worker exited without a message"
 
 
-def _write_row(out: Path, request: RunRequest, split_sha256: str, status: str, reason: str,
+def _write_row(out: Path, request: RunSpec, split_sha256: str, status: str, reason: str,
                seconds: float | None = None) -> dict:
     backend, _ = resolve_variant(request.variant)
     record = {"variant": request.variant, "backend": backend, "seed": request.seed, "status": status,
               "reason": reason, "split_sha256": split_sha256, "profile": request.profile,
-              "hf_model": request.hf_model,
-              "wall_seconds": seconds}
+              "hf_model": request.hf_model, "data_sha256": request.data_sha256, "train_size": request.train_size,
+              "threads": request.threads, "executor": request.executor, "wall_seconds": seconds}
     atomic_write_json(run_path(out, request.variant, request.seed), record)
     return record
 

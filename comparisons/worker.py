@@ -1,6 +1,7 @@
 """One worker process = one (variant, seed) run: fit, measure, write one JSON and predictions.
 
-Run by the orchestrator as `python -m comparisons.worker ...`; it imports the one backend it
+Run by an executor as `python -m comparisons.worker --out DIR --spec JSON` with the run's data
+(RunInputs JSON) on stdin, so it reads no file of the driver's; it imports the one backend it
 runs. Exit codes: 0 done (its JSON is written), 3 a dependency is missing (skipped), other
 non-zero = failed (the orchestrator writes the failed row from the last stderr line).
 """
@@ -8,8 +9,8 @@ from __future__ import annotations
 
 import argparse
 import inspect
-import json
 import os
+import platform
 import shutil
 import sys
 import tempfile
@@ -19,10 +20,11 @@ from pathlib import Path
 
 import numpy as np
 
-from comparisons.measure import (measure_latency, peak_rss_mb, reset_peak_rss, rss_mb,
+from comparisons.measure import (machine_description, measure_latency, peak_rss_mb, reset_peak_rss, rss_mb,
                                  set_framework_threads)
 from comparisons.outputs import atomic_write_bytes, atomic_write_json
 from comparisons.profiles import profile, variant_overrides
+from comparisons.run_spec import RunInputs, RunSpec
 from comparisons.runs import prediction_path, run_name, run_path
 
 EXIT_MISSING_DEPENDENCY = 3
@@ -30,15 +32,29 @@ FAULT_VARIABLE = "COMPARISONS_FAULT"  # testing hook: "<variant>[@seed]:crash|ha
 
 
 def parse_args(argv=None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="python -m comparisons.worker")
-    parser.add_argument("--out", type=Path, required=True)
-    parser.add_argument("--variant", required=True)
-    parser.add_argument("--seed", type=int, required=True)
-    parser.add_argument("--profile", default="fast")
-    parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--device", default="auto")
-    parser.add_argument("--hf-model", default=None)
+    parser = argparse.ArgumentParser(prog="python -m comparisons.worker",
+                                     description="One run; its data (RunInputs JSON) is read from stdin.")
+    parser.add_argument("--out", type=Path, required=True, help="folder for this run's record and predictions")
+    parser.add_argument("--spec", required=True, help="the RunSpec as JSON")
     return parser.parse_args(argv)
+
+
+def die_with_parent() -> None:
+    """Ask Linux to kill this process when the process that started it dies.
+
+    A Ray worker killed by a cancel or by Ray's memory monitor does not end its children; this
+    does. Elsewhere (not Linux) the executor's process-group kill is the only guard.
+    """
+    if not sys.platform.startswith("linux"):
+        return
+    import ctypes
+    import signal
+
+    PR_SET_PDEATHSIG = 1
+    parent = os.getppid()
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if os.getppid() != parent:  # the parent died before the request took effect
+        os._exit(1)
 
 
 def inject_fault(variant: str, seed: int) -> None:
@@ -52,7 +68,7 @@ def inject_fault(variant: str, seed: int) -> None:
                 time.sleep(10**6)
 
 
-def backend_kwargs(cls, args) -> dict:
+def backend_kwargs(cls, args) -> dict:  # args: a RunSpec
     """Profile budget + seed + device/model options that this backend accepts."""
     accepted = inspect.signature(cls.__init__).parameters
     kwargs = variant_overrides(args.profile, args.variant)
@@ -64,6 +80,12 @@ def backend_kwargs(cls, args) -> dict:
     return kwargs
 
 
+def node_description() -> dict:
+    """The machine this run ran on (it differs from the driver's under Ray)."""
+    machine = machine_description()
+    return {"node": platform.node(), "node_cpu": machine["cpu"], "node_cpu_count": machine["cpu_count"]}
+
+
 def gpu_peak_mb() -> float | None:
     if "torch" in sys.modules:
         import torch
@@ -73,15 +95,12 @@ def gpu_peak_mb() -> float | None:
     return None
 
 
-def run(args) -> dict:
+def run(args: RunSpec, out: Path, inputs: RunInputs) -> dict:
     from backends.base import backend_class, resolve_variant  # light: no framework yet
-    from common.datasets import DataSpec, fingerprint, load
-    from common.errors import UserInputError
     from common.metrics import choose_threshold, classification_metrics
-    from common.splits import Split
+    from common.splits import train_subset
 
-    manifest = json.loads((args.out / "manifest.json").read_text())
-    split = Split.from_dict(json.loads((args.out / "splits.json").read_text()))
+    data, split = inputs.checked_for(args)
     backend_name, _ = resolve_variant(args.variant)
     process_start_rss = rss_mb()
     t_import = time.perf_counter()
@@ -90,10 +109,9 @@ def run(args) -> dict:
     threads = set_framework_threads(args.threads)
     inject_fault(args.variant, args.seed)
 
-    data = load(DataSpec(**manifest["data"]["spec"]))
-    if fingerprint(data) != manifest["data"]["sha256"]:
-        raise UserInputError("the data changed since this run folder was made; use a new --out or --force")
     train, valid, test = (data.subset(getattr(split, name)) for name in ("train", "valid", "test"))
+    if args.train_size is not None:  # a nested stratified subset of the training split
+        train = data.subset(train_subset(split, data.labels, args.train_size))
     kwargs = backend_kwargs(cls, args)
     from backends.base import build
 
@@ -133,7 +151,7 @@ def run(args) -> dict:
         model.save(Path(saved))
         size_mb = sum(p.stat().st_size for p in Path(saved).rglob("*") if p.is_file()) / 2**20
 
-    atomic_write_bytes(prediction_path(args.out, args.variant, args.seed), _npz(test=split.test, proba=test_proba))
+    atomic_write_bytes(prediction_path(out, args.variant, args.seed), _npz(test=split.test, proba=test_proba))
     count = model.param_count()
     return {
         "variant": args.variant, "backend": backend_name, "seed": args.seed, "status": "ok", "reason": "",
@@ -147,8 +165,9 @@ def run(args) -> dict:
         "rss_process_start_mb": process_start_rss, "rss_after_import_mb": baseline_rss,
         "peak_rss_train_mb": peak_train, "peak_rss_infer_mb": peak_infer,
         "peak_rss_mb": max(peak_train, peak_infer), "gpu_peak_mb": gpu_peak_mb(), "size_mb": size_mb,
-        "split_sha256": split.sha256, "data_sha256": manifest["data"]["sha256"],
-        "profile": args.profile, "hf_model": args.hf_model, "threads": threads, "device": getattr(model, "fit_info_", {}).get("device", "cpu"),
+        "split_sha256": split.sha256, "data_sha256": args.data_sha256,
+        "profile": args.profile, "hf_model": args.hf_model, "train_size": args.train_size,
+        "executor": args.executor, **node_description(), "threads": threads, "device": getattr(model, "fit_info_", {}).get("device", "cpu"),
         "params": _jsonable_params(model.get_params()), "fit_info": getattr(model, "fit_info_", {}),
     }
 
@@ -167,9 +186,11 @@ def _jsonable_params(params: dict) -> dict:
 
 
 def main(argv=None) -> int:
-    args = parse_args(argv)
+    die_with_parent()
+    options = parse_args(argv)
+    args = RunSpec.from_json(options.spec)
     try:
-        record = run(args)
+        record = run(args, options.out, RunInputs.from_json_bytes(sys.stdin.buffer.read()))
     except ModuleNotFoundError as exc:  # a framework or one of its dependencies is not installed
         print(f"skipped: missing dependency ({exc})", file=sys.stderr)
         return EXIT_MISSING_DEPENDENCY
@@ -180,7 +201,7 @@ def main(argv=None) -> int:
         traceback.print_exc()
         print(f"failed: {exc.__class__.__name__}: {exc}", file=sys.stderr)
         return 1
-    atomic_write_json(run_path(args.out, args.variant, args.seed), record)
+    atomic_write_json(run_path(options.out, args.variant, args.seed), record)
     print(f"{run_name(args.variant, args.seed)}: done", file=sys.stderr)
     return 0
 

@@ -1,0 +1,94 @@
+"""One run, described completely: the only thing that crosses a process or node boundary.
+
+A `RunSpec` says which run (variant, seed, training size), under which budget (profile,
+threads, device, model, time limit) and on which data and split (their spec and sha256).
+`RunInputs` is the data itself, sent by value: the texts and labels and the split's indices,
+so a worker on another node needs no path of the driver's. Both are plain JSON.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, fields
+
+import numpy as np
+
+from common.datasets import DataSpec, LabelledTexts, fingerprint
+from common.errors import UserInputError
+from common.splits import Split
+from comparisons.runs import run_name
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """Everything a worker needs to run one (variant, seed[, training size]) and label its record."""
+
+    variant: str
+    seed: int
+    profile: str
+    threads: int
+    device: str  # auto | cpu | cuda
+    timeout_s: float
+    data: DataSpec  # how the data was loaded (recorded; the data itself comes as RunInputs)
+    data_sha256: str
+    split_seed: int
+    split_sha256: str
+    hf_model: str | None = None
+    train_size: int | None = None  # training messages used; None = the whole training split
+    executor: str = "local"  # where it runs: local | ray (recorded in the run's row)
+
+    @property
+    def name(self) -> str:
+        return run_name(self.variant, self.seed)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), sort_keys=True)
+
+    @classmethod
+    def from_dict(cls, values: dict) -> "RunSpec":
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(values) - known)
+        if unknown:
+            raise UserInputError(f"run spec has unknown fields {unknown}; driver and worker come from different code")
+        values = dict(values)
+        values["data"] = DataSpec(**values["data"]) if isinstance(values.get("data"), dict) else values.get("data")
+        try:
+            return cls(**values)
+        except TypeError as exc:
+            raise UserInputError(f"run spec is incomplete ({exc})") from None
+
+    @classmethod
+    def from_json(cls, text: str) -> "RunSpec":
+        return cls.from_dict(json.loads(text))
+
+
+@dataclass(frozen=True)
+class RunInputs:
+    """The data and split of a run folder, by value (the split as splits.json holds it)."""
+
+    data: LabelledTexts
+    split: dict
+
+    def to_json_bytes(self) -> bytes:
+        payload = {"texts": list(self.data.texts), "labels": self.data.labels.tolist(),
+                   "class_names": list(self.data.class_names), "positive_index": self.data.positive_index,
+                   "split": self.split}
+        return json.dumps(payload, ensure_ascii=False).encode("utf-8")
+
+    @classmethod
+    def from_json_bytes(cls, raw: bytes) -> "RunInputs":
+        payload = json.loads(raw.decode("utf-8"))
+        data = LabelledTexts(payload["texts"], np.asarray(payload["labels"], dtype=np.int64),
+                             tuple(payload["class_names"]), payload["positive_index"])
+        return cls(data, payload["split"])
+
+    def checked_for(self, spec: RunSpec) -> tuple[LabelledTexts, Split]:
+        """The data and split, after checking they are the ones the spec names."""
+        if fingerprint(self.data) != spec.data_sha256:
+            raise UserInputError("the data sent to the worker is not the data of its run spec; rerun with --force")
+        split = Split.from_dict(self.split)
+        if split.sha256 != spec.split_sha256:
+            raise UserInputError("the split sent to the worker is not the split of its run spec; rerun with --force")
+        return self.data, split
