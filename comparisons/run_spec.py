@@ -38,7 +38,7 @@ class RunSpec:
 
     @property
     def name(self) -> str:
-        return run_name(self.variant, self.seed)
+        return run_name(self.variant, self.seed, self.train_size)
 
     def to_dict(self) -> dict:
         return asdict(self)

@@ -30,7 +30,7 @@ ROOT = Path(__file__).resolve().parent.parent  # the project, put on the worker'
 
 def finished(out: Path, request: RunSpec, split_sha256: str, data_sha256: str) -> bool:
     """A run is finished when its JSON says ok for this split, data, budget and model choice."""
-    path = run_path(out, request.variant, request.seed)
+    path = run_path(out, request.variant, request.seed, request.train_size)
     if not path.exists():
         return False
     record = json.loads(path.read_text())
@@ -53,7 +53,7 @@ def execute(out: Path, request: RunSpec, inputs: bytes) -> dict:
     command = [sys.executable, "-m", "comparisons.worker", "--out", str(out), "--spec", request.to_json()]
     python_path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
     env = {**os.environ, **thread_environment(request.threads), "PYTHONUNBUFFERED": "1", "PYTHONPATH": python_path}
-    log = log_path(out, request.variant, request.seed)
+    log = log_path(out, request.variant, request.seed, request.train_size)
     log.parent.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
     with open(log, "wb") as log_file:
@@ -73,8 +73,8 @@ def execute(out: Path, request: RunSpec, inputs: bytes) -> dict:
             _kill(process)
             raise
         tee.join(timeout=5)
-    if code == 0 and run_path(out, request.variant, request.seed).exists():
-        return json.loads(run_path(out, request.variant, request.seed).read_text())
+    if code == 0 and run_path(out, request.variant, request.seed, request.train_size).exists():
+        return json.loads(run_path(out, request.variant, request.seed, request.train_size).read_text())
     reason = _last_line(log)
     if code == EXIT_MISSING_DEPENDENCY:
         return _write_row(out, request, split_sha256, "skipped", reason.removeprefix("skipped: "))
@@ -140,13 +140,13 @@ def _write_row(out: Path, request: RunSpec, split_sha256: str, status: str, reas
               "reason": reason, "split_sha256": split_sha256, "profile": request.profile,
               "hf_model": request.hf_model, "data_sha256": request.data_sha256, "train_size": request.train_size,
               "threads": request.threads, "executor": request.executor, "wall_seconds": seconds}
-    atomic_write_json(run_path(out, request.variant, request.seed), record)
+    atomic_write_json(run_path(out, request.variant, request.seed, request.train_size), record)
     return record
 
 
 def describe(record: dict) -> str:
     """One line for a finished run."""
-    name = run_name(record["variant"], record["seed"])
+    name = run_name(record["variant"], record["seed"], record.get("train_size"))
     if record["status"] != "ok":
         return f"{name}: {record['status']} ({record['reason']})"
     return (f"{name}: ok  AP {record['average_precision']:.4f}  macro-F1 {record['macro_f1']:.4f}  "

@@ -151,7 +151,7 @@ def run(args: RunSpec, out: Path, inputs: RunInputs) -> dict:
         model.save(Path(saved))
         size_mb = sum(p.stat().st_size for p in Path(saved).rglob("*") if p.is_file()) / 2**20
 
-    atomic_write_bytes(prediction_path(out, args.variant, args.seed), _npz(test=split.test, proba=test_proba))
+    atomic_write_bytes(prediction_path(out, args.variant, args.seed, args.train_size), _npz(test=split.test, proba=test_proba))
     count = model.param_count()
     return {
         "variant": args.variant, "backend": backend_name, "seed": args.seed, "status": "ok", "reason": "",
@@ -201,8 +201,8 @@ def main(argv=None) -> int:
         traceback.print_exc()
         print(f"failed: {exc.__class__.__name__}: {exc}", file=sys.stderr)
         return 1
-    atomic_write_json(run_path(options.out, args.variant, args.seed), record)
-    print(f"{run_name(args.variant, args.seed)}: done", file=sys.stderr)
+    atomic_write_json(run_path(options.out, args.variant, args.seed, args.train_size), record)
+    print(f"{run_name(args.variant, args.seed, args.train_size)}: done", file=sys.stderr)
     return 0
 
 
