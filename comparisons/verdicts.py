@@ -1,0 +1,293 @@
+"""Verdicts: which differences between variants the test set can carry (paired, framework-free).
+
+Two spreads, never confused:
+- "over seeds" (training randomness): mean ± std of a metric over the model seeds (report.py);
+- "over test items" (test-set sampling): a 95% bootstrap interval over the test messages for the
+  seed-averaged variant: each resample scores every seed's predictions on the same resampled
+  items and averages them (`variant_intervals`).
+
+Pairs are compared on the identical test items (`pairwise_verdicts`): resampling item indices
+jointly for both variants is the paired bootstrap (scipy.stats.bootstrap, percentile interval,
+the same resamples for every variant and pair); McNemar's exact test (scipy.stats.binomtest on
+the discordant items) compares the decisions at each seed's validation-chosen threshold, seed i
+of A against seed i of B; p-values are Holm-corrected over the pairs of one group.
+
+verdicts.csv, one row per pair (columns stable; report.html reads them):
+  variant_a, variant_b     A is the later variant in plan order, B the earlier; every Δ is A − B
+  seeds, n_items           seeds both variants finished (paired by seed), test items
+  delta_ap, delta_ap_low, delta_ap_high                        ΔAP and its 95% paired interval
+  p_ap, p_ap_holm          two-sided bootstrap p of ΔAP = 0, raw and Holm-corrected over pairs
+  smallest_detectable_delta_ap   (z_0.975 + z_0.80) × bootstrap standard error of ΔAP: the true
+                           ΔAP this test set detects 80% of the time at the 5% level (uncorrected)
+  delta_macro_f1_at_threshold(_low/_high), delta_accuracy_at_threshold(_low/_high)
+                           the same at each seed's validation-chosen threshold (arg-max when the
+                           task has no threshold, i.e. more than two classes)
+  a_right_b_wrong, a_wrong_b_right   discordant test items, mean over seeds
+  mcnemar_p_per_seed       exact McNemar p of each seed pair, ";"-separated, in seed order
+  mcnemar_p_max, mcnemar_p_holm   the largest per-seed p (a valid p for "the decisions differ
+                           in every seed"), raw and Holm-corrected over pairs
+  verdict                  from ΔAP: "A better" / "B better" when p_ap_holm < 0.05, else
+                           "no detectable difference"
+  verdict_decisions        the same from McNemar (sign: fewer errors at the threshold)
+Callers may prepend group columns (for example train_size): call `compare` once per group.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from scipy.stats import binomtest, bootstrap, norm
+
+ALPHA = 0.05
+POWER = 0.80
+N_RESAMPLES = 2000
+RESAMPLE_SEED = 0  # the same resamples for every variant and pair: a rerun gives the same table
+# metric key -> (uses the validation threshold, is a decision metric)
+METRICS = {
+    "average_precision": False,
+    "accuracy": False, "accuracy_at_threshold": True,
+    "macro_f1": False, "macro_f1_at_threshold": True,
+}
+PAIR_METRICS = ("average_precision", "macro_f1_at_threshold", "accuracy_at_threshold")
+PAIR_PREFIX = {"average_precision": "delta_ap", "macro_f1_at_threshold": "delta_macro_f1_at_threshold",
+               "accuracy_at_threshold": "delta_accuracy_at_threshold"}
+VERDICTS = ("A better", "B better", "no detectable difference")
+
+
+@dataclass(frozen=True)
+class Verdicts:
+    variants: pd.DataFrame  # one row per variant: seeds, metric means, 95% intervals over test items
+    pairs: pd.DataFrame     # one row per pair: the columns documented above
+
+
+# -- metrics from resample counts ---------------------------------------------------------
+def _counts(indices: np.ndarray, n: int) -> np.ndarray:
+    """Resampled item indices (B, m) -> how often each item was drawn (B, n)."""
+    indices = np.atleast_2d(indices).astype(np.int64)
+    offsets = (np.arange(len(indices)) * n)[:, None]
+    return np.bincount((indices + offsets).ravel(), minlength=len(indices) * n).reshape(len(indices), n).astype(float)
+
+
+def weighted_average_precision(score: np.ndarray, positive: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """Average precision (scikit-learn's step definition, ties as one threshold) per row of counts.
+
+    score, positive: (n,); counts: (B, n) item weights -> (B,).
+    """
+    order = np.argsort(score, kind="mergesort")[::-1]
+    sorted_score, is_positive = score[order], positive[order].astype(bool)
+    weights = counts[:, order]                                                  # (B, n)
+    ends = np.flatnonzero(np.r_[sorted_score[1:] != sorted_score[:-1], True])   # last item of each tie group
+    at = ends[np.searchsorted(ends, np.flatnonzero(is_positive))]               # (P,) group end of each positive
+    positive_weights = weights[:, is_positive]                                  # (B, P)
+    true_positives = np.cumsum(positive_weights, axis=1)                        # (B, P) before each positive's group ends...
+    true_positives = true_positives[:, np.searchsorted(np.flatnonzero(is_positive), at, side="right") - 1]
+    predicted = np.cumsum(weights, axis=1)[:, at]                               # (B, P)
+    precision = np.divide(true_positives, predicted, out=np.zeros_like(predicted), where=predicted > 0)
+    total = positive_weights.sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(total > 0, (positive_weights * precision).sum(axis=1) / total, np.nan)
+
+
+def decisions(proba: np.ndarray, positive_index: int | None, threshold: float | None) -> np.ndarray:
+    """Predicted classes: the threshold on the positive probability when given, else the arg-max."""
+    if threshold is None or positive_index is None or proba.shape[1] != 2 or pd.isna(threshold):
+        return proba.argmax(axis=1)
+    return np.where(proba[:, positive_index] >= threshold, positive_index, 1 - positive_index)
+
+
+def weighted_metric(metric: str, proba: np.ndarray, labels: np.ndarray, positive_index: int | None,
+                    threshold: float | None, counts: np.ndarray) -> np.ndarray:
+    """One metric of one seed's predictions under each row of item weights: (B,)."""
+    n_classes = proba.shape[1]
+    if metric == "average_precision":
+        if n_classes == 2 and positive_index is not None:
+            return weighted_average_precision(proba[:, positive_index], labels == positive_index, counts)
+        present = [c for c in range(n_classes) if (labels == c).any()]  # macro one-vs-rest, as common.metrics
+        return np.mean([weighted_average_precision(proba[:, c], labels == c, counts) for c in present], axis=0)
+    predicted = decisions(proba, positive_index, threshold if METRICS[metric] else None)
+    if metric.startswith("accuracy"):
+        return counts @ (predicted == labels) / counts.sum(axis=1)
+    scores = []
+    for c in range(n_classes):  # macro-F1 over every class, zero where a class is neither true nor predicted
+        both = counts @ ((labels == c) & (predicted == c))
+        either = counts @ (labels == c) + counts @ (predicted == c)
+        scores.append(np.divide(2 * both, either, out=np.zeros_like(both), where=either > 0))
+    return np.mean(scores, axis=0)
+
+
+def seed_averaged(runs: pd.DataFrame, labels: np.ndarray, positive_index: int | None,
+                  counts: np.ndarray) -> np.ndarray:
+    """Every metric of METRICS, averaged over the seeds (rows of `runs`), per row of counts: (k, B)."""
+    return np.mean([[weighted_metric(metric, row.proba, labels, positive_index, row.threshold, counts)
+                     for metric in METRICS] for row in runs.itertuples()], axis=0)
+
+
+def _bootstrap(runs: pd.DataFrame, labels: np.ndarray, positive_index: int | None) -> tuple[np.ndarray, np.ndarray]:
+    """(point estimates (k,), bootstrap distribution (k, B)) of the seed-averaged metrics over test items.
+
+    scipy.stats.bootstrap resamples the item indices with the same generator seed for every
+    variant, so every variant sees the same resamples and the difference of two distributions
+    is the paired bootstrap distribution of the difference.
+    """
+    n = len(labels)
+    result = bootstrap((np.arange(n),), lambda idx, axis=-1: seed_averaged(runs, labels, positive_index, _counts(idx, n)),
+                       vectorized=True, n_resamples=N_RESAMPLES, method="percentile", confidence_level=1 - ALPHA,
+                       rng=np.random.default_rng(RESAMPLE_SEED))
+    point = seed_averaged(runs, labels, positive_index, np.ones((1, n)))[:, 0]
+    return point, result.bootstrap_distribution
+
+
+def _cached_bootstrap(cache: dict, variant: str, runs: pd.DataFrame, labels: np.ndarray,
+                      positive_index: int | None) -> tuple[np.ndarray, np.ndarray]:
+    key = (variant, tuple(runs["seed"]))
+    if key not in cache:
+        cache[key] = _bootstrap(runs, labels, positive_index)
+    return cache[key]
+
+
+def interval(distribution: np.ndarray) -> tuple[float, float]:
+    """The 95% percentile interval of a bootstrap distribution (scipy's 'percentile' method)."""
+    low, high = np.nanpercentile(distribution, [100 * ALPHA / 2, 100 * (1 - ALPHA / 2)])
+    return float(low), float(high)
+
+
+# -- tests ----------------------------------------------------------------------------------
+def bootstrap_p(distribution: np.ndarray) -> float:
+    """Two-sided p of 'no difference' from a bootstrap distribution of the difference."""
+    distribution = distribution[np.isfinite(distribution)]
+    tail = min(np.sum(distribution <= 0), np.sum(distribution >= 0))
+    return float(min(1.0, 2 * (tail + 1) / (len(distribution) + 1)))  # never 0 from a finite number of resamples
+
+
+def mcnemar_exact(a_correct: np.ndarray, b_correct: np.ndarray) -> tuple[float, int, int]:
+    """Exact McNemar: (p, items only A got right, items only B got right), a binomial test on the discordant items."""
+    a_only, b_only = int(np.sum(a_correct & ~b_correct)), int(np.sum(~a_correct & b_correct))
+    if a_only + b_only == 0:
+        return 1.0, 0, 0
+    return float(binomtest(a_only, a_only + b_only, 0.5).pvalue), a_only, b_only
+
+
+def holm(p_values) -> np.ndarray:
+    """Holm's step-down correction (controls the chance of any false verdict among the pairs)."""
+    p = np.asarray(p_values, dtype=float)
+    order = np.argsort(p)
+    adjusted = np.minimum(1.0, np.maximum.accumulate((len(p) - np.arange(len(p))) * p[order]))
+    out = np.empty_like(p)
+    out[order] = adjusted
+    return out
+
+
+def verdict(delta: float, p_corrected: float) -> str:
+    if not p_corrected < ALPHA or delta == 0:
+        return "no detectable difference"
+    return "A better" if delta > 0 else "B better"
+
+
+# -- the two tables -------------------------------------------------------------------------
+def variant_intervals(bootstrapped: dict) -> pd.DataFrame:
+    """Per variant: seeds, each metric's seed mean and its 95% interval over test items."""
+    rows = []
+    for variant, (seeds, point, distribution) in bootstrapped.items():
+        row: dict = {"variant": variant, "seeds": seeds}
+        for k, metric in enumerate(METRICS):
+            row[f"{metric}_mean"] = float(point[k])
+            row[f"{metric}_ci_low"], row[f"{metric}_ci_high"] = interval(distribution[k])
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def pairwise_verdicts(predictions: pd.DataFrame, labels: np.ndarray, positive_index: int | None,
+                      cache: dict | None = None) -> pd.DataFrame:
+    """Every pair of variants on the identical test items (see the module docstring for the columns)."""
+    cache = {} if cache is None else cache
+    variants = list(dict.fromkeys(predictions["variant"]))
+    rows = []
+    for i, variant_b in enumerate(variants):
+        for variant_a in variants[i + 1:]:
+            a = predictions[predictions["variant"] == variant_a].set_index("seed")
+            b = predictions[predictions["variant"] == variant_b].set_index("seed")
+            seeds = sorted(set(a.index) & set(b.index))  # paired by seed as well as by item
+            if seeds:
+                rows.append(_pair_row(variant_a, variant_b, a.loc[seeds].reset_index(), b.loc[seeds].reset_index(),
+                                      labels, positive_index, cache))
+    pairs = pd.DataFrame(rows)
+    if pairs.empty:
+        return pd.DataFrame(columns=_PAIR_COLUMNS)
+    pairs["p_ap_holm"] = holm(pairs["p_ap"])
+    pairs["mcnemar_p_holm"] = holm(pairs["mcnemar_p_max"])
+    pairs["verdict"] = [verdict(d, p) for d, p in zip(pairs["delta_ap"], pairs["p_ap_holm"])]
+    fewer_errors = pairs["a_right_b_wrong"] - pairs["a_wrong_b_right"]
+    pairs["verdict_decisions"] = [verdict(d, p) for d, p in zip(fewer_errors, pairs["mcnemar_p_holm"])]
+    return pairs[_PAIR_COLUMNS]
+
+
+def _pair_row(variant_a: str, variant_b: str, a: pd.DataFrame, b: pd.DataFrame, labels: np.ndarray,
+              positive_index: int | None, cache: dict) -> dict:
+    (point_a, dist_a), (point_b, dist_b) = (_cached_bootstrap(cache, name, runs, labels, positive_index)
+                                            for name, runs in ((variant_a, a), (variant_b, b)))
+    row: dict = {"variant_a": variant_a, "variant_b": variant_b, "seeds": len(a), "n_items": len(labels)}
+    for metric in PAIR_METRICS:
+        k, prefix = list(METRICS).index(metric), PAIR_PREFIX[metric]
+        difference = dist_a[k] - dist_b[k]
+        row[prefix] = float(point_a[k] - point_b[k])
+        row[f"{prefix}_low"], row[f"{prefix}_high"] = interval(difference)
+        if metric == "average_precision":
+            row["p_ap"] = bootstrap_p(difference)
+            spread = float(np.nanstd(difference, ddof=1))
+            row["smallest_detectable_delta_ap"] = (norm.ppf(1 - ALPHA / 2) + norm.ppf(POWER)) * spread
+    tests = [mcnemar_exact(decisions(ra.proba, positive_index, ra.threshold) == labels,
+                           decisions(rb.proba, positive_index, rb.threshold) == labels)
+             for ra, rb in zip(a.itertuples(), b.itertuples())]
+    row["a_right_b_wrong"] = float(np.mean([t[1] for t in tests]))
+    row["a_wrong_b_right"] = float(np.mean([t[2] for t in tests]))
+    row["mcnemar_p_per_seed"] = ";".join(f"{t[0]:.4g}" for t in tests)
+    row["mcnemar_p_max"] = max(t[0] for t in tests)
+    return row
+
+
+_PAIR_COLUMNS = [
+    "variant_a", "variant_b", "seeds", "n_items",
+    "delta_ap", "delta_ap_low", "delta_ap_high", "p_ap", "p_ap_holm", "smallest_detectable_delta_ap",
+    "delta_macro_f1_at_threshold", "delta_macro_f1_at_threshold_low", "delta_macro_f1_at_threshold_high",
+    "delta_accuracy_at_threshold", "delta_accuracy_at_threshold_low", "delta_accuracy_at_threshold_high",
+    "a_right_b_wrong", "a_wrong_b_right", "mcnemar_p_per_seed", "mcnemar_p_max", "mcnemar_p_holm",
+    "verdict", "verdict_decisions",
+]
+PAIR_COLUMNS = tuple(_PAIR_COLUMNS)
+
+
+def compare(predictions: pd.DataFrame, labels: np.ndarray, positive_index: int | None) -> Verdicts:
+    """Intervals per variant and verdicts per pair for ONE group of runs (one split, one training size).
+
+    predictions: one row per finished run with columns variant, seed, threshold (None/NaN: arg-max)
+    and proba ((n_items, n_classes) test probabilities, rows in the order of `labels`).
+    """
+    labels = np.asarray(labels)
+    for row in predictions.itertuples():
+        if row.proba.shape[0] != len(labels):
+            raise ValueError(f"{row.variant} seed {row.seed}: {row.proba.shape[0]} predictions for {len(labels)} test items")
+    cache: dict = {}
+    bootstrapped = {}
+    for variant, runs in predictions.groupby("variant", sort=False):
+        runs = runs.sort_values("seed").reset_index(drop=True)
+        bootstrapped[variant] = (len(runs), *_cached_bootstrap(cache, variant, runs, labels, positive_index))
+    return Verdicts(variant_intervals(bootstrapped), pairwise_verdicts(predictions, labels, positive_index, cache))
+
+
+def load_predictions(out, records: list[dict], test_ids: np.ndarray) -> pd.DataFrame:
+    """The frame `compare` takes, from predictions/*.npz and the run records' thresholds.
+
+    Each file's `test` ids must be the split's test indices in the same order.
+    """
+    from comparisons.runs import prediction_path
+
+    rows = []
+    for record in records:
+        path = prediction_path(out, record["variant"], record["seed"])
+        with np.load(path) as saved:
+            if not np.array_equal(saved["test"], test_ids):
+                raise ValueError(f"{path.name} holds predictions for other test items than this run folder's split")
+            rows.append({"variant": record["variant"], "seed": int(record["seed"]),
+                         "threshold": record.get("threshold"), "proba": np.asarray(saved["proba"], dtype=float)})
+    return pd.DataFrame(rows, columns=["variant", "seed", "threshold", "proba"])
