@@ -1,0 +1,105 @@
+"""comparisons/verdicts.py on synthetic predictions whose answers are known."""
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.metrics import accuracy_score, average_precision_score, f1_score
+
+from comparisons.verdicts import (VERDICTS, compare, holm, mcnemar_exact, weighted_average_precision,
+                                  weighted_metric)
+
+N_ITEMS = 300
+
+
+def labels_and_scores(seed=0, noise=0.35):
+    rng = np.random.default_rng(seed)
+    labels = (rng.random(N_ITEMS) < 0.15).astype(int)
+    score = np.clip(labels * 0.6 + rng.normal(0.2, noise, N_ITEMS), 0, 1)
+    return labels, score
+
+
+def frame(variants: dict[str, list[np.ndarray]], threshold=0.5) -> pd.DataFrame:
+    """variant -> one positive-class score array per seed."""
+    return pd.DataFrame([{"variant": v, "seed": s, "threshold": threshold, "proba": np.c_[1 - p, p]}
+                         for v, scores in variants.items() for s, p in enumerate(scores)])
+
+
+def test_weighted_metrics_equal_scikit_learn_with_sample_weights_and_ties():
+    labels, score = labels_and_scores()
+    score = np.round(score, 1)  # many ties: one threshold per distinct score, as scikit-learn
+    weights = np.random.default_rng(1).integers(0, 3, N_ITEMS).astype(float)
+    expected = average_precision_score(labels, score, sample_weight=weights)
+    assert weighted_average_precision(score, labels == 1, weights[None])[0] == pytest.approx(expected)
+    proba = np.c_[1 - score, score]
+    predicted = (score >= 0.3).astype(int)
+    assert weighted_metric("macro_f1_at_threshold", proba, labels, 1, 0.3, weights[None])[0] == pytest.approx(
+        f1_score(labels, predicted, average="macro", sample_weight=weights))
+    assert weighted_metric("accuracy", proba, labels, 1, 0.3, weights[None])[0] == pytest.approx(
+        accuracy_score(labels, proba.argmax(axis=1), sample_weight=weights))
+
+
+def test_identical_predictions_give_zero_difference_an_interval_holding_zero_and_p_one():
+    labels, score = labels_and_scores()
+    result = compare(frame({"a": [score, score], "b": [score, score]}), labels, 1)
+    pair = result.pairs.iloc[0]
+    assert (pair["variant_a"], pair["variant_b"]) == ("b", "a")
+    for prefix in ("delta_ap", "delta_macro_f1_at_threshold", "delta_accuracy_at_threshold"):
+        assert pair[prefix] == 0 and pair[f"{prefix}_low"] <= 0 <= pair[f"{prefix}_high"]
+    assert pair["p_ap"] == 1 and pair["mcnemar_p_max"] == 1 and pair["mcnemar_p_holm"] == 1
+    assert pair["verdict"] == pair["verdict_decisions"] == "no detectable difference"
+    assert pair["mcnemar_p_per_seed"] == "1;1"
+
+
+def test_right_on_every_item_against_clearly_wrong_is_better():
+    labels, _ = labels_and_scores()
+    right = np.where(labels == 1, 0.9, 0.1)
+    rng = np.random.default_rng(2)
+    wrong = [np.where(rng.random(N_ITEMS) < 0.3, 1 - right, right) for _ in range(2)]  # 30% of items flipped
+    result = compare(frame({"weak": wrong, "strong": [right, right]}), labels, 1)
+    pair = result.pairs.iloc[0]
+    assert (pair["variant_a"], pair["variant_b"]) == ("strong", "weak")
+    assert pair["delta_ap"] > 0.2 and pair["delta_ap_low"] > 0
+    assert pair["verdict"] == "A better" and pair["verdict_decisions"] == "A better"
+    assert pair["a_wrong_b_right"] == 0 and pair["a_right_b_wrong"] > 60
+    strong = result.variants.set_index("variant").loc["strong"]
+    assert strong["average_precision_mean"] == 1 and strong["average_precision_ci_low"] == 1
+    # the same pair the other way round says "B better"
+    flipped = compare(frame({"strong": [right, right], "weak": wrong}), labels, 1).pairs.iloc[0]
+    assert flipped["verdict"] == "B better" and flipped["delta_ap"] == pytest.approx(-pair["delta_ap"])
+
+
+def test_variant_interval_is_over_test_items_for_the_seed_average():
+    labels, score = labels_and_scores()
+    other = labels_and_scores(seed=5)[1]
+    variants = compare(frame({"a": [score, other]}), labels, 1).variants.iloc[0]
+    mean = np.mean([average_precision_score(labels, s) for s in (score, other)])
+    assert variants["seeds"] == 2 and variants["average_precision_mean"] == pytest.approx(mean)
+    assert variants["average_precision_ci_low"] < mean < variants["average_precision_ci_high"]
+    assert variants["average_precision_ci_high"] - variants["average_precision_ci_low"] > 0.02  # 300 items: wide
+
+
+def test_mcnemar_equals_a_hand_computed_binomial_case():
+    # 8 items only A gets right, 2 only B: p = 2 * P(X <= 2 | n=10, 1/2) = 2 * (1 + 10 + 45) / 1024
+    a = np.array([True] * 8 + [False] * 2 + [True] * 5)
+    b = np.array([False] * 8 + [True] * 2 + [True] * 5)
+    p, a_only, b_only = mcnemar_exact(a, b)
+    assert (a_only, b_only) == (8, 2) and p == pytest.approx(112 / 1024)
+    assert mcnemar_exact(a, a) == (1.0, 0, 0)
+
+
+def test_holm_multiplies_the_smallest_p_by_the_number_of_pairs_and_stays_monotone():
+    assert holm([0.01, 0.04, 0.03]) == pytest.approx([0.03, 0.06, 0.06])
+    assert holm([0.5, 0.9]) == pytest.approx([1.0, 1.0])
+
+
+def test_pairs_use_only_the_seeds_both_variants_finished():
+    labels, score = labels_and_scores()
+    predictions = frame({"a": [score, score, score], "b": [score]})
+    result = compare(predictions, labels, 1)
+    assert result.pairs.iloc[0]["seeds"] == 1 and list(result.variants["seeds"]) == [3, 1]
+    assert set(result.pairs["verdict"]) <= set(VERDICTS)
+
+
+def test_predictions_of_another_length_are_refused():
+    labels, score = labels_and_scores()
+    with pytest.raises(ValueError, match="predictions for"):
+        compare(frame({"a": [score[:-1]]}), labels, 1)
