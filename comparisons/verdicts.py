@@ -8,27 +8,29 @@ Two spreads, never confused:
 
 Pairs are compared on the identical test items (`pairwise_verdicts`): resampling item indices
 jointly for both variants is the paired bootstrap (scipy.stats.bootstrap, percentile interval,
-the same resamples for every variant and pair); McNemar's exact test (scipy.stats.binomtest on
-the discordant items) compares the decisions at each seed's validation-chosen threshold, seed i
-of A against seed i of B; p-values are Holm-corrected over the pairs of one group.
+the same resamples for every variant and pair, so the difference of two variants' bootstrap
+distributions is the paired distribution of the difference); McNemar's exact test
+(scipy.stats.binomtest on the discordant items) compares decisions, seed i of A against seed i
+of B; p-values are Holm-corrected over the pairs of one group, separately for each metric.
 
-verdicts.csv, one row per pair (columns stable; report.html reads them):
-  variant_a, variant_b     A is the later variant in plan order, B the earlier; every Δ is A − B
+verdicts.csv, one row per (metric, pair); columns stable (report.html reads them):
+  metric                   average_precision | macro_f1_at_threshold | accuracy_at_threshold |
+                           macro_f1 | accuracy  (the last two at the 0.5 cut, i.e. the arg-max)
+  variant_a, variant_b     A is the later variant in plan order, B the earlier; difference = A − B
   seeds, n_items           seeds both variants finished (paired by seed), test items
-  delta_ap, delta_ap_low, delta_ap_high                        ΔAP and its 95% paired interval
-  p_ap, p_ap_holm          two-sided bootstrap p of ΔAP = 0, raw and Holm-corrected over pairs
-  smallest_detectable_delta_ap   (z_0.975 + z_0.80) × bootstrap standard error of ΔAP: the true
-                           ΔAP this test set detects 80% of the time at the 5% level (uncorrected)
-  delta_macro_f1_at_threshold(_low/_high), delta_accuracy_at_threshold(_low/_high)
-                           the same at each seed's validation-chosen threshold (arg-max when the
-                           task has no threshold, i.e. more than two classes)
-  a_right_b_wrong, a_wrong_b_right   discordant test items, mean over seeds
+  difference, ci_low, ci_high   the seed-averaged difference and its 95% paired interval over test items
+  p_value, p_holm          two-sided bootstrap p of "difference = 0", raw and Holm-corrected over pairs
+  smallest_detectable_difference  (z_0.975 + z_0.80) × bootstrap standard error of the difference:
+                           the true difference this test set detects 80% of the time at the 5% level
+  verdict                  "A better" / "B better" when p_holm < 0.05, else "no detectable difference"
+  a_right_b_wrong, a_wrong_b_right   discordant test items, mean over seeds, for the decisions of
+                           this metric: the validation-chosen threshold (average precision and the
+                           *_at_threshold rows) or the 0.5 cut (macro_f1, accuracy); the arg-max
+                           when the task has more than two classes
   mcnemar_p_per_seed       exact McNemar p of each seed pair, ";"-separated, in seed order
-  mcnemar_p_max, mcnemar_p_holm   the largest per-seed p (a valid p for "the decisions differ
-                           in every seed"), raw and Holm-corrected over pairs
-  verdict                  from ΔAP: "A better" / "B better" when p_ap_holm < 0.05, else
-                           "no detectable difference"
-  verdict_decisions        the same from McNemar (sign: fewer errors at the threshold)
+  mcnemar_p_max, mcnemar_p_holm   the largest per-seed p (a valid p for "the decisions differ in
+                           every seed"), raw and Holm-corrected over pairs
+  verdict_decisions        the verdict of McNemar's test (A better: A makes fewer errors)
 Callers may prepend group columns (for example train_size): call `compare` once per group.
 """
 from __future__ import annotations
@@ -49,9 +51,7 @@ METRICS = {
     "accuracy": False, "accuracy_at_threshold": True,
     "macro_f1": False, "macro_f1_at_threshold": True,
 }
-PAIR_METRICS = ("average_precision", "macro_f1_at_threshold", "accuracy_at_threshold")
-PAIR_PREFIX = {"average_precision": "delta_ap", "macro_f1_at_threshold": "delta_macro_f1_at_threshold",
-               "accuracy_at_threshold": "delta_accuracy_at_threshold"}
+PAIR_METRICS = ("average_precision", "macro_f1_at_threshold", "accuracy_at_threshold", "macro_f1", "accuracy")
 VERDICTS = ("A better", "B better", "no detectable difference")
 
 
@@ -199,7 +199,7 @@ def variant_intervals(bootstrapped: dict) -> pd.DataFrame:
 
 def pairwise_verdicts(predictions: pd.DataFrame, labels: np.ndarray, positive_index: int | None,
                       cache: dict | None = None) -> pd.DataFrame:
-    """Every pair of variants on the identical test items (see the module docstring for the columns)."""
+    """Every pair of variants on the identical test items, one row per (metric, pair): see the module docstring."""
     cache = {} if cache is None else cache
     variants = list(dict.fromkeys(predictions["variant"]))
     rows = []
@@ -209,52 +209,59 @@ def pairwise_verdicts(predictions: pd.DataFrame, labels: np.ndarray, positive_in
             b = predictions[predictions["variant"] == variant_b].set_index("seed")
             seeds = sorted(set(a.index) & set(b.index))  # paired by seed as well as by item
             if seeds:
-                rows.append(_pair_row(variant_a, variant_b, a.loc[seeds].reset_index(), b.loc[seeds].reset_index(),
-                                      labels, positive_index, cache))
+                rows += _pair_rows(variant_a, variant_b, a.loc[seeds].reset_index(), b.loc[seeds].reset_index(),
+                                   labels, positive_index, cache)
+    if not rows:
+        return pd.DataFrame(columns=PAIR_COLUMNS)
     pairs = pd.DataFrame(rows)
-    if pairs.empty:
-        return pd.DataFrame(columns=_PAIR_COLUMNS)
-    pairs["p_ap_holm"] = holm(pairs["p_ap"])
-    pairs["mcnemar_p_holm"] = holm(pairs["mcnemar_p_max"])
-    pairs["verdict"] = [verdict(d, p) for d, p in zip(pairs["delta_ap"], pairs["p_ap_holm"])]
+    pairs["metric"] = pd.Categorical(pairs["metric"], PAIR_METRICS, ordered=True)
+    pairs = pairs.sort_values("metric", kind="stable").reset_index(drop=True)
+    pairs["metric"] = pairs["metric"].astype(str)
+    for _, group in pairs.groupby("metric", sort=False):
+        pairs.loc[group.index, "p_holm"] = holm(group["p_value"])
+        pairs.loc[group.index, "mcnemar_p_holm"] = holm(group["mcnemar_p_max"])
+    pairs["verdict"] = [verdict(d, p) for d, p in zip(pairs["difference"], pairs["p_holm"])]
     fewer_errors = pairs["a_right_b_wrong"] - pairs["a_wrong_b_right"]
     pairs["verdict_decisions"] = [verdict(d, p) for d, p in zip(fewer_errors, pairs["mcnemar_p_holm"])]
-    return pairs[_PAIR_COLUMNS]
+    return pairs[list(PAIR_COLUMNS)]
 
 
-def _pair_row(variant_a: str, variant_b: str, a: pd.DataFrame, b: pd.DataFrame, labels: np.ndarray,
-              positive_index: int | None, cache: dict) -> dict:
+def _pair_rows(variant_a: str, variant_b: str, a: pd.DataFrame, b: pd.DataFrame, labels: np.ndarray,
+               positive_index: int | None, cache: dict) -> list[dict]:
     (point_a, dist_a), (point_b, dist_b) = (_cached_bootstrap(cache, name, runs, labels, positive_index)
                                             for name, runs in ((variant_a, a), (variant_b, b)))
-    row: dict = {"variant_a": variant_a, "variant_b": variant_b, "seeds": len(a), "n_items": len(labels)}
+    mcnemar = {}
+    for at_threshold in (True, False):
+        tests = [mcnemar_exact(decisions(ra.proba, positive_index, ra.threshold if at_threshold else None) == labels,
+                               decisions(rb.proba, positive_index, rb.threshold if at_threshold else None) == labels)
+                 for ra, rb in zip(a.itertuples(), b.itertuples())]
+        mcnemar[at_threshold] = {
+            "a_right_b_wrong": float(np.mean([t[1] for t in tests])),
+            "a_wrong_b_right": float(np.mean([t[2] for t in tests])),
+            "mcnemar_p_per_seed": ";".join(f"{t[0]:.4g}" for t in tests),
+            "mcnemar_p_max": max(t[0] for t in tests),
+        }
+    rows = []
     for metric in PAIR_METRICS:
-        k, prefix = list(METRICS).index(metric), PAIR_PREFIX[metric]
+        k = list(METRICS).index(metric)
         difference = dist_a[k] - dist_b[k]
-        row[prefix] = float(point_a[k] - point_b[k])
-        row[f"{prefix}_low"], row[f"{prefix}_high"] = interval(difference)
-        if metric == "average_precision":
-            row["p_ap"] = bootstrap_p(difference)
-            spread = float(np.nanstd(difference, ddof=1))
-            row["smallest_detectable_delta_ap"] = (norm.ppf(1 - ALPHA / 2) + norm.ppf(POWER)) * spread
-    tests = [mcnemar_exact(decisions(ra.proba, positive_index, ra.threshold) == labels,
-                           decisions(rb.proba, positive_index, rb.threshold) == labels)
-             for ra, rb in zip(a.itertuples(), b.itertuples())]
-    row["a_right_b_wrong"] = float(np.mean([t[1] for t in tests]))
-    row["a_wrong_b_right"] = float(np.mean([t[2] for t in tests]))
-    row["mcnemar_p_per_seed"] = ";".join(f"{t[0]:.4g}" for t in tests)
-    row["mcnemar_p_max"] = max(t[0] for t in tests)
-    return row
+        low, high = interval(difference)
+        spread = float(np.nanstd(difference, ddof=1))
+        rows.append({"metric": metric, "variant_a": variant_a, "variant_b": variant_b, "seeds": len(a),
+                     "n_items": len(labels), "difference": float(point_a[k] - point_b[k]), "ci_low": low,
+                     "ci_high": high, "p_value": bootstrap_p(difference),
+                     "smallest_detectable_difference": (norm.ppf(1 - ALPHA / 2) + norm.ppf(POWER)) * spread,
+                     **mcnemar[metric == "average_precision" or METRICS[metric]]})
+    return rows
 
 
-_PAIR_COLUMNS = [
-    "variant_a", "variant_b", "seeds", "n_items",
-    "delta_ap", "delta_ap_low", "delta_ap_high", "p_ap", "p_ap_holm", "smallest_detectable_delta_ap",
-    "delta_macro_f1_at_threshold", "delta_macro_f1_at_threshold_low", "delta_macro_f1_at_threshold_high",
-    "delta_accuracy_at_threshold", "delta_accuracy_at_threshold_low", "delta_accuracy_at_threshold_high",
+PAIR_COLUMNS = (
+    "metric", "variant_a", "variant_b", "seeds", "n_items", "difference", "ci_low", "ci_high",
+    "p_value", "p_holm", "smallest_detectable_difference", "verdict",
     "a_right_b_wrong", "a_wrong_b_right", "mcnemar_p_per_seed", "mcnemar_p_max", "mcnemar_p_holm",
-    "verdict", "verdict_decisions",
-]
-PAIR_COLUMNS = tuple(_PAIR_COLUMNS)
+    "verdict_decisions",
+)
+
 
 
 def compare(predictions: pd.DataFrame, labels: np.ndarray, positive_index: int | None) -> Verdicts:

@@ -4,7 +4,7 @@ import pandas as pd
 import pytest
 from sklearn.metrics import accuracy_score, average_precision_score, f1_score
 
-from comparisons.verdicts import (VERDICTS, compare, holm, mcnemar_exact, weighted_average_precision,
+from comparisons.verdicts import (PAIR_COLUMNS, PAIR_METRICS, VERDICTS, compare, holm, mcnemar_exact, weighted_average_precision,
                                   weighted_metric)
 
 N_ITEMS = 300
@@ -40,13 +40,13 @@ def test_weighted_metrics_equal_scikit_learn_with_sample_weights_and_ties():
 def test_identical_predictions_give_zero_difference_an_interval_holding_zero_and_p_one():
     labels, score = labels_and_scores()
     result = compare(frame({"a": [score, score], "b": [score, score]}), labels, 1)
-    pair = result.pairs.iloc[0]
-    assert (pair["variant_a"], pair["variant_b"]) == ("b", "a")
-    for prefix in ("delta_ap", "delta_macro_f1_at_threshold", "delta_accuracy_at_threshold"):
-        assert pair[prefix] == 0 and pair[f"{prefix}_low"] <= 0 <= pair[f"{prefix}_high"]
-    assert pair["p_ap"] == 1 and pair["mcnemar_p_max"] == 1 and pair["mcnemar_p_holm"] == 1
-    assert pair["verdict"] == pair["verdict_decisions"] == "no detectable difference"
-    assert pair["mcnemar_p_per_seed"] == "1;1"
+    pairs = result.pairs
+    assert list(pairs["metric"]) == list(PAIR_METRICS) and list(pairs.columns) == list(PAIR_COLUMNS)
+    assert (pairs["variant_a"] == "b").all() and (pairs["variant_b"] == "a").all()
+    assert (pairs["difference"] == 0).all() and ((pairs["ci_low"] <= 0) & (0 <= pairs["ci_high"])).all()
+    assert (pairs["p_value"] == 1).all() and (pairs["mcnemar_p_max"] == 1).all() and (pairs["p_holm"] == 1).all()
+    assert set(pairs["verdict"]) == set(pairs["verdict_decisions"]) == {"no detectable difference"}
+    assert set(pairs["mcnemar_p_per_seed"]) == {"1;1"}
 
 
 def test_right_on_every_item_against_clearly_wrong_is_better():
@@ -55,16 +55,17 @@ def test_right_on_every_item_against_clearly_wrong_is_better():
     rng = np.random.default_rng(2)
     wrong = [np.where(rng.random(N_ITEMS) < 0.3, 1 - right, right) for _ in range(2)]  # 30% of items flipped
     result = compare(frame({"weak": wrong, "strong": [right, right]}), labels, 1)
-    pair = result.pairs.iloc[0]
+    pairs = result.pairs.set_index("metric")
+    pair = pairs.loc["average_precision"]
     assert (pair["variant_a"], pair["variant_b"]) == ("strong", "weak")
-    assert pair["delta_ap"] > 0.2 and pair["delta_ap_low"] > 0
-    assert pair["verdict"] == "A better" and pair["verdict_decisions"] == "A better"
+    assert pair["difference"] > 0.2 and pair["ci_low"] > 0 and pair["p_holm"] < 0.01
+    assert (pairs["verdict"] == "A better").all() and (pairs["verdict_decisions"] == "A better").all()
     assert pair["a_wrong_b_right"] == 0 and pair["a_right_b_wrong"] > 60
     strong = result.variants.set_index("variant").loc["strong"]
     assert strong["average_precision_mean"] == 1 and strong["average_precision_ci_low"] == 1
     # the same pair the other way round says "B better"
     flipped = compare(frame({"strong": [right, right], "weak": wrong}), labels, 1).pairs.iloc[0]
-    assert flipped["verdict"] == "B better" and flipped["delta_ap"] == pytest.approx(-pair["delta_ap"])
+    assert flipped["verdict"] == "B better" and flipped["difference"] == pytest.approx(-pair["difference"])
 
 
 def test_variant_interval_is_over_test_items_for_the_seed_average():
