@@ -35,6 +35,8 @@ class RunSpec:
     hf_model: str | None = None
     train_size: int | None = None  # training messages used; None = the whole training split
     executor: str = "local"  # where it runs: local | ray (recorded in the run's row)
+    code_commit: str | None = None  # the driver's git commit and dirty flag (comparability.code_state)
+    code_dirty: bool | None = None
 
     @property
     def name(self) -> str:

