@@ -16,12 +16,13 @@ from backends.base import VARIANTS, resolve_variant
 from common.datasets import DataSpec, fingerprint, load
 from common.errors import UserInputError
 from common.splits import DEFAULT_SPLIT_SEED, Split, duplicate_report, stratified_split
+from comparisons.executors import EXECUTORS, open_executor
 from comparisons.i18n import LANGUAGES, check_language
 from comparisons.measure import machine_description, thread_environment
 from comparisons.outputs import atomic_write_json
 from comparisons.profiles import PROFILES, profile, variant_overrides
 from comparisons.run_spec import RunInputs, RunSpec
-from comparisons.runner import describe, execute, finished
+from comparisons.runner import describe, finished
 from comparisons.runs import read_runs, run_name
 
 PACKAGES = ("numpy", "scikit-learn", "pandas", "matplotlib", "torch", "tensorflow", "keras", "transformers",
@@ -58,6 +59,13 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--timeout", type=float, help="seconds per worker (default from the profile)")
     run.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"))
     run.add_argument("--hf-model", help="Hugging Face model id or local folder for hf_bert (default: shipped MiniLM)")
+    run.add_argument("--executor", default="local", choices=EXECUTORS,
+                     help="local: one worker at a time here (default); ray: one Ray task per run")
+    run.add_argument("--ray-address", help="with --executor ray: auto or HOST:PORT joins a running cluster "
+                                           "(default: start a local Ray instance)")
+    run.add_argument("--max-concurrent", type=int,
+                     help="with --executor ray: at most N runs at once (default: as the cluster's CPUs allow; "
+                          "1 per node for latency-grade timings)")
     run.add_argument("--lang", default="en", help="en or zh: language of the tables and figures")
     report = commands.add_parser("report", help="rebuild the tables and figures of a run folder")
     report.add_argument("--out", type=Path, required=True)
@@ -143,6 +151,7 @@ def prepare(args) -> tuple[list[str], object, Split, DataSpec]:
 
 def command_run(args) -> int:
     variants, data, split, spec = prepare(args)
+    executor = open_executor(args.executor, args.ray_address, args.max_concurrent, 2 * sum(map(len, data.texts)))
     out = args.out or Path("runs") / args.profile
     try:
         out.mkdir(parents=True, exist_ok=True)
@@ -176,24 +185,35 @@ def command_run(args) -> int:
           f"{'' if spec.dedup else ' (--dedup drops duplicates)'}", file=sys.stderr)
     plan = [RunSpec(variant=v, seed=s, profile=args.profile, threads=args.threads, device=args.device,
                     timeout_s=args.timeout, data=spec, data_sha256=manifest["data"]["sha256"],
-                    split_seed=split.seed, split_sha256=split.sha256, hf_model=args.hf_model)
+                    split_seed=split.seed, split_sha256=split.sha256, hf_model=args.hf_model,
+                    executor=args.executor)
             for v in variants for s in range(args.seeds)]
     inputs = RunInputs(data, split.to_dict()).to_json_bytes()  # the data by value, for every worker
     failed = 0
+    numbers = {request: number for number, request in enumerate(plan, start=1)}
+    todo = []
+    for number, request in enumerate(plan, start=1):
+        name = request.name
+        if not args.force and finished(out, request, split.sha256, manifest["data"]["sha256"]):
+            print(f"[{number}/{len(plan)}] {name}: finished earlier, kept (--force reruns it)", file=sys.stderr)
+            continue
+        todo.append(request)
+
+    def started(request: RunSpec) -> None:
+        print(f"[{numbers[request]}/{len(plan)}] {request.name}: started ({executor.name})", file=sys.stderr)
+
+    def done(request: RunSpec, record: dict) -> None:
+        nonlocal failed
+        failed += record["status"] == "failed"
+        print(f"[{numbers[request]}/{len(plan)}] {describe(record)}", file=sys.stderr)
+
     try:
-        for number, request in enumerate(plan, start=1):
-            name = run_name(request.variant, request.seed)
-            if not args.force and finished(out, request, split.sha256, manifest["data"]["sha256"]):
-                print(f"[{number}/{len(plan)}] {name}: finished earlier, kept (--force reruns it)", file=sys.stderr)
-                continue
-            print(f"[{number}/{len(plan)}] {name}: started", file=sys.stderr)
-            record = execute(out, request, inputs)
-            failed += record["status"] == "failed"
-            print(f"[{number}/{len(plan)}] {describe(record)}", file=sys.stderr)
+        executor.run(out, todo, inputs, started, done)
     except KeyboardInterrupt:
         print(f"interrupted: finished runs are kept in {out}; run the same command again to resume", file=sys.stderr)
         return 130
     finally:
+        executor.close()
         write_all_reports(out, args.lang)
     print(f"results: {out}/summary.csv, {out}/summary_table.md, {out}/figures/", file=sys.stderr)
     return 1 if failed else 0
