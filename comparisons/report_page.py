@@ -185,13 +185,21 @@ def _tables(target: Path, verdicts: pd.DataFrame | None, lang: str) -> str:
         parts.append(table(list(summary.columns), summary.values.tolist(), caption=text(
             "Per variant: quality as mean ± std over seeds (training randomness), costs as means",
             "每个模型变体：质量为多种子均值 ± 标准差（训练随机性），代价为均值", lang)))
-    for extra in sorted(target.glob("summary_table_*.csv")):  # e.g. one table per training size
-        frame = _read_csv(extra)
-        parts.append(table(list(frame.columns), frame.values.tolist(), caption=extra.stem.replace("_", " ")))
+    for size, path in _size_tables(target / "learning_curves"):  # a sweep: one table per training size
+        frame = _read_csv(path)
+        parts.append(table(list(frame.columns), frame.values.tolist(), caption=text(
+            f"Training messages: {size} (mean ± std over seeds [95% interval over test items])",
+            f"训练短信数：{size}（多种子均值 ± 标准差 [测试样本上的 95% 区间]）", lang)))
     if verdicts is not None:
         parts.append(table([label(c, lang) for c in verdicts.columns], verdicts.values.tolist(), caption=text(
             "Every pair of variants on the same test items", "每对模型变体在相同测试样本上的比较", lang)))
     return "\n".join(parts) or paragraph(text("No tables yet.", "尚无表格。", lang), "note")
+
+
+def _size_tables(folder: Path) -> list[tuple[str, Path]]:
+    """(size, path) of learning_curves/size_<n>.csv, smallest first, the whole split ('all') last."""
+    found = [(p.stem.removeprefix("size_"), p) for p in folder.glob("size_*.csv")]
+    return sorted(found, key=lambda item: (not item[0].isdigit(), int(item[0]) if item[0].isdigit() else 0))
 
 
 def _figures(folder: Path, lang: str) -> str:
@@ -213,7 +221,7 @@ def _details(records: list[dict], manifest: dict, lang: str) -> str:
     planned = list(manifest.get("variants", {}))
     for variant in sorted(dict.fromkeys(r["variant"] for r in records),
                           key=lambda v: planned.index(v) if v in planned else len(planned)):
-        runs = [r for r in records if r["variant"] == variant]
+        runs = sorted((r for r in records if r["variant"] == variant), key=_run_order)
         spec = manifest.get("variants", {}).get(variant, {})
         ok = [r for r in runs if r.get("status") == "ok"]
         params = dict(spec.get("params") or {})
@@ -225,10 +233,16 @@ def _details(records: list[dict], manifest: dict, lang: str) -> str:
         parts.append(facts([(text("backend", "后端", lang), spec.get("backend") or runs[0].get("backend", ""))]
                            + [(name, _short(value)) for name, value in params.items()]))
         parts.append(table(*_per_seed(runs, lang)))
-        history = _history(ok, lang)
-        if history:
-            parts.append(table(*history))
+        for size in dict.fromkeys(r.get("train_size") for r in ok):  # one history table per training size
+            history = _history([r for r in ok if r.get("train_size") == size], lang)
+            if history:
+                parts.append(table(*history))
     return "\n".join(parts) or paragraph(text("No runs yet.", "尚无运行。", lang), "note")
+
+
+def _run_order(record: dict) -> tuple:
+    size = record.get("train_size")
+    return (size is None, size or 0, record.get("seed", 0))
 
 
 def _flat(params: dict, prefix: str = "") -> dict:
@@ -245,13 +259,18 @@ def _short(value) -> str:
     return "—" if value is None else (f"{value:.6g}" if isinstance(value, float) else str(value))
 
 
-def _size(record: dict) -> str:
+def _sweep(records: list[dict]) -> bool:
+    return any(r.get("train_size") is not None for r in records)
+
+
+def _size(record: dict, lang: str) -> str:
+    """Training messages of a run: its subset size, or 'all' for the whole training split."""
     size = record.get("train_size")
-    return "" if size is None else (f"{size:,}" if isinstance(size, int) else str(size))
+    return label("all", lang) if size is None else (f"{size:,}" if isinstance(size, int) else str(size))
 
 
 def _per_seed(runs: list[dict], lang: str) -> tuple[list[str], list[list]]:
-    sweep = any("train_size" in r for r in runs)
+    sweep = _sweep(runs)
     headers = ([label("train_size", lang)] if sweep else []) + [
         label("seed", lang), label("status", lang), label("best_epoch", lang), label("epochs_run", lang),
         label("threshold", lang), label("valid_average_precision", lang), label("average_precision", lang),
@@ -259,7 +278,7 @@ def _per_seed(runs: list[dict], lang: str) -> tuple[list[str], list[list]]:
     rows = []
     for r in runs:
         info = r.get("fit_info") or {}
-        rows.append(([_size(r)] if sweep else []) + [
+        rows.append(([_size(r, lang)] if sweep else []) + [
             r["seed"], r.get("status", ""), _short(info.get("best_epoch")), _short(info.get("epochs_run")),
             "—" if r.get("threshold") is None else f"{r['threshold']:.4f}",
             "—" if r.get("valid_average_precision") is None else f"{r['valid_average_precision']:.4f}",
@@ -275,11 +294,9 @@ def _history(ok: list[dict], lang: str) -> tuple[list[str], list[list], str] | N
     if not histories:
         return None
     epochs = sorted({step.get("epoch") for _, h in histories for step in h if step.get("epoch") is not None})
-    headers = [text("epoch", "轮次", lang)]
-    for r, _ in histories:
-        name = text(f"seed {r['seed']}", f"种子 {r['seed']}", lang)
-        headers.append((f"{_size(r)} · " if "train_size" in r else "") + name
-                       + text(": valid AP / train loss", "：验证 AP / 训练损失", lang))
+    headers = [text("epoch", "轮次", lang)] + [
+        text(f"seed {r['seed']}: valid AP / train loss", f"种子 {r['seed']}：验证 AP / 训练损失", lang)
+        for r, _ in histories]
     rows = []
     for epoch in epochs:
         row = [epoch]
@@ -290,6 +307,8 @@ def _history(ok: list[dict], lang: str) -> tuple[list[str], list[list], str] | N
         rows.append(row)
     caption = text("Per-epoch validation history (★ = the epoch validation chose)",
                    "逐轮验证记录（★ = 验证集选中的轮次）", lang)
+    if _sweep(ok):
+        caption += f" · {label('train_size', lang)}: {_size(ok[0], lang)}"
     return headers, rows, caption
 
 
@@ -302,10 +321,10 @@ def _problems(records: list[dict], lang: str) -> str:
     bad = [r for r in records if r.get("status") != "ok"]
     if not bad:
         return paragraph(text(f"All {len(records)} runs finished.", f"全部 {len(records)} 次运行均已完成。", lang))
-    sweep = any("train_size" in r for r in bad)
+    sweep = _sweep(bad)
     headers = [label("variant", lang)] + ([label("train_size", lang)] if sweep else []) + [
         label("seed", lang), label("status", lang), label("reason", lang)]
-    rows = [[r["variant"]] + ([_size(r)] if sweep else []) + [r["seed"], r.get("status", ""), redact(str(r.get("reason") or ""))]
+    rows = [[r["variant"]] + ([_size(r, lang)] if sweep else []) + [r["seed"], r.get("status", ""), redact(str(r.get("reason") or ""))]
             for r in bad]
     return table(headers, rows, wrap={len(headers) - 1})
 

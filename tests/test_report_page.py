@@ -1,0 +1,195 @@
+"""report.html in a real browser: Debian's Chromium, driven by Playwright by its executable path.
+
+The page is opened from a file URL; any request other than file: or data:, any page error and any
+console error fails the test. Also: its tables equal the CSVs, every figure loads, the Chinese
+page is drawn with a CJK font, the HTML parses without a single error (html5lib, strict), and a
+run folder with a failed row, a skipped row and a training-size sweep shows all three.
+Where Chromium or a CJK font is missing the browser tests skip, saying how to get them; under
+CI=true they fail instead (`make test` installs both as root).
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from comparisons.cli import main
+from comparisons.outputs import atomic_write_json
+from comparisons.report_page import CHROMIUM, launch_chromium, page_path, reproduce_command, write_report_page
+
+REFERENCE = Path(__file__).resolve().parent.parent / "results" / "reference"
+HOW_TO_GET = "`make test` as root installs Debian's chromium and fonts-noto-cjk (apt-get)"
+
+
+def _unavailable(reason: str):
+    if os.environ.get("CI") == "true":
+        pytest.fail(f"{reason}; CI=true, so the browser tests must run: {HOW_TO_GET}")
+    pytest.skip(f"{reason}: {HOW_TO_GET}")
+
+
+@pytest.fixture(scope="module")
+def browser():
+    if not os.access(CHROMIUM, os.X_OK):
+        _unavailable(f"no Chromium at {CHROMIUM}")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        chromium = launch_chromium(playwright)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory) -> Path:
+    """A copy of the committed reference run with its pages written afresh."""
+    folder = tmp_path_factory.mktemp("report") / "reference"
+    shutil.copytree(REFERENCE, folder, ignore=shutil.ignore_patterns("report.html", "report.png", "logs"))
+    for lang in ("en", "zh"):
+        write_report_page(folder, lang)
+    return folder
+
+
+@pytest.fixture(scope="module")
+def troubled(tmp_path_factory) -> Path:
+    """A real tiny sweep (tfidf_logreg, 40 messages and all) plus a failed and a skipped row, reported."""
+    folder = tmp_path_factory.mktemp("report") / "troubled"
+    assert main(["run", "--backends", "tfidf_logreg", "--profile", "tiny", "--seeds", "1", "--limit-per-class", "60",
+                 "--train-sizes", "40,all", "--out", str(folder)]) == 0
+    ok = json.loads(next((folder / "runs").glob("tfidf_logreg__seed0.json")).read_text())
+    identity = {k: v for k, v in ok.items() if k in ("split_sha256", "data_sha256", "profile", "hf_model", "threads",
+                                                      "device", "train_size", "git_commit", "versions")}
+    rows = {"keras_layers": ("failed", "worker died with SIGKILL while parsing 'call 09061701461 now' (out of memory?)"),
+            "hf_bert:full": ("skipped", "missing dependency: transformers")}
+    manifest = json.loads((folder / "manifest.json").read_text())
+    for variant, (status, reason) in rows.items():
+        record = {**identity, "variant": variant, "backend": variant.split(":")[0], "seed": 0, "status": status,
+                  "reason": reason}
+        atomic_write_json(folder / "runs" / f"{variant.replace(':', '-')}__seed0.json", record)
+        manifest["variants"][variant] = {"backend": variant.split(":")[0], "params": {}}
+    atomic_write_json(folder / "manifest.json", manifest)
+    assert main(["report", "--out", str(folder), "--lang", "zh"]) == 0
+    return folder
+
+
+def open_page(browser, path: Path, width: int = 1280):
+    """Open a page from its file URL; return (page, requests, problems) seen while it loaded."""
+    page = browser.new_page(viewport={"width": width, "height": 900})
+    requests, problems = [], []
+    page.on("request", lambda request: requests.append(request.url))
+    page.on("pageerror", lambda error: problems.append(f"page error: {error}"))
+    page.on("console", lambda message: problems.append(f"console {message.type}: {message.text}")
+            if message.type in ("error", "warning") else None)
+    page.goto(path.resolve().as_uri(), wait_until="load")
+    return page, requests, problems
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_page_loads_offline_without_errors_and_every_figure_shows(browser, reference, lang):
+    page, requests, problems = open_page(browser, page_path(reference, lang))
+    outside = [url for url in requests if not url.startswith(("file:", "data:"))]
+    assert not outside, f"the page asked the network for {outside}"
+    assert not problems, problems
+    images = page.evaluate("Array.from(document.images, i => [i.complete, i.naturalWidth, i.alt])")
+    figures = sorted((reference if lang == "en" else reference / "zh").glob("figures/*.png"))
+    assert len(images) == len(figures) >= 4
+    assert all(complete and width > 0 for complete, width, _ in images), images
+    assert page.locator("section").first.get_attribute("id") == "verdicts"  # verdicts first
+    assert browser.version in subprocess.run([CHROMIUM, "--version"], capture_output=True, text=True).stdout
+    page.close()
+
+
+def test_the_policy_blocks_outside_requests(browser, reference):
+    """Even markup added to the page cannot reach out: the Content-Security-Policy refuses it."""
+    page, requests, problems = open_page(browser, page_path(reference, "en"))
+    failed = []
+    page.on("requestfailed", lambda request: failed.append((request.url, request.failure)))
+    page.evaluate("""() => { const i = document.createElement('img'); i.src = 'http://example.invalid/x.png';
+                            document.body.appendChild(i); }""")
+    page.wait_for_timeout(500)
+    assert failed == [("http://example.invalid/x.png", "csp")]
+    assert any("Content Security Policy" in p for p in problems), problems
+    page.close()
+
+
+def test_summary_table_matches_the_aggregate(browser, reference):
+    page, _, _ = open_page(browser, page_path(reference, "en"))
+    rows = page.evaluate("""Array.from(document.querySelectorAll('#tables table')[0].tBodies[0].rows,
+                            r => Array.from(r.cells, c => c.textContent))""")
+    headers = page.evaluate("Array.from(document.querySelectorAll('#tables table')[0].tHead.rows[0].cells, c => c.textContent)")
+    aggregate = pd.read_csv(reference / "aggregate.csv")
+    summary = pd.read_csv(reference / "summary.csv")
+    assert [r[0] for r in rows] == list(aggregate["variant"])
+    assert [int(r[1]) for r in rows] == [int((summary[(summary.variant == v) & (summary.status == "ok")]).shape[0])
+                                         for v in aggregate["variant"]]
+    ap = headers.index("average precision")
+    assert [r[ap] for r in rows] == [f"{m:.4f} ± {s:.4f}" for m, s in
+                                     zip(aggregate["average_precision_mean"], aggregate["average_precision_std"])]
+    page.close()
+
+
+def test_chinese_page_is_drawn_with_a_cjk_font(browser, reference):
+    fonts = subprocess.run(["fc-list", ":lang=zh", "family"], capture_output=True, text=True).stdout \
+        if shutil.which("fc-list") else ""
+    if not fonts.strip():
+        _unavailable("no CJK font installed (fc-list :lang=zh is empty)")
+    page, _, problems = open_page(browser, page_path(reference, "zh"))
+    assert re.search(r"[\u4e00-\u9fff]", page.locator("h1").inner_text())
+    assert not problems  # checked before the DevTools session below, which logs its own file: notice
+    session = page.context.new_cdp_session(page)
+    session.send("DOM.enable")
+    session.send("CSS.enable")
+    root = session.send("DOM.getDocument")["root"]["nodeId"]
+    used = []
+    for selector in ("h1", "#verdicts h2", "nav a"):
+        node = session.send("DOM.querySelector", {"nodeId": root, "selector": selector})["nodeId"]
+        used += session.send("CSS.getPlatformFontsForNode", {"nodeId": node})["fonts"]
+    cjk = [f["familyName"] for f in used if re.search(r"CJK|Han|Hei|Song|Ming|Kai|PingFang|YaHei", f["familyName"])]
+    assert cjk and sum(f["glyphCount"] for f in used if f["familyName"] in cjk) > 10, used
+    page.close()
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_page_is_valid_html(reference, lang):
+    import html5lib
+
+    markup = page_path(reference, lang).read_text(encoding="utf-8")
+    html5lib.HTMLParser(strict=True, namespaceHTMLElements=False).parse(markup)  # raises on any parse error
+    ids = re.findall(r'\sid="([^"]+)"', markup)
+    assert len(ids) == len(set(ids))
+    assert markup.count("<h1>") == 1 and "<script" not in markup and " style=" not in markup
+    assert re.search(r'<html lang="(en|zh-CN)">', markup)
+    assert re.search(r"<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'", markup)
+    assert all(alt.strip() for alt in re.findall(r'<img[^>]*\salt="([^"]*)"', markup))
+    assert not re.search(r'(src|href)="(https?:)?//', markup)
+
+
+def test_failed_skipped_and_sweep_runs_all_show(browser, troubled):
+    for lang in ("en", "zh"):
+        page, requests, problems = open_page(browser, page_path(troubled, lang), width=390)  # a phone
+        assert not problems and all(url.startswith(("file:", "data:")) for url in requests)
+        bad = page.evaluate("""Array.from(document.querySelectorAll('#problems tbody tr'),
+                               r => Array.from(r.cells, c => c.textContent))""")
+        assert {(row[0], row[-2]) for row in bad} == {("keras_layers", "failed"), ("hf_bert:full", "skipped")}
+        assert any("missing dependency: transformers" in row[-1] for row in bad)
+        assert not any("09061701461" in row[-1] for row in bad) and any("<NUM>" in row[-1] for row in bad)
+        sizes = page.evaluate("""Array.from(document.querySelectorAll('#details table')[0].tBodies[0].rows,
+                                 r => r.cells[0].textContent)""")
+        assert "40" in sizes and len(sizes) == 2  # both training sizes of tfidf_logreg
+        figures = page.evaluate("Array.from(document.images, i => i.naturalWidth > 0)")
+        assert all(figures) and len(figures) == len(list(
+            (troubled if lang == "en" else troubled / "zh").glob("figures/*.png")))
+        page.close()
+    assert (troubled / "figures" / "learning_curves.png").exists()
+    assert "09061701461" not in page_path(troubled, "en").read_text()
+
+
+def test_reproduce_command_drops_the_script_path():
+    assert reproduce_command({"command": "/x/comparisons/__main__.py run --seeds 3 --out 'my runs'"}) == \
+        "python -m comparisons run --seeds 3 --out 'my runs'"
+    assert reproduce_command({"command": "python -m comparisons run --seeds 2"}) == "python -m comparisons run --seeds 2"
