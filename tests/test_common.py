@@ -1,4 +1,4 @@
-"""common/: the seed's split and baseline figures, tokenizer/vocabulary, metrics, redaction."""
+"""common/: the seed's split and baseline figures, tokenizer/vocabulary, metrics (redaction: test_redaction.py)."""
 import gzip
 import hashlib
 import io
@@ -13,7 +13,6 @@ from common.datasets import (SMS_SHIPPED, DataSpec, drop_duplicates, load, load_
                              load_sms_spam_uci, load_table)
 from common.errors import UserInputError
 from common.metrics import choose_threshold, classification_metrics
-from common.redaction import redact, snippet
 from common.splits import duplicate_report, stratified_split
 from common.vocabulary import PAD_ID, UNK_ID, Vocabulary, tokenize
 
@@ -87,29 +86,6 @@ def test_multiclass_metrics_use_macro_one_vs_rest():
     proba = np.eye(3)[y] * 0.7 + 0.1
     metrics = classification_metrics(y, proba, positive_index=None)
     assert metrics["accuracy"] == 1.0 and metrics["average_precision"] == pytest.approx(1.0)
-
-
-@pytest.mark.parametrize("raw, expected", [
-    ("Call 09061701461 now", "Call <NUM> now"),
-    ("call +44 (0)20 7946 0958!", "call <NUM>!"),
-    ("visit http://www.win.com/x?y=1 today", "visit <URL> today"),
-    ("go to www.getzed.co.uk", "go to <URL>"),
-    ("txt WIN to 87121", "txt WIN to <NUM>"),
-    ("mail me at a.b@example.org", "mail me at <EMAIL>"),
-    ("see you at 7.30, 2 of us", "see you at 7.30, 2 of us"),
-    ("staff.science.nus.edu.sg/~phyhcmk/teaching/pc1323 ok", "<URL> ok"),
-    ("loss=0.6931 ap 0.97881", "loss=0.6931 ap 0.97881"),
-    ("call 0800.123.4567", "call <NUM>"),
-])
-def test_redaction(raw, expected):
-    assert redact(raw) == expected
-
-
-def test_snippets_of_every_message_hide_links_and_numbers(sms):
-    for text in sms.texts:
-        shown = snippet(text)
-        assert "http" not in shown.lower() and "www." not in shown.lower()
-        assert not any(run.isdigit() and len(run) >= 5 for run in shown.replace("…", " ").split())
 
 
 def test_shipped_file_is_checked_by_sha256():

@@ -126,10 +126,12 @@ SPECIAL_TOKENS = ("<pad>", "<unk>", "<cls>")
 def display_tokens(message: str, model_tokens: list[str]) -> list[str]:
     """The model's tokens of `message`, each one that overlaps a number/link/e-mail replaced by
     <NUM>/<URL>/<EMAIL> (aligned by character span), and every token passed through redact()."""
-    # lower-case character by character so that character offsets stay those of `message`
-    lowered = "".join(ch.lower() if len(ch.lower()) == 1 else ch for ch in message)
+    # lower-case as the tokenizer does ('İ' becomes two characters), remembering for each lowered
+    # character the position in `message` it came from, so token offsets are those of `message`
+    lowered = "".join(ch.lower() for ch in message)
+    origin = [i for i, ch in enumerate(message) for _ in ch.lower()]
     spans = redaction_spans(message)
-    offsets = [m.span() for m in TOKEN_PATTERN.finditer(lowered)]
+    offsets = [(origin[m.start()], origin[m.end() - 1] + 1) for m in TOKEN_PATTERN.finditer(lowered)]
     prefix = 1 if model_tokens and model_tokens[0] == "<cls>" else 0
     shown = []
     for position, token in enumerate(model_tokens):
