@@ -22,11 +22,12 @@ from comparisons.i18n import check_language, label, text
 from comparisons.outputs import atomic_write_text
 from comparisons.report import QUALITY
 from comparisons.report_html import document, facts, paragraph, png_figure, section, table
+from comparisons.report_page_verdicts import lead, pairwise_tables, read_verdicts, real_differences
 from comparisons.runs import read_runs
 
 # Measures of the "best on each" digest: (key in aggregate.csv, higher is better).
-BEST_ON = [(m, True) for m in QUALITY] + [("latency_ms_b1_p50", False), ("peak_rss_mb", False),
-                                          ("train_seconds", False), ("size_mb", False)]
+BEST_ON = [(m, True) for m in QUALITY] + [(m, False) for m in ("latency_ms_b1_p50", "peak_rss_serve_mb", "peak_rss_mb",
+                                                                  "train_seconds", "size_mb")]
 FIGURE_ORDER = ["metrics", "pareto", "pr_curves", "confusion_matrices", "forest", "learning_curves"]
 FIGURE_CAPTIONS = {
     "metrics": ("Test quality, mean ± std over seeds", "测试集质量，多种子均值 ± 标准差"),
@@ -52,8 +53,7 @@ def build_page(out: Path, lang: str) -> str:
     manifest = json.loads((out / "manifest.json").read_text())
     records = read_runs(out)
     aggregate = _read_csv(target / "aggregate.csv", numeric=True)
-    verdicts = _read_csv(target / "verdicts.csv") if (target / "verdicts.csv").exists() \
-        else _read_csv(out / "verdicts.csv")
+    verdicts = read_verdicts(out)
     title = text(f"Transformer comparison: {out.resolve().name}", f"Transformer 模型对比：{out.resolve().name}", lang)
     sections = [
         ("verdicts", text("Verdicts", "结论", lang), _verdicts(aggregate, verdicts, lang)),
@@ -112,15 +112,18 @@ def _verdicts(aggregate: pd.DataFrame | None, verdicts: pd.DataFrame | None, lan
         ranked = done.dropna(subset=[column]).sort_values(column, ascending=not higher)
         best = ranked.iloc[0]
         runner = ranked.iloc[1] if len(ranked) > 1 else None
-        verdict = _pair_verdict(verdicts, measure, best["variant"], runner["variant"]) if runner is not None else None
+        verdict = lead(verdicts, measure, best["variant"], runner["variant"], lang) if runner is not None else None
+        if verdict is None:
+            verdict = (text("not computed", "未计算", lang) if measure in QUALITY
+                       else text("cost: not tested", "代价：未做检验", lang)), False
         rows.append([label(measure, lang), best["variant"], _value(best, measure),
                      "" if runner is None else runner["variant"], "" if runner is None else _value(runner, measure),
-                     verdict or ("" if measure in QUALITY else text("cost: not tested", "代价：未做检验", lang))])
-        classes.append("real" if verdict and _is_real(verdict) else "")
+                     verdict[0]])
+        classes.append("real" if verdict[1] else "")
     headers = [label("metric", lang), text("best", "最优", lang), text("mean ± std over seeds", "多种子均值 ± 标准差", lang),
                text("next best", "次优", lang), text("mean ± std over seeds", "多种子均值 ± 标准差", lang),
                text("is the lead real? (95% paired interval over test items)", "领先是否真实？（测试样本上的 95% 配对区间）", lang)]
-    parts = [table(headers, rows, row_classes=classes)]
+    parts = [table(headers, rows, row_classes=classes, wrap={5})]
     if verdicts is None:
         parts.append(paragraph(text(
             "No verdicts computed for this run folder: the table ranks means only, and says nothing yet about "
@@ -128,7 +131,7 @@ def _verdicts(aggregate: pd.DataFrame | None, verdicts: pd.DataFrame | None, lan
             "此运行目录尚未计算结论：上表只按均值排序，还不能说明哪些差异是真实的。"
             "`python -m comparisons report --out DIR` 会根据预测结果计算它们。", lang), "note"))
     else:
-        parts.append(_real_differences(verdicts, lang))
+        parts.append(real_differences(verdicts, lang))
     return "\n".join(parts)
 
 
@@ -136,44 +139,8 @@ def _value(row: pd.Series, measure: str) -> str:
     mean, std = row[f"{measure}_mean"], row.get(f"{measure}_std")
     if measure in QUALITY:
         return f"{mean:.4f} ± {0.0 if pd.isna(std) else std:.4f}"
-    digits = 2 if measure in ("latency_ms_b1_p50", "size_mb") else (1 if measure == "train_seconds" else 0)
+    digits = 2 if measure in ("latency_ms_b1_p50", "size_mb") else (1 if measure == "train_seconds" else 0)  # as the table
     return f"{mean:,.{digits}f}"
-
-
-# verdicts.csv columns (comparisons/verdicts.py): one row per (metric, pair of variants).
-V_METRIC, V_A, V_B, V_VERDICT = "metric", "variant_a", "variant_b", "verdict"
-V_DIFF, V_LOW, V_HIGH = "difference", "ci_low", "ci_high"
-
-
-def _pair_verdict(verdicts: pd.DataFrame | None, metric: str, best: str, other: str) -> str | None:
-    if verdicts is None or not {V_METRIC, V_A, V_B, V_VERDICT} <= set(verdicts.columns):
-        return None
-    rows = verdicts[(verdicts[V_METRIC] == metric)
-                    & (((verdicts[V_A] == best) & (verdicts[V_B] == other))
-                       | ((verdicts[V_A] == other) & (verdicts[V_B] == best)))]
-    if rows.empty:
-        return None
-    row = rows.iloc[0]
-    interval = f" [{row[V_LOW]}, {row[V_HIGH]}]" if {V_LOW, V_HIGH} <= set(row.index) else ""
-    difference = f"{row[V_A]} − {row[V_B]} = {row[V_DIFF]}{interval}: " if V_DIFF in row.index else ""
-    return difference + row[V_VERDICT]
-
-
-def _is_real(verdict: str) -> bool:
-    return not any(word in verdict for word in ("no detectable", "无可检测", "没有可检测"))
-
-
-def _real_differences(verdicts: pd.DataFrame, lang: str) -> str:
-    if V_VERDICT not in verdicts.columns:
-        return ""
-    real = verdicts[[_is_real(v) for v in verdicts[V_VERDICT]]]
-    lead = text(f"{len(real)} of {len(verdicts)} pairwise differences are real (their 95% interval excludes 0, "
-                "corrected for the number of pairs); the others show no detectable difference.",
-                f"{len(verdicts)} 个两两差异中有 {len(real)} 个是真实的（95% 区间不含 0，已按比较次数校正）；"
-                "其余没有可检测的差异。", lang)
-    if real.empty:
-        return paragraph(lead)
-    return paragraph(lead) + table([label(c, lang) for c in real.columns], real.values.tolist())
 
 
 # --- tables and figures -----------------------------------------------------------------------
@@ -191,8 +158,7 @@ def _tables(target: Path, verdicts: pd.DataFrame | None, lang: str) -> str:
             f"Training messages: {size} (mean ± std over seeds [95% interval over test items])",
             f"训练短信数：{size}（多种子均值 ± 标准差 [测试样本上的 95% 区间]）", lang)))
     if verdicts is not None:
-        parts.append(table([label(c, lang) for c in verdicts.columns], verdicts.values.tolist(), caption=text(
-            "Every pair of variants on the same test items", "每对模型变体在相同测试样本上的比较", lang)))
+        parts.append(pairwise_tables(verdicts, lang))
     return "\n".join(parts) or paragraph(text("No tables yet.", "尚无表格。", lang), "note")
 
 

@@ -1,0 +1,122 @@
+"""The verdicts on the report page: which lead is real, which differences are real, every pair.
+
+Reads DIR/verdicts.csv, whose columns comparisons/verdicts.py documents (one row per metric and
+pair; difference = A − B with its 95% paired interval over test items, Holm-corrected p, verdict
+"A better" / "B better" / "no detectable difference", McNemar's test on decisions). A sweep
+prepends `train_size`; the digest then speaks of the largest training size.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from comparisons.i18n import label, text
+from comparisons.report_html import paragraph, table
+
+NO_DIFFERENCE = "no detectable difference"
+
+
+def read_verdicts(out: Path) -> pd.DataFrame | None:
+    path = Path(out) / "verdicts.csv"  # the English file: its values are the stable keys
+    if not path.exists():
+        return None
+    return pd.read_csv(path, keep_default_na=False, na_values=[""])
+
+
+def _size_key(size) -> float:
+    return float("inf") if str(size) in ("all", "", "nan", "None") else float(size)
+
+
+def largest_group(verdicts: pd.DataFrame) -> pd.DataFrame:
+    if "train_size" not in verdicts.columns or verdicts.empty:
+        return verdicts
+    keys = verdicts["train_size"].map(_size_key)
+    return verdicts[keys == keys.max()]
+
+
+def phrase(verdict: str, variant_a: str, variant_b: str, lang: str) -> str:
+    """'A better' -> 'keras_layers better'; the no-difference verdict in words."""
+    if verdict == "A better":
+        return text(f"{variant_a} better", f"{variant_a} 更好", lang)
+    if verdict == "B better":
+        return text(f"{variant_b} better", f"{variant_b} 更好", lang)
+    return text("no detectable difference", "无可检测的差异", lang) if verdict == NO_DIFFERENCE else str(verdict)
+
+
+def _p(value) -> str:
+    return "—" if pd.isna(value) else ("< 0.001" if value < 0.001 else f"{value:.3f}")
+
+
+def _oriented(row: pd.Series, first: str) -> tuple[str, str, float, float, float]:
+    """(first, other, first − other, low, high) whichever of A and B `first` is."""
+    if row["variant_a"] == first:
+        return row["variant_a"], row["variant_b"], row["difference"], row["ci_low"], row["ci_high"]
+    return row["variant_b"], row["variant_a"], -row["difference"], -row["ci_high"], -row["ci_low"]
+
+
+def lead(verdicts: pd.DataFrame | None, metric: str, best: str, other: str, lang: str) -> tuple[str, bool] | None:
+    """The verdict on `best` against the runner-up `other` for `metric`: (sentence, is it real)."""
+    if verdicts is None:
+        return None
+    rows = largest_group(verdicts)
+    rows = rows[(rows["metric"] == metric) & (((rows["variant_a"] == best) & (rows["variant_b"] == other))
+                                              | ((rows["variant_a"] == other) & (rows["variant_b"] == best)))]
+    if rows.empty:
+        return None
+    row = rows.iloc[0]
+    first, second, difference, low, high = _oriented(row, best)
+    sentence = (f"{first} − {second} = {difference:+.4f} [{low:+.4f}, {high:+.4f}]: "
+                + phrase(row["verdict"], row["variant_a"], row["variant_b"], lang))
+    return sentence, row["verdict"] != NO_DIFFERENCE
+
+
+def real_differences(verdicts: pd.DataFrame, lang: str) -> str:
+    """How many pairwise differences are real, and a table of those (better − worse, positive)."""
+    rows = largest_group(verdicts)
+    real = rows[rows["verdict"] != NO_DIFFERENCE]
+    size = ""
+    if "train_size" in rows.columns and not rows.empty:
+        size = text(f" (training messages: {rows['train_size'].iloc[0]})", f"（训练条数：{rows['train_size'].iloc[0]}）", lang)
+    summary = paragraph(text(
+        f"{len(real)} of {len(rows)} pairwise differences are real{size}: their 95% paired interval over test "
+        "items excludes 0 and the bootstrap p stays under 0.05 after Holm's correction for the number of pairs. "
+        "The others show no detectable difference.",
+        f"{len(rows)} 个两两差异中有 {len(real)} 个是真实的{size}：测试样本上的 95% 配对区间不含 0，"
+        "且按比较次数做 Holm 校正后 bootstrap p 仍小于 0.05。其余没有可检测的差异。", lang))
+    if real.empty:
+        return summary
+    body = []
+    for _, row in real.iterrows():
+        better = row["variant_a"] if row["verdict"] == "A better" else row["variant_b"]
+        first, second, difference, low, high = _oriented(row, better)
+        body.append([label(row["metric"], lang), first, second, f"{difference:+.4f}", f"[{low:+.4f}, {high:+.4f}]",
+                     _p(row["p_holm"]), phrase(row.get("verdict_decisions", ""), row["variant_a"], row["variant_b"], lang)])
+    headers = [label("metric", lang), text("better", "更好", lang), text("than", "优于", lang),
+               text("difference", "差值", lang), text("95% interval over test items", "测试样本上的 95% 区间", lang),
+               text("p (Holm)", "p（Holm 校正）", lang),
+               text("McNemar on decisions", "McNemar 检验（基于判定）", lang)]
+    return summary + table(headers, body)
+
+
+def pairwise_tables(verdicts: pd.DataFrame, lang: str) -> str:
+    """Every pair, one table per metric: difference A − B, interval, p, detectable size, both tests."""
+    sweep = "train_size" in verdicts.columns
+    headers = ([label("train_size", lang)] if sweep else []) + [
+        "A", "B", label("seeds", lang), "A − B", text("95% interval over test items", "测试样本上的 95% 区间", lang),
+        text("p (Holm)", "p（Holm 校正）", lang),
+        text("smallest detectable difference", "可检测的最小差值", lang), text("verdict", "结论", lang),
+        text("items only A gets right", "仅 A 判对的样本", lang), text("items only B gets right", "仅 B 判对的样本", lang),
+        text("McNemar p (Holm)", "McNemar p（Holm 校正）", lang), text("verdict on decisions", "基于判定的结论", lang)]
+    parts = []
+    for metric, rows in verdicts.groupby("metric", sort=False):
+        body = [([row["train_size"]] if sweep else []) + [
+            row["variant_a"], row["variant_b"], row["seeds"], f"{row['difference']:+.4f}",
+            f"[{row['ci_low']:+.4f}, {row['ci_high']:+.4f}]", _p(row["p_holm"]),
+            f"{row['smallest_detectable_difference']:.4f}", phrase(row["verdict"], row["variant_a"], row["variant_b"], lang),
+            f"{row['a_right_b_wrong']:.1f}", f"{row['a_wrong_b_right']:.1f}", _p(row["mcnemar_p_holm"]),
+            phrase(row["verdict_decisions"], row["variant_a"], row["variant_b"], lang)] for _, row in rows.iterrows()]
+        parts.append(table(headers, body, caption=text(f"Every pair on the same test items: {label(metric, 'en')}",
+                                                       f"每对模型变体在相同测试样本上的比较：{label(metric, 'zh')}", lang),
+                           row_classes=["real" if v != NO_DIFFERENCE else "" for v in rows["verdict"]]))
+    return "\n".join(parts)
