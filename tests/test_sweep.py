@@ -61,3 +61,52 @@ def test_impossible_sizes_say_what_to_do(sms):
         train_subset(split, data.labels, 3)
     with pytest.raises(UserInputError, match="larger than the training split"):
         train_subsets_record(split, data.labels, [len(split.train) + 1])
+
+
+def test_learning_curves_from_a_run_folder(tmp_path):
+    """Predictions that improve with size: the curve rises, each size has its table and verdicts, figures drawn."""
+    import io
+
+    import pandas as pd
+
+    from common.metrics import classification_metrics
+    from comparisons.learning_curves import write_learning_curves
+    from comparisons.outputs import atomic_write_bytes
+    from comparisons.report import summary_frame
+    from comparisons.runs import prediction_path
+
+    rng = np.random.default_rng(0)
+    labels = (rng.random(300) < 0.2).astype(int)
+    test_ids = np.arange(1000, 1300)
+    records = []
+    for variant, skill in (("tfidf_logreg", 1.0), ("hf_bert:full", 2.0)):
+        for size, noise in ((50, 2.5), (200, 1.5), (None, 1.0)):
+            for seed in (0, 1):
+                score = 1 / (1 + np.exp(-(skill * (2 * labels - 1) + noise * rng.normal(size=300))))
+                proba = np.column_stack([1 - score, score])
+                buffer = io.BytesIO()
+                np.savez(buffer, test=test_ids, proba=proba)
+                atomic_write_bytes(prediction_path(tmp_path, variant, seed, size), buffer.getvalue())
+                records.append({"variant": variant, "seed": seed, "train_size": size, "status": "ok",
+                                "train_seconds": 1.0, "threshold": 0.5, **classification_metrics(labels, proba, 1)})
+    summary = summary_frame(records)
+    assert summary["train_size"].astype(str).tolist()[:3] == ["50", "50", "200"]
+    paths = write_learning_curves(tmp_path, summary, test_ids, labels, 1, full_size=1000, languages=("en", "zh"))
+    assert all(path.exists() for path in paths)
+    curve = pd.read_csv(tmp_path / "learning_curve.csv")
+    assert sorted(curve["train_size"].unique()) == [50, 200, 1000]
+    for _, row in curve.iterrows():
+        assert row["average_precision_ci_low"] <= row["average_precision_mean"] <= row["average_precision_ci_high"]
+        assert row["seeds"] == 2 and row["average_precision_std"] > 0
+    full = curve[curve["variant"] == "hf_bert:full"].sort_values("train_size")
+    assert full["average_precision_mean"].is_monotonic_increasing
+    for name in ("size_50", "size_200", "size_all"):
+        assert "±" in (tmp_path / "learning_curves" / f"{name}.md").read_text()
+        assert "−" in (tmp_path / "learning_curves" / f"{name.replace('size', 'verdicts')}.md").read_text()
+    assert "训练样本数" in (tmp_path / "zh" / "learning_curves" / "size_all.md").read_text()
+    headline = pd.read_csv(tmp_path / "pretrained_vs_scratch.csv")
+    assert list(headline["train_size"]) == [50, 200, 1000]
+    assert set(headline["verdict"]) == {"pretrained better"}, headline  # skill 2 against 1 on 300 items
+    assert set(headline["best_without_pretraining"]) == {"tfidf_logreg"}
+    for figure in (tmp_path / "figures", tmp_path / "zh" / "figures"):
+        assert (figure / "learning_curves.png").stat().st_size > 5000

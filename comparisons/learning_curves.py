@@ -1,0 +1,203 @@
+"""Learning curves: test quality against the number of training messages, from a sweep's run folder.
+
+Each training size is one group of runs, compared as a run folder's runs are (comparisons.verdicts):
+per variant the mean over seeds, the ± over seeds (training randomness) and the 95% interval over
+test items (test-set sampling); per pair the paired difference, its interval and the verdict.
+Written, in DIR (en) or DIR/zh (zh):
+  learning_curve.csv            one row per (variant, train_size): seeds, {metric}_mean/_std/_ci_low/_ci_high
+  learning_curves/size_<n>.*    the readable table of one size (n, or `all` for the whole split)
+  learning_curve_verdicts.csv   verdicts.csv's columns with train_size first, every size
+  learning_curves/verdicts_<n>.md   the pairs of one size, AP and macro-F1
+  pretrained_vs_scratch.{csv,md}    per size, each pretrained variant against the best variant without
+                                pretraining: difference, interval, verdict
+  figures/learning_curves.png   AP and macro-F1 against training messages (log x), band = interval
+Framework-free (pandas, scipy, matplotlib); nothing is written for a single training size.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from backends.base import VARIANTS
+from comparisons.i18n import label, setup_matplotlib, text
+from comparisons.outputs import atomic_write_text, save_figure, write_table
+from comparisons.verdicts import compare, load_predictions
+
+METRICS = ("average_precision", "macro_f1")  # macro-F1 of the arg-max decisions: the same for 2 or more classes
+PRETRAINED = ("hf_bert:frozen", "hf_bert:full")
+VERDICT_ZH = {"A better": "A 更好", "B better": "B 更好", "no detectable difference": "无可检测的差异"}
+
+
+def numeric_sizes(summary: pd.DataFrame, full_size: int) -> pd.Series:
+    """train_size as messages: 'all' (or empty) is the whole training split, `full_size`."""
+    return pd.to_numeric(summary["train_size"], errors="coerce").fillna(full_size).astype(int)
+
+
+def size_label(size: int, full_size: int, lang: str = "en") -> str:
+    """'200', or 'all (3901)' for the whole training split."""
+    return f"{label('all', lang)} ({full_size})" if size == full_size else str(size)
+
+
+def compare_sizes(out: Path, summary: pd.DataFrame, test_ids: np.ndarray, labels: np.ndarray,
+                  positive_index: int | None, full_size: int) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(curve, pairs): the verdicts module called once per training size on that size's finished runs."""
+    ok = summary[summary["status"] == "ok"].copy()
+    ok["messages"] = numeric_sizes(ok, full_size)
+    order = {name: i for i, name in enumerate(VARIANTS)}
+    curves, pairs = [], []
+    for size, runs in sorted(ok.groupby("messages"), key=lambda item: item[0]):
+        runs = runs.sort_values(["variant", "seed"], key=lambda s: s.map(order) if s.name == "variant" else s)
+        records = [{"variant": r.variant, "seed": int(r.seed), "threshold": _number(r.threshold),
+                    "train_size": None if size == full_size else int(size)} for r in runs.itertuples()]
+        verdicts = compare(load_predictions(out, records, test_ids), labels, positive_index)
+        curve = verdicts.variants[["variant", "seeds"]].copy()
+        for metric in METRICS:
+            by_variant = runs.groupby("variant", sort=False)[metric].agg(lambda v: v.astype(float).std(ddof=1))
+            curve[f"{metric}_mean"] = verdicts.variants[f"{metric}_mean"]
+            curve[f"{metric}_std"] = curve["variant"].map(by_variant).fillna(0.0).to_numpy()
+            curve[f"{metric}_ci_low"] = verdicts.variants[f"{metric}_ci_low"]
+            curve[f"{metric}_ci_high"] = verdicts.variants[f"{metric}_ci_high"]
+        curve["train_seconds_mean"] = curve["variant"].map(runs.groupby("variant")["train_seconds"].mean()).to_numpy()
+        curve.insert(1, "train_size", int(size))
+        curves.append(curve)
+        pairs.append(verdicts.pairs.assign(train_size=int(size)))
+    curve = pd.concat(curves, ignore_index=True)
+    pairs = pd.concat(pairs, ignore_index=True)
+    return curve, pairs[["train_size"] + [c for c in pairs.columns if c != "train_size"]]
+
+
+def _number(value) -> float | None:
+    return None if value is None or pd.isna(value) else float(value)
+
+
+def pretrained_vs_scratch(curve: pd.DataFrame, pairs: pd.DataFrame, metric: str = "average_precision") -> pd.DataFrame:
+    """Per size and pretrained variant: the best variant without pretraining (highest mean) and the verdict."""
+    rows = []
+    for size, at_size in curve.groupby("train_size"):
+        scratch = at_size[~at_size["variant"].isin(PRETRAINED)]
+        if scratch.empty:
+            continue
+        best = scratch.loc[scratch[f"{metric}_mean"].idxmax(), "variant"]
+        for pretrained in at_size.loc[at_size["variant"].isin(PRETRAINED), "variant"]:
+            pair = pairs[(pairs["train_size"] == size) & (pairs["metric"] == metric)
+                         & pairs["variant_a"].isin([pretrained, best]) & pairs["variant_b"].isin([pretrained, best])]
+            if pair.empty:
+                continue
+            row = pair.iloc[0]
+            sign = 1.0 if row["variant_a"] == pretrained else -1.0  # difference as pretrained − best scratch
+            low, high = sorted((sign * row["ci_low"], sign * row["ci_high"]))
+            better = {"A better": row["variant_a"], "B better": row["variant_b"]}.get(row["verdict"])
+            rows.append({"train_size": int(size), "pretrained": pretrained, "best_without_pretraining": best,
+                         "metric": metric, "difference": sign * row["difference"], "ci_low": low, "ci_high": high,
+                         "p_holm": row["p_holm"],
+                         "verdict": "no detectable difference" if better is None else
+                         ("pretrained better" if better == pretrained else "pretrained worse")})
+    return pd.DataFrame(rows)
+
+
+def size_table(curve: pd.DataFrame, size: int, lang: str) -> pd.DataFrame:
+    """The readable table of one size: mean ± std over seeds [95% interval over test items]."""
+    rows = curve[curve["train_size"] == size]
+    table = pd.DataFrame({label("variant", lang): rows["variant"], label("seeds", lang): rows["seeds"]})
+    for metric in METRICS:
+        table[label(metric, lang)] = [
+            f"{m:.4f} ± {s:.4f} [{lo:.4f}, {hi:.4f}]"
+            for m, s, lo, hi in zip(rows[f"{metric}_mean"], rows[f"{metric}_std"], rows[f"{metric}_ci_low"],
+                                    rows[f"{metric}_ci_high"])]
+    table[label("train_seconds", lang)] = [f"{v:.1f}" for v in rows["train_seconds_mean"]]
+    return table
+
+
+def plot_curves(curve: pd.DataFrame, full_size: int, lang: str, path: Path) -> Path:
+    """AP and macro-F1 against training messages (log x): mean per variant, its 95% item interval as a band."""
+    setup_matplotlib(lang)
+    import matplotlib.pyplot as plt
+    from matplotlib.ticker import NullFormatter
+
+    sizes = sorted(curve["train_size"].unique())
+    fig, axes = plt.subplots(1, len(METRICS), figsize=(12, 4.8), sharex=True)
+    for ax, metric in zip(axes, METRICS):
+        for variant, rows in curve.groupby("variant", sort=False):
+            rows = rows.sort_values("train_size")
+            style = "-" if variant in PRETRAINED else "--"
+            line, = ax.plot(rows["train_size"], rows[f"{metric}_mean"], style, marker="o", label=variant)
+            ax.fill_between(rows["train_size"], rows[f"{metric}_ci_low"], rows[f"{metric}_ci_high"],
+                            color=line.get_color(), alpha=0.15, linewidth=0)
+        ax.set_xscale("log")
+        ax.set_xticks(sizes, [size_label(s, full_size, lang) for s in sizes])
+        ax.xaxis.set_minor_formatter(NullFormatter())
+        ax.set_xlabel(text("training messages (log scale)", "训练样本数（对数刻度）", lang))
+        ax.set_ylabel(label(metric, lang))
+        ax.grid(alpha=0.3)
+    axes[0].legend(loc="lower right", fontsize=8)
+    fig.suptitle(text("Test quality against training messages: mean over seeds, band = 95% interval over test items",
+                      "测试集质量随训练样本数的变化：多种子均值，阴影 = 测试样本上的 95% 区间", lang))
+    return save_figure(fig, path)
+
+
+def verdicts_markdown(pairs: pd.DataFrame, size: int, full_size: int, lang: str) -> str:
+    """The pairs of one training size, AP and macro-F1, as people read them."""
+    lines = [f"# {text('Paired verdicts at', '配对结论：训练样本数', lang)} {size_label(size, full_size, lang)}", ""]
+    for metric in METRICS:
+        rows = pairs[(pairs["train_size"] == size) & (pairs["metric"] == metric)]
+        shown = pd.DataFrame({
+            text("pair", "比较对", lang): [f"{a} − {b}" for a, b in zip(rows["variant_a"], rows["variant_b"])],
+            text("A − B [95% interval over test items]", "A − B [测试样本上的 95% 区间]", lang):
+                [f"{d:+.4f} [{lo:+.4f}, {hi:+.4f}]" for d, lo, hi in zip(rows["difference"], rows["ci_low"], rows["ci_high"])],
+            "p (Holm)": [f"{p:.3g}" for p in rows["p_holm"]],
+            text("verdict", "结论", lang): [VERDICT_ZH[v] if lang == "zh" else v for v in rows["verdict"]],
+        })
+        lines += [f"## {label(metric, lang)}", "", shown.to_markdown(index=False), ""]
+    return "\n".join(lines)
+
+
+def headline_markdown(headline: pd.DataFrame, full_size: int, lang: str) -> str:
+    words = {"pretrained better": ("pretrained better", "预训练模型更好"),
+             "pretrained worse": ("pretrained worse", "预训练模型更差"),
+             "no detectable difference": ("no detectable difference", "无可检测的差异")}
+    shown = pd.DataFrame({
+        text("training messages", "训练样本数", lang): [size_label(s, full_size, lang) for s in headline["train_size"]],
+        text("pretrained", "预训练模型", lang): headline["pretrained"],
+        text("best without pretraining", "不用预训练的最佳模型", lang): headline["best_without_pretraining"],
+        text("ΔAP [95% interval over test items]", "ΔAP [测试样本上的 95% 区间]", lang):
+            [f"{d:+.4f} [{lo:+.4f}, {hi:+.4f}]" for d, lo, hi in zip(headline["difference"], headline["ci_low"], headline["ci_high"])],
+        text("verdict", "结论", lang): [text(*words[v], lang) for v in headline["verdict"]],
+    })
+    title = text("What pretraining buys at each training size (AP, paired, Holm-corrected)",
+                 "各训练样本数下预训练带来的提升（AP，配对比较，Holm 校正）", lang)
+    return f"# {title}\n\n{shown.to_markdown(index=False)}\n"
+
+
+def write_learning_curves(out: Path, summary: pd.DataFrame, test_ids: np.ndarray, labels: np.ndarray,
+                          positive_index: int | None, full_size: int, languages=("en",)) -> list[Path]:
+    """Every output listed in the module docstring, for each language; nothing for a single size."""
+    ok = summary[summary["status"] == "ok"]
+    if ok.empty or numeric_sizes(ok, full_size).nunique() < 2:
+        return []
+    curve, pairs = compare_sizes(out, summary, test_ids, labels, positive_index, full_size)
+    headline = pretrained_vs_scratch(curve, pairs)
+    paths: list[Path] = []
+    for lang in languages:
+        target = Path(out) if lang == "en" else Path(out) / "zh"
+        paths += write_table(curve, target, "learning_curve")
+        paths.append(atomic_write_text(target / "learning_curve_verdicts.csv",
+                                       pairs.to_csv(index=False, float_format="%.6g")))
+        if not headline.empty:
+            paths.append(atomic_write_text(target / "pretrained_vs_scratch.csv",
+                                           headline.to_csv(index=False, float_format="%.6g")))
+            paths.append(atomic_write_text(target / "pretrained_vs_scratch.md",
+                                           headline_markdown(headline, full_size, lang)))
+        for size in sorted(curve["train_size"].unique()):
+            name = "all" if size == full_size else str(size)
+            title = text(f"Training messages: {size_label(size, full_size)} (mean ± std over seeds "
+                         "[95% interval over test items])",
+                         f"训练样本数：{size_label(size, full_size, lang)}（多种子均值 ± 标准差 [测试样本上的 95% 区间]）",
+                         lang)
+            paths += write_table(size_table(curve, size, lang), target / "learning_curves", f"size_{name}",
+                                 title=title)
+            paths.append(atomic_write_text(target / "learning_curves" / f"verdicts_{name}.md",
+                                           verdicts_markdown(pairs, size, full_size, lang)))
+        paths.append(plot_curves(curve, full_size, lang, target / "figures" / "learning_curves.png"))
+    return paths
