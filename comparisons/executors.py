@@ -13,8 +13,9 @@ Decisions Ray would otherwise make for us:
   variables explicitly from the spec anyway (the same values).
 - memory: Ray's memory monitor may kill a task's worker on a full node; that run becomes a
   failed row naming OutOfMemoryError, and the worker subprocess dies with it (die_with_parent).
-- Ctrl-C: outstanding tasks are cancelled (force: their Ray workers are killed, and with them
-  their worker subprocesses); finished runs are already written, so rerunning resumes.
+- Ctrl-C (or SIGTERM/SIGHUP): outstanding tasks are cancelled, gently then by force (a killed
+  Ray worker takes its worker subprocess with it); finished runs are already written, so
+  rerunning resumes.
 - Sharing: each record says how many worker processes ran on its node at once
   (`runs_sharing_node`, itself included) and marks timings taken under sharing (`timings_shared`).
 """
@@ -38,6 +39,7 @@ from comparisons.worker import FAULT_VARIABLE
 
 EXECUTORS = ("local", "ray")
 OBJECT_STORE_MIN_BYTES = 100 * 2**20  # a local instance's object store: small, the data is a few MB
+CANCEL_GRACE_S = 15  # a cancelled task's runner ends its worker: SIGTERM, up to 5 s, then SIGKILL
 UPLOAD_EXCLUDES = [".venv", ".git", "runs", "results", "**/__pycache__", "*.egg-info", ".pytest_cache",
                    "build", "dist"]
 
@@ -134,9 +136,18 @@ class RayExecutor(Executor):
                     spec = running.pop(ref)
                     done(spec, self._collect(out, spec, ref))
         except BaseException:  # Ctrl-C or a signal: cancel what is outstanding, keep what finished
-            for ref in running:
-                ray.cancel(ref, force=True)
+            self._cancel(list(running))
             raise
+
+    def _cancel(self, refs: list) -> None:
+        """Cancel gently first (the task's runner ends its worker's process group), then by force
+        (the Ray worker is killed; the worker subprocess dies with it, see worker.die_with_parent)."""
+        ray = self._ray
+        for ref in refs:
+            ray.cancel(ref)
+        _, left = ray.wait(refs, num_returns=len(refs), timeout=CANCEL_GRACE_S) if refs else ([], [])
+        for ref in left:
+            ray.cancel(ref, force=True)
 
     def _collect(self, out: Path, spec: RunSpec, ref) -> dict:
         """Write a finished task's files into the run folder (record last: it marks the run done)."""

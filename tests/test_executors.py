@@ -1,0 +1,220 @@
+"""Run specs and executors: the spec round-trips, a worker needs only its spec and data, and the
+Ray executor (a local 2-CPU instance, started once for this module) gives the local executor's
+metrics, isolates failures, resumes, and leaves no worker behind on Ctrl-C."""
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from common.datasets import DataSpec, load
+from common.errors import UserInputError
+from common.splits import stratified_split
+from comparisons.cli import main
+from comparisons.executors import worker_processes
+from comparisons.run_spec import RunInputs, RunSpec
+from tests.test_cli import assert_no_raw_text, run_cli
+
+ROOT = Path(__file__).resolve().parent.parent
+SMALL = ["--profile", "tiny", "--limit-per-class", "40", "--threads", "1"]
+METRICS = ["accuracy", "macro_f1", "average_precision", "positive_precision", "positive_recall", "threshold",
+           "params_total", "params_trainable"]
+
+
+def small_spec_and_inputs(**changes) -> tuple[RunSpec, RunInputs]:
+    data_spec = DataSpec(limit_per_class=40)
+    data = load(data_spec)
+    split = stratified_split(data)
+    inputs = RunInputs(data, split.to_dict())
+    from common.datasets import fingerprint
+
+    spec = RunSpec(variant="tfidf_logreg", seed=0, profile="tiny", threads=1, device="cpu", timeout_s=120.0,
+                   data=data_spec, data_sha256=fingerprint(data), split_seed=split.seed, split_sha256=split.sha256)
+    return RunSpec.from_dict({**spec.to_dict(), **changes}), inputs
+
+
+def start_worker(spec: RunSpec, out: Path, cwd: Path, env=None) -> subprocess.Popen:
+    cwd.mkdir(parents=True, exist_ok=True)
+    environment = {**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}
+    return subprocess.Popen([sys.executable, "-m", "comparisons.worker", "--out", str(out), "--spec", spec.to_json()],
+                            cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            env=environment)
+
+
+# -- the run spec ---------------------------------------------------------------------------------
+def test_run_spec_round_trips_through_json():
+    spec = RunSpec(variant="hf_bert:full", seed=3, profile="fast", threads=4, device="cuda", timeout_s=900.0,
+                   data=DataSpec(source="file", path="/data/x.tsv", dedup=True, limit_per_class=7),
+                   data_sha256="d" * 64, split_seed=11, split_sha256="s" * 64, hf_model="some/model",
+                   train_size=200, executor="ray")
+    text = spec.to_json()
+    assert json.loads(text)["data"]["path"] == "/data/x.tsv"
+    again = RunSpec.from_json(text)
+    assert again == spec and isinstance(again.data, DataSpec)
+    assert again.name == "hf_bert-full__n200__seed3"
+    with pytest.raises(UserInputError, match="unknown fields"):
+        RunSpec.from_dict({**spec.to_dict(), "surprise": 1})
+    with pytest.raises(UserInputError, match="incomplete"):
+        RunSpec.from_dict({"variant": "tfidf_logreg", "seed": 0})
+
+
+def test_worker_with_a_spec_needs_no_file_of_the_drivers(tmp_path):
+    spec, inputs = small_spec_and_inputs()
+    out = tmp_path / "own_output"
+    worker = start_worker(spec, out, cwd=tmp_path / "elsewhere")
+    log, _ = worker.communicate(inputs.to_json_bytes(), timeout=300)
+    assert worker.returncode == 0, log.decode()[-2000:]
+    written = sorted(str(p.relative_to(out)) for p in out.rglob("*") if p.is_file())
+    assert written == ["predictions/tfidf_logreg__seed0.npz", "runs/tfidf_logreg__seed0.json"]
+    record = json.loads((out / "runs/tfidf_logreg__seed0.json").read_text())
+    assert record["status"] == "ok" and record["data_sha256"] == spec.data_sha256
+    assert record["split_sha256"] == spec.split_sha256 and record["executor"] == "local"
+    assert not list((tmp_path / "elsewhere").iterdir())
+
+    wrong = RunSpec.from_dict({**spec.to_dict(), "split_sha256": "0" * 64})  # inputs are not what it names
+    worker = start_worker(wrong, tmp_path / "wrong", cwd=tmp_path / "elsewhere")
+    log, _ = worker.communicate(inputs.to_json_bytes(), timeout=300)
+    assert worker.returncode == 1 and b"not the split of its run spec" in log
+    assert not (tmp_path / "wrong" / "runs").exists()
+
+
+def test_worker_dies_with_the_process_that_started_it(tmp_path):
+    spec, inputs = small_spec_and_inputs(timeout_s=777.125)
+    (tmp_path / "inputs.json").write_bytes(inputs.to_json_bytes())
+    parent = subprocess.Popen(
+        [sys.executable, "-c",
+         "import os, subprocess, sys, time\n"
+         "os.environ['COMPARISONS_PARENT_PID'] = str(os.getpid())  # as the runner does\n"
+         f"child = subprocess.Popen([sys.executable, '-m', 'comparisons.worker', '--out', {str(tmp_path / 'o')!r},"
+         f" '--spec', {spec.to_json()!r}], stdin=open({str(tmp_path / 'inputs.json')!r}, 'rb'))\n"
+         "print(child.pid, flush=True)\n"
+         "time.sleep(600)\n"],
+        cwd=ROOT, stdout=subprocess.PIPE, text=True, env={**os.environ, "COMPARISONS_FAULT": "tfidf_logreg:hang"})
+    child = int(parent.stdout.readline())
+    time.sleep(2)  # the worker is importing or already hanging on purpose
+    assert alive(child) and worker_processes() >= 1  # the scan behind runs_sharing_node sees it
+    parent.kill()  # SIGKILL: no finally, no handler runs in the parent
+    parent.wait()
+    assert wait_until(lambda: not alive(child), 15), "the worker outlived its parent"
+
+
+def alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state not in ("Z", "X")  # a zombie has ended; only its parent's reaping is left
+
+
+def wait_until(condition, seconds: float) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.25)
+    return condition()
+
+
+def test_local_executor_refuses_ray_options(tmp_path, capsys):
+    code = main(["run", "--backends", "tfidf_logreg", "--max-concurrent", "2", "--out", str(tmp_path / "o")])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and err.startswith("error: --ray-address and --max-concurrent need --executor ray")
+    assert not (tmp_path / "o").exists()
+
+
+# -- the Ray executor on a local 2-CPU instance ----------------------------------------------------
+@pytest.fixture(scope="module")
+def ray_address():
+    ray = pytest.importorskip("ray")
+    context = ray.init(num_cpus=2, object_store_memory=100 * 2**20, include_dashboard=False,
+                       log_to_driver=False, logging_level="WARNING")
+    yield context.address_info["gcs_address"]
+    ray.shutdown()
+
+
+def ray_cli(address, *args, env=None, timeout=600):
+    return run_cli("run", *args, "--executor", "ray", "--ray-address", address, env=env, timeout=timeout)
+
+
+def test_same_plan_gives_the_same_metrics_under_both_executors(tmp_path, ray_address):
+    plan = ["--backends", "tfidf_logreg,torch_scratch", *SMALL]
+    local = run_cli("run", *plan, "--out", str(tmp_path / "local"), timeout=600)
+    assert local.returncode == 0, local.stderr[-3000:]
+    remote = ray_cli(ray_address, *plan, "--out", str(tmp_path / "ray"))
+    assert remote.returncode == 0, remote.stderr[-3000:]
+    rows = {name: pd.read_csv(tmp_path / name / "summary.csv").set_index("variant") for name in ("local", "ray")}
+    pd.testing.assert_frame_equal(rows["local"][METRICS], rows["ray"][METRICS])
+    for name in ("tfidf_logreg__seed0", "torch_scratch__seed0"):
+        local_run, ray_run = (json.loads((tmp_path / f / "runs" / f"{name}.json").read_text()) for f in ("local", "ray"))
+        assert (local_run["executor"], ray_run["executor"]) == ("local", "ray")
+        assert local_run["confusion_matrix"] == ray_run["confusion_matrix"]
+        assert ray_run["node_cpu"] and ray_run["runs_sharing_node"] >= 1
+        assert ray_run["timings_shared"] == (ray_run["runs_sharing_node"] > 1)
+        with np.load(tmp_path / "local" / "predictions" / f"{name}.npz") as a, \
+                np.load(tmp_path / "ray" / "predictions" / f"{name}.npz") as b:
+            assert (a["test"] == b["test"]).all() and np.allclose(a["proba"], b["proba"], atol=1e-6)
+        log = (tmp_path / "ray" / "logs" / f"{name}.log").read_text()
+        assert f"{name}: done" in log
+    assert_no_raw_text(tmp_path / "ray")
+
+
+def test_a_crashing_task_is_a_failed_row_the_others_complete_and_rerun_resumes(tmp_path, ray_address):
+    out = str(tmp_path / "run")
+    plan = ["--backends", "tfidf_logreg", "--seeds", "3", *SMALL, "--out", out]
+    first = ray_cli(ray_address, *plan, "--timeout", "15",
+                    env={"COMPARISONS_FAULT": "tfidf_logreg@0:crash,tfidf_logreg@1:hang"})
+    assert first.returncode == 1, first.stderr[-3000:]
+    rows = pd.read_csv(Path(out) / "summary.csv").set_index("seed")
+    assert rows.loc[0, "status"] == "failed" and "SIGABRT" in rows.loc[0, "reason"]
+    assert rows.loc[1, "status"] == "failed" and "time limit" in rows.loc[1, "reason"]
+    assert rows.loc[2, "status"] == "ok" and rows.loc[2, "average_precision"] > 0.5
+    kept = (Path(out) / "runs" / "tfidf_logreg__seed2.json").read_bytes()
+
+    rerun = ray_cli(ray_address, *plan)
+    assert rerun.returncode == 0, rerun.stderr[-3000:]
+    assert "[3/3] tfidf_logreg__seed2: finished earlier, kept" in rerun.stderr
+    assert (Path(out) / "runs" / "tfidf_logreg__seed2.json").read_bytes() == kept
+    assert (pd.read_csv(Path(out) / "summary.csv")["status"] == "ok").all()
+
+
+def test_sigint_cancels_outstanding_tasks_and_leaves_no_worker_behind(tmp_path, ray_address):
+    marker = b"500.375"  # a time limit no other test uses: it is in each of this test's worker command lines
+    out = tmp_path / "run"
+    driver = subprocess.Popen(
+        [sys.executable, "-m", "comparisons", "run", "--backends", "tfidf_logreg", "--seeds", "4", *SMALL,
+         "--max-concurrent", "2",
+         "--timeout", marker.decode(), "--out", str(out), "--executor", "ray", "--ray-address", ray_address],
+        cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        env={**os.environ, "COMPARISONS_FAULT": "tfidf_logreg@1:hang,tfidf_logreg@2:hang,tfidf_logreg@3:hang"})
+    try:
+        assert wait_until(lambda: len(ours(marker)) == 2, 240), "two hanging workers never ran"
+        driver.send_signal(signal.SIGINT)
+        _, err = driver.communicate(timeout=120)
+    finally:
+        driver.kill()
+    assert driver.returncode == 130, err.decode()[-3000:]
+    assert b"interrupted: finished runs are kept" in err
+    assert wait_until(lambda: not ours(marker), 30), f"workers left behind: {ours(marker)}"
+    records = {p.name: json.loads(p.read_text())["status"] for p in (out / "runs").glob("*.json")}
+    # seeds 0 and 1 went first (--max-concurrent 2); 0 finished and is kept, 2 was running, 3 never started
+    assert records == {"tfidf_logreg__seed0.json": "ok"}
+
+
+def ours(marker: bytes) -> list[int]:
+    """Live worker processes whose command line carries the marker."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                cmdline = (entry / "cmdline").read_bytes()
+            except OSError:
+                continue
+            if b"\0comparisons.worker\0" in cmdline and marker in cmdline and alive(int(entry.name)):
+                found.append(int(entry.name))
+    return found
