@@ -11,8 +11,10 @@ from transformers import AutoModelForSequenceClassification, BertConfig, BertMod
 from backends.base import build
 from backends.hf_bert import HfBertBackend
 from backends.hf_bert.backend import MeanPoolHead, masked_mean
-from backends.hf_bert.batching import training_batches
+from backends.hf_bert.batching import small_data_budget, training_batches
 from common.errors import UserInputError
+from common.metrics import classification_metrics
+from common.selection import UnusableValidationError
 from tests.backend_contract import check_backend_contract
 
 SPECIAL = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
@@ -45,7 +47,7 @@ def tiny_model_dir(tmp_path_factory, tiny_splits):
 
 
 def tiny(folder, **settings) -> HfBertBackend:
-    defaults = {"model": str(folder), "epochs": 2, "batch_size": 16, "progress": False, "device": "cpu"}
+    defaults = {"model": str(folder), "epochs": 2, "batch_size": 16, "min_steps": 0, "progress": False, "device": "cpu"}
     return HfBertBackend(**{**defaults, **settings})
 
 
@@ -56,7 +58,7 @@ def pretrained_encoder_state(folder) -> dict[str, torch.Tensor]:
 @pytest.mark.parametrize("mode", ["frozen", "full"])
 def test_hf_bert_passes_the_contract(mode, tiny_model_dir, tiny_splits, tmp_path):
     check_backend_contract(lambda seed: build(f"hf_bert:{mode}", model=str(tiny_model_dir), epochs=2,
-                                              batch_size=16, seed=seed, progress=False, device="cpu"),
+                                              batch_size=16, min_steps=0, seed=seed, progress=False, device="cpu"),
                            tiny_splits, tmp_path)
 
 
@@ -134,6 +136,91 @@ def test_training_batches_cover_every_example_once_and_depend_on_the_seed():
     unsorted = sum(int(lengths[b].max() * len(b) - lengths[b].sum())
                    for b in np.array_split(np.random.default_rng(0).permutation(1000), len(first)))
     assert padding < unsorted / 4, "length-grouped batches should carry far less padding"
+
+
+def valid_ap(backend: HfBertBackend, valid) -> float:
+    return classification_metrics(valid.labels, backend.predict_proba(valid.texts), valid.positive_index)[
+        "average_precision"]
+
+
+def test_trainer_keeps_the_weights_of_the_best_validation_epoch(tiny_model_dir, tiny_splits):
+    """A high learning rate makes validation AP peak early (here at epoch 1 of 4, on CPU)."""
+    train, valid, _ = tiny_splits
+    backend = tiny(tiny_model_dir, mode="full", epochs=4, learning_rate=1e-2, seed=1).fit(train, valid)
+    history, best = backend.fit_info_["history"], backend.fit_info_["best_epoch"]
+    scores = [row["valid_average_precision"] for row in history]
+    assert len(history) == 4 and best == 1 + int(np.argmax(scores))  # strictly greater: ties keep the earlier
+    assert best < 4 and scores[-1] < scores[best - 1] - 0.01, f"precondition: the last epoch must be worse {scores}"
+    kept = valid_ap(backend, valid)
+    assert kept == pytest.approx(scores[best - 1], abs=1e-9), "the kept weights are not the best epoch's"
+    assert kept != pytest.approx(scores[-1], abs=1e-3), "the last epoch's weights were kept"
+
+
+def test_trainer_leaves_no_checkpoints_and_reports_each_epoch(tiny_model_dir, tiny_splits, tmp_path, monkeypatch,
+                                                              capfd):
+    train, valid, test = tiny_splits
+    monkeypatch.setattr("tempfile.tempdir", str(tmp_path))  # where the Trainer's checkpoints go
+    monkeypatch.chdir(tmp_path)
+    backend = tiny(tiny_model_dir, mode="full", epochs=2, progress=True).fit(train, valid)
+    assert list(tmp_path.iterdir()) == [], "checkpoints or Trainer output left behind"
+    err = capfd.readouterr().err
+    for epoch in (1, 2):
+        assert re.search(rf"hf_bert:full epoch {epoch}/2: train loss \d\.\d{{4}}, valid AP \d\.\d{{4}}", err), err
+    assert "hf_bert:full steps" in err and "{'" not in err, "our bar and lines, not the Trainer's log dicts"
+    backend.save(tmp_path / "saved")
+    assert "Writing model shards" not in capfd.readouterr().err, "library bars in a measured run"
+
+
+def test_frozen_progress_is_one_moving_bar_with_the_validation_ap(tiny_model_dir, tiny_splits, tmp_path, capfd):
+    train, valid, _ = tiny_splits
+    backend = tiny(tiny_model_dir, mode="frozen", epochs=30, progress=True).fit(train, valid)
+    err = capfd.readouterr().err.replace("\r", "\n")
+    assert "30/30" in err and "valid AP" in err, err[-500:]
+    assert "0/122" not in err and err.count("head epochs") < 40, "no bar per epoch stuck at zero"
+    backend.save(tmp_path)
+    assert "Writing model shards" not in capfd.readouterr().err
+
+
+def test_small_data_budget_never_exceeds_the_data_and_reaches_the_minimum_steps():
+    assert small_data_budget(3901, 32, 3, 100) == (32, 3)  # the full split: unchanged
+    for n in (1, 7, 20, 50, 100, 200, 500):
+        for epochs in (1, 3, 30):
+            batch, planned = small_data_budget(n, 32, epochs, 100)
+            assert 1 <= batch <= min(32, n) and planned >= epochs
+            assert planned * -(-n // batch) >= 100, (n, epochs, batch, planned)
+    assert small_data_budget(50, 32, 3, 0) == (32, 3)
+
+
+@pytest.mark.parametrize("mode", ["frozen", "full"])
+def test_fifty_training_messages_get_enough_steps_and_validation_chooses(mode, tiny_model_dir, tiny_splits):
+    train, valid, test = tiny_splits
+    rng = np.random.default_rng(0)
+    spam, ham = np.flatnonzero(train.labels == 1), np.flatnonzero(train.labels == 0)
+    small = train.subset(np.sort(np.concatenate([rng.choice(spam, 10, replace=False), rng.choice(ham, 40, replace=False)])))
+    backend = tiny(tiny_model_dir, mode=mode, epochs=2, batch_size=64, min_steps=30).fit(small, valid)
+    info = backend.fit_info_
+    assert info["batch_size"] <= 50 and info["epochs_run"] * -(-50 // info["batch_size"]) >= 30
+    scores = [row["valid_average_precision"] for row in info["history"]]
+    assert len(scores) == info["epochs_run"] > 2 and np.isfinite(scores).all()
+    assert info["best_epoch"] == 1 + int(np.argmax(scores))
+    proba = backend.predict_proba(test.texts)
+    assert np.isfinite(proba).all() and valid_ap(backend, valid) == pytest.approx(max(scores), abs=1e-9)
+
+
+@pytest.mark.parametrize("mode", ["frozen", "full"])
+def test_validation_of_one_class_is_a_clear_error(mode, tiny_model_dir, tiny_splits):
+    train, valid, _ = tiny_splits
+    one_class = valid.subset(np.flatnonzero(valid.labels == 0))
+    with pytest.raises(UnusableValidationError, match="at least two classes"):
+        tiny(tiny_model_dir, mode=mode).fit(train, one_class)
+
+
+@pytest.mark.parametrize("mode", ["frozen", "full"])
+def test_diverged_training_is_a_clear_error_not_a_crash(mode, tiny_model_dir, tiny_splits):
+    train, valid, _ = tiny_splits
+    rate = {"learning_rate": 1e38} if mode == "full" else {"head_learning_rate": 1e38}
+    with pytest.raises(UnusableValidationError, match="no epoch had a finite validation score"):
+        tiny(tiny_model_dir, mode=mode, **rate).fit(train, valid)
 
 
 @pytest.mark.parametrize("name", ["no-such-org/no-such-model-xyz", "/no/such/folder/bert"])

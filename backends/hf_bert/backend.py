@@ -17,7 +17,7 @@ import math
 import sys
 import time
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Sequence
 
 import numpy as np
 import torch
@@ -26,11 +26,14 @@ from torch import nn
 from tqdm import tqdm
 
 from backends.base import Backend, ParamCount
-from backends.hf_bert.batching import collate, encode, inference_batches, lengths_of, training_batches
-from backends.hf_bert.pretrained import DEFAULT_NAME, load_pretrained
+from backends.hf_bert.batching import (collate, encode, inference_batches, lengths_of, small_data_budget,
+                                       training_batches)
+from backends.hf_bert.fine_tuning import Recipe, fine_tune
+from backends.hf_bert.pretrained import DEFAULT_NAME, load_pretrained, quiet_transformers
 from common.datasets import LabelledTexts
 from common.errors import UserInputError
 from common.metrics import classification_metrics
+from common.selection import BestEpoch, check_validation_labels
 
 MODES = ("frozen", "full")
 DEFAULT_EPOCHS = {"full": 3, "frozen": 30}  # frozen epochs cost a pass over cached features only
@@ -70,7 +73,7 @@ class HfBertBackend(Backend):
     def __init__(self, mode: str = "full", model: str | None = None, max_length: int = 64,
                  epochs: int | None = None, batch_size: int = 32, learning_rate: float = 5e-5,
                  head_learning_rate: float = 1e-2, weight_decay: float = 0.01,
-                 warmup_fraction: float = 0.1, clip_norm: float = 1.0, seed: int = 0,
+                 warmup_fraction: float = 0.1, clip_norm: float = 1.0, min_steps: int = 100, seed: int = 0,
                  device: str = "auto", progress: bool = True):
         self.mode = mode                              # "full": train everything; "frozen": head only
         self.model = model                            # None: the shipped all-MiniLM-L6-v2
@@ -82,6 +85,7 @@ class HfBertBackend(Backend):
         self.weight_decay = weight_decay
         self.warmup_fraction = warmup_fraction
         self.clip_norm = clip_norm
+        self.min_steps = min_steps                    # small data: smaller batches, then more epochs
         self.seed = seed
         self.device = device
         self.progress = progress
@@ -89,11 +93,13 @@ class HfBertBackend(Backend):
     # -- fit --------------------------------------------------------------------------------
     def fit(self, train: LabelledTexts, valid: LabelledTexts) -> "HfBertBackend":
         self._check_settings()
+        check_validation_labels(valid.labels, train.n_classes)  # AP needs both classes to choose an epoch
         device = torch.device("cuda" if self.device == "auto" and torch.cuda.is_available()
                               else "cpu" if self.device == "auto" else self.device)
         if device.type == "cuda" and not torch.cuda.is_available():
             raise UserInputError(f"device {self.device!r} asked for, but torch sees no CUDA GPU: use --device cpu")
         epochs = self.epochs if self.epochs is not None else DEFAULT_EPOCHS[self.mode]
+        batch_size, epochs = small_data_budget(len(train), self.batch_size, epochs, self.min_steps)
         torch.manual_seed(self.seed)  # the fresh head's initial weights, then dropout
         tokenizer, network = load_pretrained(self.model, train.n_classes)
         positions = getattr(network.config, "max_position_embeddings", None)
@@ -104,19 +110,18 @@ class HfBertBackend(Backend):
         self.pad_id_ = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
         train_encoded = encode(tokenizer, train.texts, self.max_length)
         valid_encoded = encode(tokenizer, valid.texts, self.max_length)
-        labels = torch.as_tensor(train.labels, dtype=torch.long, device=device)
         started = time.perf_counter()
+        label = f"hf_bert:{self.mode}"
 
         if self.mode == "full":
-            self.model_ = network.to(device)
+            recipe = Recipe(epochs=epochs, batch_size=batch_size, learning_rate=self.learning_rate,
+                            weight_decay=self.weight_decay, warmup_fraction=self.warmup_fraction,
+                            clip_norm=self.clip_norm, seed=self.seed, device=device, progress=self.progress,
+                            label=label)
+            history, best_epoch = fine_tune(network, tokenizer, train_encoded, np.asarray(train.labels),
+                                            valid_encoded, np.asarray(valid.labels), valid.positive_index, recipe)
+            self.model_ = network.to(device).eval()
             self.encoder_ = network.base_model  # the same modules, for inspection
-            trained, learning_rate, lengths = self.model_, self.learning_rate, lengths_of(train_encoded)
-
-            def logits_for(indices: np.ndarray) -> torch.Tensor:
-                return self.model_(**collate(train_encoded, indices, self.pad_id_, device)).logits
-
-            def valid_proba() -> np.ndarray:
-                return self._proba_from_encoded(valid_encoded)
             feature_seconds = 0.0
         else:
             self.encoder_ = network.base_model.to(device)
@@ -126,25 +131,17 @@ class HfBertBackend(Backend):
             config = network.config
             dropout = getattr(config, "classifier_dropout", None) or getattr(config, "hidden_dropout_prob", 0.1)
             self.head_ = MeanPoolHead(config.hidden_size, train.n_classes, dropout).to(device)
-            trained, learning_rate = self.head_, self.head_learning_rate
-            train_features = self._features(train_encoded).clone()  # (N, H), outside inference mode
-            valid_features = self._features(valid_encoded).clone()
-            lengths = np.zeros(len(train), dtype=np.int64)  # features have no length: plain shuffling
+            train_features = self._features(train_encoded, f"{label} features (train)").clone()  # (N, H)
+            valid_features = self._features(valid_encoded, f"{label} features (valid)").clone()
             feature_seconds = time.perf_counter() - started
-
-            def logits_for(indices: np.ndarray) -> torch.Tensor:
-                return self.head_(train_features[torch.as_tensor(indices, device=device)])
-
-            def valid_proba() -> np.ndarray:
-                with torch.inference_mode():
-                    return torch.softmax(self.head_(valid_features).double(), dim=-1).cpu().numpy()
+            history, best_epoch = self._train_head(train_features, train.labels, valid_features, valid,
+                                                   batch_size, epochs)
         del network
 
-        history = self._train(trained, logits_for, labels, lengths, valid, valid_proba, learning_rate, epochs)
-        best = max(history, key=lambda row: (row["valid_average_precision"], -row["epoch"]))
         self.fit_info_ = {
-            "best_epoch": best["epoch"],
+            "best_epoch": best_epoch,
             "epochs_run": len(history),
+            "batch_size": batch_size,
             "device": str(device),
             "history": history,
             "mode": self.mode,
@@ -161,55 +158,69 @@ class HfBertBackend(Backend):
             value = getattr(self, name)
             if value is not None and (not isinstance(value, int) or value < (2 if name == "max_length" else 1)):
                 raise UserInputError(f"hf_bert {name}={value!r} must be a positive integer (max_length at least 2)")
+        if not isinstance(self.min_steps, int) or self.min_steps < 0:
+            raise UserInputError(f"hf_bert min_steps={self.min_steps!r} must be a non-negative integer")
+        if not 0 <= self.warmup_fraction < 1:
+            raise UserInputError(f"hf_bert warmup_fraction={self.warmup_fraction!r} must be in [0, 1)")
 
-    def _train(self, module: nn.Module, logits_for: Callable[[np.ndarray], torch.Tensor], labels: torch.Tensor,
-               lengths: np.ndarray, valid: LabelledTexts, valid_proba: Callable[[], np.ndarray],
-               learning_rate: float, epochs: int) -> list[dict]:
-        """AdamW, linear warm-up then linear decay, clipping; keeps the epoch with the best valid AP."""
+    def _train_head(self, train_features: torch.Tensor, train_labels, valid_features: torch.Tensor,
+                    valid: LabelledTexts, batch_size: int, epochs: int) -> tuple[list[dict], int]:
+        """Frozen mode: AdamW on the head over cached features, warm-up then linear decay, clipping;
+        keeps the epoch with the best validation AP. One bar over epochs, the AP beside it."""
         from transformers import get_linear_schedule_with_warmup
 
-        trainable = [p for p in module.parameters() if p.requires_grad]
-        fused = trainable[0].device.type in ("cpu", "cuda")  # one kernel for all weights: ~5x faster step on CPU
-        optimizer = torch.optim.AdamW(optimizer_groups(trainable, self.weight_decay), lr=learning_rate, fused=fused)
-        total_steps = epochs * math.ceil(len(lengths) / self.batch_size)
+        head, device = self.head_, self.device_
+        trainable = list(head.parameters())
+        fused = device.type in ("cpu", "cuda")  # one kernel for all weights
+        optimizer = torch.optim.AdamW(optimizer_groups(trainable, self.weight_decay), lr=self.head_learning_rate,
+                                      fused=fused)
+        total_steps = epochs * math.ceil(len(train_features) / batch_size)
         scheduler = get_linear_schedule_with_warmup(optimizer, round(self.warmup_fraction * total_steps), total_steps)
+        labels = torch.as_tensor(train_labels, dtype=torch.long, device=device)
         rng = np.random.default_rng(self.seed)  # batch order
-        history, best_ap, best_state = [], -math.inf, None
-        for epoch in range(1, epochs + 1):
+        lengths = np.zeros(len(train_features), dtype=np.int64)  # features have no length: plain shuffling
+        history, best = [], BestEpoch()
+        bar = tqdm(range(1, epochs + 1), desc=f"hf_bert:{self.mode} head epochs", file=sys.stderr,
+                   disable=not self.progress, mininterval=1.0)
+        for epoch in bar:
             started = time.perf_counter()
-            module.train()  # frozen mode: the head only; the encoder stays in eval mode
+            head.train()
             loss_sum = 0.0
-            batches = training_batches(lengths, self.batch_size, rng)
-            bar = tqdm(batches, desc=f"hf_bert:{self.mode} epoch {epoch}/{epochs}", file=sys.stderr,
-                       disable=not self.progress, leave=False)
-            for indices in bar:
-                loss = F.cross_entropy(logits_for(indices), labels[torch.as_tensor(indices, device=labels.device)])
+            for indices in training_batches(lengths, batch_size, rng):
+                index = torch.as_tensor(indices, device=device)
+                loss = F.cross_entropy(head(train_features[index]), labels[index])
                 optimizer.zero_grad(set_to_none=True)
                 loss.backward()
                 torch.nn.utils.clip_grad_norm_(trainable, self.clip_norm)
                 optimizer.step()
                 scheduler.step()
                 loss_sum += loss.item() * len(indices)
-            module.eval()
+            head.eval()
             trained_at = time.perf_counter()
-            ap = classification_metrics(valid.labels, valid_proba(), valid.positive_index)["average_precision"]
+            with torch.inference_mode():
+                proba = torch.softmax(head(valid_features).double(), dim=-1).cpu().numpy()
+            ap = (classification_metrics(valid.labels, proba, valid.positive_index)["average_precision"]
+                  if np.isfinite(proba).all() else float("nan"))
             history.append({"epoch": epoch, "train_loss": loss_sum / len(lengths),
                             "valid_average_precision": float(ap), "seconds": trained_at - started,
                             "valid_seconds": time.perf_counter() - trained_at})
-            if best_state is None or ap > best_ap:
-                best_ap = ap
-                best_state = {k: v.detach().clone() for k, v in module.state_dict().items()}
-        module.load_state_dict(best_state)
-        module.eval()
-        return history
+            best.update(epoch, ap, lambda: {k: v.detach().clone() for k, v in head.state_dict().items()})
+            bar.set_postfix_str(f"valid AP {ap:.4f}, best {best.best_score:.4f} at epoch {best.best_epoch}",
+                                refresh=False)
+        bar.close()
+        head.load_state_dict(best.require().best_state)
+        head.eval()
+        return history, best.best_epoch
 
     # -- inference --------------------------------------------------------------------------
     @torch.inference_mode()
-    def _features(self, encoded: dict) -> torch.Tensor:
+    def _features(self, encoded: dict, progress_label: str | None = None) -> torch.Tensor:
         """Mean-pooled last hidden states, length-bucketed, in the texts' order: (N, H)."""
         lengths = lengths_of(encoded)
         out = torch.empty(len(lengths), self.encoder_.config.hidden_size, device=self.device_)
-        for indices in inference_batches(lengths, self.batch_size):
+        batches = list(inference_batches(lengths, self.batch_size))
+        for indices in tqdm(batches, desc=progress_label, file=sys.stderr, mininterval=1.0,
+                            disable=not (self.progress and progress_label)):
             batch = collate(encoded, indices, self.pad_id_, self.device_)
             hidden = self.encoder_(**batch).last_hidden_state  # (B, T, H)
             out[torch.as_tensor(indices, device=self.device_)] = masked_mean(hidden, batch["attention_mask"])
@@ -246,14 +257,46 @@ class HfBertBackend(Backend):
         self._check_fitted("fit_info_")
         root = Path(directory) / "hf_bert"
         root.mkdir(parents=True, exist_ok=True)
-        self.tokenizer_.save_pretrained(root)
-        if self.mode == "full":
-            self.model_.save_pretrained(root)
-        else:
-            self.encoder_.save_pretrained(root)
-            torch.save(self.head_.state_dict(), root / "head.pt")
+        with quiet_transformers():  # no "Writing model shards" bar in the middle of a measured run
+            self.tokenizer_.save_pretrained(root)
+            if self.mode == "full":
+                self.model_.save_pretrained(root)
+            else:
+                self.encoder_.save_pretrained(root)
+                torch.save(self.head_.state_dict(), root / "head.pt")
         settings = {"mode": self.mode, "model": self.model or DEFAULT_NAME, "max_length": self.max_length,
                     "n_classes": self.n_classes_,
                     "features": "model head" if self.mode == "full" else "masked mean of last hidden state, no pooler"}
         (root / "hf_bert.json").write_text(json.dumps(settings, indent=2) + "\n", encoding="utf-8")
         return root
+
+    @classmethod
+    def load(cls, directory: Path, device: str | None = None) -> "HfBertBackend":
+        """A fitted backend from a folder written by save(), offline; `device` overrides "auto"."""
+        from transformers import AutoModel, AutoModelForSequenceClassification, AutoTokenizer
+
+        root = Path(directory) / "hf_bert" if (Path(directory) / "hf_bert").is_dir() else Path(directory)
+        if not (root / "hf_bert.json").exists():
+            raise UserInputError(f"{directory} holds no hf_bert.json: pass a folder written by HfBertBackend.save")
+        settings = json.loads((root / "hf_bert.json").read_text(encoding="utf-8"))
+        backend = cls(mode=settings["mode"], model=settings["model"], max_length=settings["max_length"],
+                      device=device or "auto")
+        backend.device_ = torch.device("cuda" if backend.device == "auto" and torch.cuda.is_available()
+                                       else "cpu" if backend.device == "auto" else backend.device)
+        backend.n_classes_ = settings["n_classes"]
+        with quiet_transformers():
+            backend.tokenizer_ = AutoTokenizer.from_pretrained(root, local_files_only=True)
+            if backend.mode == "full":
+                backend.model_ = AutoModelForSequenceClassification.from_pretrained(root, local_files_only=True)
+                backend.model_ = backend.model_.to(backend.device_).eval()
+                backend.encoder_ = backend.model_.base_model
+            else:
+                backend.encoder_ = AutoModel.from_pretrained(root, local_files_only=True).to(backend.device_).eval()
+                backend.encoder_.pooler = None  # saved without one: mean pooling does not use it
+                backend.head_ = MeanPoolHead(backend.encoder_.config.hidden_size, backend.n_classes_, 0.0)
+                backend.head_.load_state_dict(torch.load(root / "head.pt", map_location="cpu", weights_only=True))
+                backend.head_ = backend.head_.to(backend.device_).eval()
+        tokenizer = backend.tokenizer_
+        backend.pad_id_ = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
+        backend.fit_info_ = {"loaded_from": "a saved folder", "mode": backend.mode, "device": str(backend.device_)}
+        return backend
