@@ -22,7 +22,7 @@ from comparisons.measure import thread_environment
 from comparisons.outputs import atomic_write_json
 from comparisons.run_spec import RunSpec
 from comparisons.runs import log_path, run_name, run_path
-from comparisons.worker import EXIT_MISSING_DEPENDENCY
+from comparisons.worker import EXIT_MISSING_DEPENDENCY, PARENT_VARIABLE
 
 
 ROOT = Path(__file__).resolve().parent.parent  # the project, put on the worker's PYTHONPATH
@@ -52,7 +52,8 @@ def execute(out: Path, request: RunSpec, inputs: bytes) -> dict:
         return _write_row(out, request, split_sha256, "skipped", f"missing dependency: {', '.join(missing)}")
     command = [sys.executable, "-m", "comparisons.worker", "--out", str(out), "--spec", request.to_json()]
     python_path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
-    env = {**os.environ, **thread_environment(request.threads), "PYTHONUNBUFFERED": "1", "PYTHONPATH": python_path}
+    env = {**os.environ, **thread_environment(request.threads), "PYTHONUNBUFFERED": "1", "PYTHONPATH": python_path,
+           PARENT_VARIABLE: str(os.getpid())}
     log = log_path(out, request.variant, request.seed, request.train_size)
     log.parent.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()

@@ -29,6 +29,7 @@ from comparisons.runs import prediction_path, run_name, run_path
 
 EXIT_MISSING_DEPENDENCY = 3
 FAULT_VARIABLE = "COMPARISONS_FAULT"  # testing hook: "<variant>[@seed]:crash|hang", comma-separated
+PARENT_VARIABLE = "COMPARISONS_PARENT_PID"  # set by the executor: the process this worker must not outlive
 
 
 def parse_args(argv=None) -> argparse.Namespace:
@@ -51,9 +52,9 @@ def die_with_parent() -> None:
     import signal
 
     PR_SET_PDEATHSIG = 1
-    parent = os.getppid()
+    parent = int(os.environ.pop(PARENT_VARIABLE, "") or os.getppid())  # popped: not for our own children
     ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-    if os.getppid() != parent:  # the parent died before the request took effect
+    if os.getppid() != parent:  # the parent died before the request took effect (during our imports)
         os._exit(1)
 
 
