@@ -33,6 +33,17 @@ class Backend(abc.ABC):
 
     Hyperparameters are keyword arguments of __init__, stored as given, with no work and no
     validation there. Learned state ends in an underscore and exists only after fit.
+
+    What the worker (comparisons/worker.py) relies on, beyond the four methods:
+    - `seed`: every backend's __init__ accepts `seed: int`; the same seed gives the same
+      probabilities on CPU (the worker passes the run spec's seed).
+    - `device`: a backend that can use a GPU accepts `device` = "auto" | "cpu" | "cuda" (auto: CUDA
+      when available); the worker passes it only to backends whose __init__ names it. `model`
+      likewise, for a pretrained checkpoint.
+    - `fit_info_`: optional, a JSON-able dict set by fit, copied into the run record: what fit
+      decided and what it ran on, e.g. "device" (the one actually used; "cpu" when absent),
+      "best_epoch", "epochs_run", the recipe. Learned state, so absent before fit.
+    - `get_params()` (below): the constructor's arguments, written into the record.
     """
 
     name: ClassVar[str]
