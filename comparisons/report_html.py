@@ -54,11 +54,12 @@ dl.facts dt { font-weight: 600; } dl.facts dd { margin: 0; overflow-wrap: anywhe
   dl.facts { grid-template-columns: 1fr; } dl.facts dd { margin-bottom: .4rem; }
 }
 @media print {
-  @page { margin: 1.5cm; }
+  @page { size: A4 landscape; margin: 1cm; }  /* wide tables fit */
   body { max-width: none; padding: 0; font-size: 10pt; }
   nav { display: none; }
   .scroll { overflow: visible; }
-  table { font-size: 8pt; } th, td { white-space: normal; padding: 1pt 3pt; }
+  table { font-size: 7pt; width: 100%; }
+  th, td { white-space: normal; padding: 1pt 2pt; min-width: 0; }
   figure, tr, dl.facts { break-inside: avoid; }
   h2, h3, h4 { break-after: avoid; }
   a { color: inherit; text-decoration: none; }
