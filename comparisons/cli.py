@@ -22,7 +22,8 @@ from comparisons.measure import machine_description, thread_environment
 from comparisons.outputs import atomic_write_json
 from comparisons.profiles import PROFILES, profile, variant_overrides
 from comparisons.run_spec import RunInputs, RunSpec
-from comparisons.runner import describe, finished
+from comparisons.run_lock import RunFolderLock
+from comparisons.runner import StopOnSignals, describe, exit_code, finished
 from comparisons.runs import read_runs, run_name
 
 PACKAGES = ("numpy", "scikit-learn", "pandas", "matplotlib", "torch", "tensorflow", "keras", "transformers",
@@ -157,6 +158,17 @@ def command_run(args) -> int:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise UserInputError(f"cannot use {out} as the run folder ({exc.strerror}); choose another --out") from None
+    try:
+        lock = RunFolderLock(out).acquire()  # one orchestrator per run folder; a second one exits 2
+    except UserInputError:
+        executor.close()
+        raise
+    with lock:
+        return run_in_folder(args, out, variants, data, split, spec, executor)
+
+
+def run_in_folder(args, out: Path, variants, data, split, spec, executor) -> int:
+    """The plan's runs, in a run folder this process holds the lock of."""
     splits_file = out / "splits.json"
     if splits_file.exists() and not args.force:
         earlier = json.loads(splits_file.read_text()).get("sha256")
@@ -209,9 +221,10 @@ def command_run(args) -> int:
 
     try:
         executor.run(out, todo, inputs, started, done)
-    except KeyboardInterrupt:
-        print(f"interrupted: finished runs are kept in {out}; run the same command again to resume", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as interruption:  # Ctrl-C, SIGTERM or SIGHUP: the running worker's group is ended
+        print(f"interrupted by {getattr(interruption, 'signal_name', 'SIGINT')}: finished runs are kept in {out}; "
+              "run the same command again to resume", file=sys.stderr)
+        return exit_code(interruption)
     finally:
         executor.close()
         write_all_reports(out, args.lang)
@@ -252,7 +265,12 @@ def command_report(args) -> int:
 def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        return command_run(args) if args.command == "run" else command_report(args)
+        with StopOnSignals():  # SIGTERM and SIGHUP stop a run as Ctrl-C does
+            return command_run(args) if args.command == "run" else command_report(args)
     except UserInputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt as interruption:  # before the runs started, or again while the reports were written
+        print(f"interrupted by {getattr(interruption, 'signal_name', 'SIGINT')}: finished runs are kept; "
+              "run the same command again to resume", file=sys.stderr)
+        return exit_code(interruption)

@@ -18,11 +18,13 @@ from pathlib import Path
 import pandas as pd
 
 from common.redaction import redact
+from comparisons.comparability import select_runs
 from comparisons.i18n import check_language, label, text
 from comparisons.outputs import atomic_write_text
 from comparisons.report import QUALITY
 from comparisons.report_html import document, facts, paragraph, png_figure, section, table
-from comparisons.report_page_verdicts import lead, pairwise_tables, read_verdicts, real_differences
+from comparisons.report_page_verdicts import (lead, pairwise_tables, pretrained_vs_scratch, read_verdicts,
+                                              real_differences)
 from comparisons.runs import read_runs
 
 # Measures of the "best on each" digest: (key in aggregate.csv, higher is better).
@@ -51,16 +53,16 @@ def write_report_page(out: Path, lang: str = "en") -> Path:
 def build_page(out: Path, lang: str) -> str:
     target = out if lang == "en" else out / "zh"
     manifest = json.loads((out / "manifest.json").read_text())
-    records = read_runs(out)
+    records, left_out = select_runs(read_runs(out), manifest)  # the runs the tables aggregate, as report.py
     aggregate = _read_csv(target / "aggregate.csv", numeric=True)
     verdicts = read_verdicts(out)
     title = text(f"Transformer comparison: {out.resolve().name}", f"Transformer 模型对比：{out.resolve().name}", lang)
     sections = [
-        ("verdicts", text("Verdicts", "结论", lang), _verdicts(aggregate, verdicts, lang)),
+        ("verdicts", text("Verdicts", "结论", lang), _verdicts(aggregate, verdicts, lang) + pretrained_vs_scratch(out, lang)),
         ("tables", text("Tables", "表格", lang), _tables(target, verdicts, lang)),
         ("figures", text("Figures", "图表", lang), _figures(target / "figures", lang)),
         ("details", text("Per-variant details", "各模型变体的细节", lang), _details(records, manifest, lang)),
-        ("problems", text("Failed and skipped runs", "失败与跳过的运行", lang), _problems(records, lang)),
+        ("problems", text("Failed and skipped runs", "失败与跳过的运行", lang), _problems(records, left_out, lang)),
         ("environment", text("Environment and how to reproduce", "环境与复现方法", lang), _environment(manifest, records, lang)),
     ]
     other = ("zh/report.html", "中文版") if lang == "en" else ("../report.html", "English version")
@@ -89,9 +91,12 @@ def _lede(manifest: dict, records: list[dict], lang: str) -> str:
     variants = list(dict.fromkeys(r["variant"] for r in records))
     seeds = manifest.get("seeds", [])
     split = "/".join(f"{sizes[k]:,}" for k in ("train", "valid", "test") if k in sizes)
-    return text(f"{len(variants)} variants × {len(seeds)} seeds on one split (train/valid/test {split}), "
+    train_sizes = [str(size) for size in manifest.get("train_sizes") or []]
+    sweep = text(f" × training sizes {', '.join(train_sizes)}", f" × 训练规模 {', '.join(train_sizes)}", lang) \
+        if len(train_sizes) > 1 else ""
+    return text(f"{len(variants)} variants × {len(seeds)} seeds{sweep} on one split (train/valid/test {split}), "
                 f"profile {manifest.get('profile')}, {len(records)} runs; created {manifest.get('created', '?')}.",
-                f"{len(variants)} 个模型变体 × {len(seeds)} 个种子，同一数据划分（训练/验证/测试 {split}），"
+                f"{len(variants)} 个模型变体 × {len(seeds)} 个种子{sweep}，同一数据划分（训练/验证/测试 {split}），"
                 f"预算 {manifest.get('profile')}，共 {len(records)} 次运行；生成于 {manifest.get('created', '?')}。", lang)
 
 
@@ -114,8 +119,9 @@ def _verdicts(aggregate: pd.DataFrame | None, verdicts: pd.DataFrame | None, lan
         runner = ranked.iloc[1] if len(ranked) > 1 else None
         verdict = lead(verdicts, measure, best["variant"], runner["variant"], lang) if runner is not None else None
         if verdict is None:
-            verdict = (text("not computed", "未计算", lang) if measure in QUALITY
-                       else text("cost: not tested", "代价：未做检验", lang)), False
+            verdict = (text("cost: not tested", "代价：未做检验", lang) if measure not in QUALITY
+                       else text("no other variant finished", "没有其他完成的变体", lang) if runner is None
+                       else text("not computed", "未计算", lang)), False
         rows.append([label(measure, lang), best["variant"], _value(best, measure),
                      "" if runner is None else runner["variant"], "" if runner is None else _value(runner, measure),
                      verdict[0]])
@@ -283,16 +289,21 @@ def _step(step: dict) -> str:
     return f"{'—' if ap is None else f'{ap:.4f}'} / {'—' if loss is None else f'{loss:.4f}'}"
 
 
-def _problems(records: list[dict], lang: str) -> str:
+def _problems(records: list[dict], left_out: list[str], lang: str) -> str:
     bad = [r for r in records if r.get("status") != "ok"]
+    aside = ""
+    if left_out:  # runs of another plan, split or setting found in the folder: named, never averaged in
+        aside = (paragraph(text(f"Left out of this report ({len(left_out)}): not comparable with this folder's plan.",
+                                f"未纳入本报告（{len(left_out)} 次）：与本目录的运行计划不可比。", lang))
+                 + "<ul>" + "".join(f"<li>{_e(redact(line))}</li>" for line in left_out) + "</ul>")
     if not bad:
-        return paragraph(text(f"All {len(records)} runs finished.", f"全部 {len(records)} 次运行均已完成。", lang))
+        return paragraph(text(f"All {len(records)} runs finished.", f"全部 {len(records)} 次运行均已完成。", lang)) + aside
     sweep = _sweep(bad)
     headers = [label("variant", lang)] + ([label("train_size", lang)] if sweep else []) + [
         label("seed", lang), label("status", lang), label("reason", lang)]
     rows = [[r["variant"]] + ([_size(r, lang)] if sweep else []) + [r["seed"], r.get("status", ""), redact(str(r.get("reason") or ""))]
             for r in bad]
-    return table(headers, rows, wrap={len(headers) - 1})
+    return table(headers, rows, wrap={len(headers) - 1}) + aside
 
 
 def reproduce_command(manifest: dict) -> str:

@@ -74,6 +74,9 @@ def lead(verdicts: pd.DataFrame | None, metric: str, best: str, other: str, lang
 def real_differences(verdicts: pd.DataFrame, lang: str) -> str:
     """How many pairwise differences are real, and a table of those (better − worse, positive)."""
     rows = largest_group(verdicts)
+    if rows.empty:
+        return paragraph(text("Fewer than two variants finished: no pair to compare.",
+                              "完成的变体少于两个：没有可比较的配对。", lang))
     real = rows[rows["verdict"] != NO_DIFFERENCE]
     size = ""
     if "train_size" in rows.columns and not rows.empty:
@@ -120,3 +123,22 @@ def pairwise_tables(verdicts: pd.DataFrame, lang: str) -> str:
                                                        f"每对模型变体在相同测试样本上的比较：{label(metric, 'zh')}", lang),
                            row_classes=["real" if v != NO_DIFFERENCE else "" for v in rows["verdict"]]))
     return "\n".join(parts)
+
+
+def pretrained_vs_scratch(out: Path, lang: str) -> str:
+    """A sweep's question: at each training size, is a pretrained variant better than the best model without?"""
+    path = Path(out) / "pretrained_vs_scratch.csv"  # comparisons/learning_curves.py, English values
+    if not path.exists():
+        return ""
+    frame = pd.read_csv(path)
+    words = {"pretrained better": ("pretrained better", "预训练更好"), "pretrained worse": ("pretrained worse", "预训练更差"),
+             NO_DIFFERENCE: ("no detectable difference", "无可检测的差异")}
+    body = [[f"{row['train_size']:,}", row["pretrained"], row["best_without_pretraining"], label(row["metric"], lang),
+             f"{row['difference']:+.4f}", f"[{row['ci_low']:+.4f}, {row['ci_high']:+.4f}]", _p(row["p_holm"]),
+             text(*words.get(row["verdict"], (row["verdict"], row["verdict"])), lang)] for _, row in frame.iterrows()]
+    headers = [label("train_size", lang), text("pretrained", "预训练模型", lang),
+               text("best without pretraining", "无预训练的最佳模型", lang), label("metric", lang),
+               text("difference", "差值", lang), text("95% interval over test items", "测试样本上的 95% 区间", lang),
+               text("p (Holm)", "p（Holm 校正）", lang), text("verdict", "结论", lang)]
+    return (f"<h3>{text('As labels get scarce: what pretraining buys at each training size', '标注变少时：预训练在各训练规模下带来什么', lang)}</h3>"
+            + table(headers, body, row_classes=["real" if v != NO_DIFFERENCE else "" for v in frame["verdict"]]))

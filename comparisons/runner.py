@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import secrets
 import signal
 import subprocess
 import sys
@@ -17,6 +18,7 @@ import time
 from pathlib import Path
 
 from backends.base import missing_modules, resolve_variant
+from common.progress import MARK_VARIABLE
 from common.redaction import redact
 from comparisons.measure import thread_environment
 from comparisons.outputs import atomic_write_json
@@ -52,26 +54,28 @@ def execute(out: Path, request: RunSpec, inputs: bytes) -> dict:
         return _write_row(out, request, split_sha256, "skipped", f"missing dependency: {', '.join(missing)}")
     command = [sys.executable, "-m", "comparisons.worker", "--out", str(out), "--spec", request.to_json()]
     python_path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
+    mark = progress_mark()  # the worker's own progress lines start with it (common/progress.py)
     env = {**os.environ, **thread_environment(request.threads), "PYTHONUNBUFFERED": "1", "PYTHONPATH": python_path,
-           PARENT_VARIABLE: str(os.getpid())}
+           MARK_VARIABLE: mark, PARENT_VARIABLE: str(os.getpid())}
     log = log_path(out, request.variant, request.seed, request.train_size)
     log.parent.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
     with open(log, "wb") as log_file:
         process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                    env=env, start_new_session=True)
-        tee = threading.Thread(target=_tee, args=(process.stdout, log_file), daemon=True)
+        tee = threading.Thread(target=_tee, args=(process.stdout, log_file, mark.encode()), daemon=True)
         tee.start()
         threading.Thread(target=_feed, args=(process.stdin, inputs), daemon=True).start()
         try:
             code = process.wait(timeout=request.timeout_s)
         except subprocess.TimeoutExpired:
-            _kill(process)
+            end_worker(process)
             tee.join(timeout=5)
             return _write_row(out, request, split_sha256, "failed",
                               f"time limit of {request.timeout_s:.0f} s exceeded", time.perf_counter() - started)
-        except KeyboardInterrupt:
-            _kill(process)
+        except BaseException:  # Ctrl-C, SIGTERM, SIGHUP (Interrupted): no row, the run is simply not done
+            end_worker(process)
+            tee.join(timeout=5)
             raise
         tee.join(timeout=5)
     if code == 0 and run_path(out, request.variant, request.seed, request.train_size).exists():
@@ -96,36 +100,85 @@ def _feed(stream, data: bytes) -> None:
         pass
 
 
-def _tee(stream, log_file) -> None:
-    """Copy the worker's output, redacted, to the terminal (progress bars) and to its log.
-
-    Redaction line by line (a tqdm bar ends in \\r) is a second guard: even a backend that
-    printed a message could not put a link or phone number into a log.
-    """
+def _tee(stream, log_file, mark: bytes) -> None:
+    """Copy the worker's output to the terminal (progress bars) and to its log, line by line
+    (a tqdm bar ends in \\r): our own marked progress lines as they are, every other line redacted."""
     pending = b""
     for chunk in iter(lambda: stream.read1(4096), b""):
         pending += chunk
         *complete, pending = re.split(rb"(?<=[\r\n])", pending)
-        _emit(b"".join(complete), log_file)
-    _emit(pending, log_file)
+        _emit(b"".join(shown_line(line, mark) for line in complete), log_file)
+    _emit(shown_line(pending, mark), log_file)
+
+
+def shown_line(line: bytes, mark: bytes) -> bytes:
+    """One line of worker output as people see it: a marked progress line unchanged (rates, times
+    and losses intact), anything else (a warning, a traceback that may quote a message) redacted."""
+    if mark and line.startswith(mark):
+        return line[len(mark):]
+    return redact(line.decode("utf-8", errors="replace")).encode("utf-8")
 
 
 def _emit(data: bytes, log_file) -> None:
     if not data:
         return
-    data = redact(data.decode("utf-8", errors="replace")).encode("utf-8")
     log_file.write(data)
     log_file.flush()
     sys.stderr.buffer.write(data)
     sys.stderr.flush()
 
 
-def _kill(process: subprocess.Popen) -> None:
+def end_worker(process: subprocess.Popen, grace_s: float = 5.0) -> None:
+    """End the worker's whole process group (it runs in its own session): SIGTERM, so that it removes
+    its temporary files, then SIGKILL for whatever is left after `grace_s`."""
+    _signal_group(process.pid, signal.SIGTERM)
     try:
-        os.killpg(process.pid, signal.SIGKILL)
-    except ProcessLookupError:
+        process.wait(timeout=grace_s)
+    except subprocess.TimeoutExpired:
         pass
+    _signal_group(process.pid, signal.SIGKILL)  # children it started (the serving probe) included
     process.wait()
+
+
+def _signal_group(group: int, signum: int) -> None:
+    try:
+        os.killpg(group, signum)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+class Interrupted(KeyboardInterrupt):
+    """The orchestrator was told to stop by SIGINT, SIGTERM or SIGHUP."""
+
+    def __init__(self, signum: int):
+        self.signum, self.signal_name = signum, signal.Signals(signum).name
+        super().__init__(self.signal_name)
+
+
+def exit_code(interruption: KeyboardInterrupt) -> int:
+    """The shell's convention: 130 for Ctrl-C, 128 + the signal's number for the others."""
+    return 128 + interruption.signum if isinstance(interruption, Interrupted) else 128 + signal.SIGINT
+
+
+STOP_SIGNALS = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name))
+
+
+class StopOnSignals:
+    """`with StopOnSignals():` SIGTERM and SIGHUP (kill, a closed terminal) stop the orchestrator
+    as Ctrl-C does: an Interrupted exception, so the running worker's group is ended, nothing
+    half-done is recorded and the user is told how to resume. Main thread only."""
+
+    def __enter__(self) -> "StopOnSignals":
+        self._previous = {signum: signal.signal(signum, self._stop) for signum in STOP_SIGNALS}
+        return self
+
+    @staticmethod
+    def _stop(signum, frame) -> None:
+        raise Interrupted(signum)
+
+    def __exit__(self, *exc) -> None:
+        for signum, handler in self._previous.items():
+            signal.signal(signum, handler)
 
 
 def _last_line(log: Path) -> str:

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
+from common.errors import UserInputError
 from comparisons.measure import (machine_description, measure_latency, peak_rss_mb, reset_peak_rss, rss_mb,
                                  set_framework_threads)
 from comparisons.outputs import atomic_write_bytes, atomic_write_json
@@ -28,7 +29,7 @@ from comparisons.run_spec import RunInputs, RunSpec
 from comparisons.runs import prediction_path, run_name, run_path
 
 EXIT_MISSING_DEPENDENCY = 3
-FAULT_VARIABLE = "COMPARISONS_FAULT"  # testing hook: "<variant>[@seed]:crash|hang", comma-separated
+FAULT_VARIABLE = "COMPARISONS_FAULT"  # testing hook: "<variant>[@seed]:crash|hang|unusable_validation", comma-separated
 PARENT_VARIABLE = "COMPARISONS_PARENT_PID"  # set by the executor: the process this worker must not outlive
 
 
@@ -59,7 +60,7 @@ def die_with_parent() -> None:
 
 
 def inject_fault(variant: str, seed: int) -> None:
-    """Crash or hang on purpose when the testing hook names this run."""
+    """Crash, hang or meet an unusable validation split on purpose when the testing hook names this run."""
     for item in filter(None, os.environ.get(FAULT_VARIABLE, "").split(",")):
         name, _, fault = item.rpartition(":")
         if name in (variant, f"{variant}@{seed}"):
@@ -67,6 +68,11 @@ def inject_fault(variant: str, seed: int) -> None:
                 os.abort()
             if fault == "hang":
                 time.sleep(10**6)
+            if fault == "unusable_validation":  # what BestEpoch.require() raises when every epoch scored NaN
+                from common.selection import UnusableValidationError
+
+                raise UnusableValidationError("no epoch had a finite validation score (testing hook): training "
+                                              "diverged or validation cannot be scored")
 
 
 def backend_kwargs(cls, args) -> dict:  # args: a RunSpec
@@ -186,8 +192,16 @@ def _jsonable_params(params: dict) -> dict:
             for k, v in params.items()}
 
 
+def end_on_sigterm() -> None:
+    """SIGTERM (the orchestrator ending this run) raises SystemExit, so temporary folders are removed."""
+    import signal
+
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
+
+
 def main(argv=None) -> int:
     die_with_parent()
+    end_on_sigterm()
     options = parse_args(argv)
     args = RunSpec.from_json(options.spec)
     try:
@@ -197,6 +211,9 @@ def main(argv=None) -> int:
         return EXIT_MISSING_DEPENDENCY
     except MemoryError:
         print("failed: out of memory (MemoryError)", file=sys.stderr)
+        return 1
+    except UserInputError as exc:  # e.g. UnusableValidationError: the message says what is wrong and what to do
+        print(f"failed: {exc}", file=sys.stderr)
         return 1
     except Exception as exc:  # the row says why; the traceback goes to this run's log only
         traceback.print_exc()

@@ -15,7 +15,7 @@ from comparisons.cli import main
 ROOT = Path(__file__).resolve().parent.parent
 REQUIRED_COLUMNS = ["variant", "seed", "status", "accuracy", "macro_f1", "average_precision", "params_total",
                     "params_trainable", "train_seconds", "latency_ms_b1_p50", "latency_ms_b32_p50",
-                    "throughput_per_s", "peak_rss_mb", "split_sha256"]
+                    "throughput_per_s", "peak_rss_train_mb", "peak_rss_serve_mb", "cold_start_s", "split_sha256"]
 SMALL = ["--limit-per-class", "40"]
 
 
@@ -179,3 +179,154 @@ def test_another_budget_is_rerun_not_kept(tmp_path):
     again = run_cli("run", "--backends", "tfidf_logreg", *SMALL, "--profile", "fast", "--out", str(out))
     assert again.returncode == 0 and "finished earlier" not in again.stderr
     assert json.loads((out / "runs" / "tfidf_logreg__seed0.json").read_text())["profile"] == "fast"
+
+
+# --- the orchestrator owns its workers and its run folder (issue 16) ---------------------------
+def start_cli(*args, env=None) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "comparisons", *args], cwd=ROOT, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env={**os.environ, **(env or {})})
+
+
+def worker_pids(out: Path) -> list[int]:
+    """Worker processes writing into `out`, found by their command line."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            cmdline = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if b"comparisons.worker" in cmdline and str(out).encode() in cmdline:
+            found.append(int(entry.name))
+    return found
+
+
+def alive(pid: int) -> bool:
+    """Running (a zombie that nobody reaped yet counts as gone)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def wait_for(condition, timeout=120.0):
+    import time
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = condition()
+        if value:
+            return value
+        time.sleep(0.2)
+    raise AssertionError("timed out waiting")
+
+
+def start_hanging_run(out: Path) -> tuple[subprocess.Popen, int]:
+    """An orchestrator whose worker hangs (testing hook); returns it and the worker's pid."""
+    orchestrator = start_cli("run", "--backends", "tfidf_logreg", *SMALL, "--out", str(out),
+                             env={"COMPARISONS_FAULT": "tfidf_logreg:hang"})
+    (worker,) = wait_for(lambda: worker_pids(out))
+    return orchestrator, worker
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="finds the worker through /proc")
+@pytest.mark.parametrize("signum, code", [(15, 143), (1, 129), (2, 130)])  # SIGTERM, SIGHUP, SIGINT
+def test_a_signal_ends_the_worker_records_nothing_and_says_how_to_resume(tmp_path, signum, code):
+    import signal
+
+    out = tmp_path / "run"
+    orchestrator, worker = start_hanging_run(out)
+    assert (out / ".run.lock").read_text().strip() == str(orchestrator.pid)
+    orchestrator.send_signal(signal.Signals(signum))
+    _, err = orchestrator.communicate(timeout=60)
+    assert orchestrator.returncode == code, err
+    assert f"interrupted by {signal.Signals(signum).name}" in err and "run the same command again to resume" in err
+    assert "Traceback" not in err
+    assert not alive(worker), "the worker outlived its orchestrator"
+    assert not (out / ".run.lock").exists()
+    assert not (out / "runs" / "tfidf_logreg__seed0.json").exists()  # nothing half-done is recorded
+    assert not list(out.rglob("*.tmp"))
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="finds the worker through /proc")
+def test_a_second_run_on_a_busy_folder_exits_2_naming_the_holder(tmp_path):
+    out = tmp_path / "run"
+    orchestrator, _ = start_hanging_run(out)
+    try:
+        second = run_cli("run", "--backends", "tfidf_logreg", *SMALL, "--out", str(out))
+        assert second.returncode == 2
+        assert second.stderr.strip() == (f"error: another `comparisons run` (process {orchestrator.pid}) is using "
+                                         f"{out}; wait for it to finish or stop it, or choose another --out")
+    finally:
+        orchestrator.terminate()
+        orchestrator.communicate(timeout=60)
+
+
+def test_a_stale_lock_of_a_dead_process_is_taken_over(tmp_path):
+    from comparisons.run_lock import LOCK_NAME, RunFolderLock
+
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    (tmp_path / LOCK_NAME).write_text(dead.stdout)
+    with RunFolderLock(tmp_path):
+        assert (tmp_path / LOCK_NAME).read_text().strip() == str(os.getpid())
+    assert not (tmp_path / LOCK_NAME).exists()
+
+
+def test_a_lock_held_by_a_live_process_refuses_with_its_pid(tmp_path):
+    from comparisons.run_lock import RunFolderBusy, RunFolderLock
+
+    holder = subprocess.Popen([sys.executable, "-c", "import sys, time; from comparisons.run_lock import RunFolderLock;"
+                               f"lock = RunFolderLock({str(tmp_path)!r}).acquire(); print('held', flush=True); "
+                               "time.sleep(60)"], cwd=ROOT, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        with pytest.raises(RunFolderBusy, match=rf"\(process {holder.pid}\)"):
+            RunFolderLock(tmp_path).acquire()
+    finally:
+        holder.kill()
+        holder.wait()
+    with RunFolderLock(tmp_path):  # its lock died with it
+        pass
+
+
+def test_progress_lines_pass_as_they_are_and_everything_else_is_redacted(tmp_path):
+    """A real child process writes a tqdm bar through common.progress and prints a message; the
+    orchestrator's tee shows our rates and counts intact and the message redacted."""
+    import io
+
+    from comparisons.runner import _tee, progress_mark
+
+    mark = progress_mark()
+    script = ("import sys; from tqdm import tqdm; from common.progress import progress_line, progress_stream\n"
+              "for _ in tqdm(range(122), desc='torch_scratch epoch 1/2', file=progress_stream(), mininterval=0): pass\n"
+              "progress_line('epoch 1/2: loss 0.69314 valid AP 0.97881')\n"
+              "print('oops: call 0871.2345678 or see example.de/win', file=sys.stderr)\n"
+              f"print({mark!r} + 'forged 09061701461', file=sys.stderr)\n")  # a mark from another worker
+    child = subprocess.Popen([sys.executable, "-c", script], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                             env={**os.environ, "COMPARISONS_PROGRESS_MARK": mark, "PYTHONUNBUFFERED": "1"})
+    log = io.BytesIO()
+    _tee(child.stdout, log, progress_mark().encode())  # the orchestrator's own, different mark
+    child.wait()
+    assert "forged <NUM>" in log.getvalue().decode()
+    log = io.BytesIO()
+    child = subprocess.Popen([sys.executable, "-c", script], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                             env={**os.environ, "COMPARISONS_PROGRESS_MARK": mark, "PYTHONUNBUFFERED": "1"})
+    _tee(child.stdout, log, mark.encode())
+    child.wait()
+    shown = log.getvalue().decode()
+    assert "122/122" in shown and re.search(r"\d+\.\d+it/s|\ds/it", shown), shown
+    assert "epoch 1/2: loss 0.69314 valid AP 0.97881\n" in shown
+    assert "oops: call <NUM> or see <URL>\n" in shown
+    assert "\x1e" not in shown and "0871" not in shown
+
+
+def test_an_unusable_validation_split_is_a_failed_row_with_its_reason(tmp_path):
+    """UnusableValidationError in a worker (the testing hook raises it where fit would) becomes a
+    failed row whose reason is the error's own sentence, not a class name and a traceback."""
+    out = tmp_path / "run"
+    result = run_cli("run", "--backends", "tfidf_logreg", *SMALL, "--out", str(out),
+                     env={"COMPARISONS_FAULT": "tfidf_logreg:unusable_validation"})
+    assert result.returncode == 1
+    row = pd.read_csv(out / "summary.csv").iloc[0]
+    assert row["status"] == "failed"
+    assert row["reason"].startswith("no epoch had a finite validation score"), row["reason"]
+    assert "Traceback" not in (out / "logs" / "tfidf_logreg__seed0.log").read_text()

@@ -73,6 +73,7 @@ def troubled(tmp_path_factory) -> Path:
         atomic_write_json(folder / "runs" / f"{variant.replace(':', '-')}__seed0.json", record)
         manifest["variants"][variant] = {"backend": variant.split(":")[0], "params": {}}
     atomic_write_json(folder / "manifest.json", manifest)
+    atomic_write_json(folder / "runs" / "tfidf_logreg__seed7.json", {**ok, "seed": 7})  # not in the plan: left out
     assert main(["report", "--out", str(folder), "--lang", "zh"]) == 0
     return folder
 
@@ -186,6 +187,7 @@ def test_failed_skipped_and_sweep_runs_all_show(browser, troubled):
             (troubled if lang == "en" else troubled / "zh").glob("figures/*.png")))
         page.close()
     assert (troubled / "figures" / "learning_curves.png").exists()
+    assert "tfidf_logreg__seed7 (seed not in the plan)" in page_path(troubled, "en").read_text()
     assert "09061701461" not in page_path(troubled, "en").read_text()
 
 

@@ -12,6 +12,7 @@ from sklearn.pipeline import Pipeline
 
 from backends.base import Backend, ParamCount
 from common.datasets import LabelledTexts
+from common.selection import check_validation_labels
 
 
 class TfidfLogReg(Backend):
@@ -32,7 +33,9 @@ class TfidfLogReg(Backend):
         self.seed = seed
 
     def fit(self, train: LabelledTexts, valid: LabelledTexts) -> "TfidfLogReg":
-        # valid is not needed: nothing here is chosen by epoch
+        # nothing here is chosen by epoch, but the decision threshold is chosen on valid: it must be
+        # scorable (both classes), else a clear UnusableValidationError now rather than a NaN later
+        check_validation_labels(valid.labels, train.n_classes)
         self.pipeline_ = Pipeline([
             ("tfidf", TfidfVectorizer(ngram_range=(1, self.ngram_max), min_df=self.min_df,
                                       max_features=self.max_features, sublinear_tf=self.sublinear_tf)),
