@@ -36,6 +36,13 @@ class EncoderConfig:
     weight_decay: float = 0.01
     warmup_fraction: float = 0.1
     clip_norm: float = 1.0
+    # budgets that scale with the data (common.batching.training_budget): the batch is never larger
+    # than the training set, and a small set trains for more epochs until min_steps optimisation
+    # steps (at most max_epochs); patience > 0 stops after that many epochs without a better
+    # validation AP (0: run every planned epoch). Validation chooses the epoch kept either way.
+    min_steps: int = 200
+    max_epochs: int = 60
+    patience: int = 0
 
     def __post_init__(self) -> None:
         if self.d_model % self.num_heads:

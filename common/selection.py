@@ -42,6 +42,16 @@ def check_validation_labels(labels, n_classes: int) -> None:
         )
 
 
+def validation_average_precision(labels, proba: np.ndarray, positive_index: int | None = 1) -> float:
+    """Average precision of validation probabilities (n, C); NaN when the model gave non-finite output."""
+    from common.metrics import classification_metrics
+
+    proba = np.asarray(proba, dtype=np.float64)
+    if not np.isfinite(proba).all():
+        return math.nan
+    return float(classification_metrics(labels, proba, positive_index)["average_precision"])
+
+
 class BestEpoch:
     """Keeps the epoch with the best validation score (higher is better; ties keep the earlier).
 

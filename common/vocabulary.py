@@ -1,7 +1,9 @@
 """Regex tokenizer and vocabulary shared by the scratch backends (same ids in torch and Keras).
 
 Fitted on the training texts only. Ids: <pad>=0, <unk>=1, then tokens by falling count
-(ties broken alphabetically, so the vocabulary is deterministic).
+(ties broken alphabetically, so the vocabulary is deterministic). The subword option
+(common/subword.py, WordPiece through HF `tokenizers`) has the same interface; pick one with
+`fit_vocabulary(kind, ...)` and read either back with `load_vocabulary(path)`.
 """
 from __future__ import annotations
 
@@ -13,7 +15,10 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
+from common.errors import UserInputError
+
 PAD, UNK = "<pad>", "<unk>"
+TOKENIZERS = ("regex", "subword")
 PAD_ID, UNK_ID = 0, 1
 # Words (with an inner apostrophe), number runs, and single symbols such as ! £ & ?
 TOKEN_PATTERN = re.compile(r"[a-z]+(?:'[a-z]+)?|\d+|[^\sa-z\d]")
@@ -24,8 +29,21 @@ def tokenize(text: str) -> list[str]:
     return TOKEN_PATTERN.findall(text.lower())
 
 
+def trim_padding(ids: np.ndarray, multiple: int = 1) -> np.ndarray:
+    """Drop the all-<pad> columns at the right of a batch, keeping a multiple of `multiple` columns.
+
+    (n, T) -> (n, T') with T' >= the longest real row and >= 1. Both scratch twins use it with the
+    same meaning; multiple > 1 keeps the number of distinct shapes (Keras traces) small.
+    """
+    longest = int((ids != PAD_ID).sum(axis=1).max(initial=0))
+    width = max(1, multiple * -(-longest // multiple))
+    return ids[:, : min(ids.shape[1], width)]
+
+
 class Vocabulary:
     """Token <-> id mapping with padding/truncation to a fixed length."""
+
+    kind = "regex"
 
     def __init__(self, tokens: Sequence[str]):
         self.itos: list[str] = [PAD, UNK, *tokens]
@@ -49,6 +67,10 @@ class Vocabulary:
             ids[row, : len(tokens)] = tokens
         return ids
 
+    def tokenize(self, text: str) -> list[str]:
+        """The tokens of one text as the model sees them (before truncation)."""
+        return tokenize(text)
+
     def save(self, path: Path) -> None:
         Path(path).write_text(json.dumps({"itos": self.itos}, ensure_ascii=False))
 
@@ -57,3 +79,23 @@ class Vocabulary:
         itos = json.loads(Path(path).read_text())["itos"]
         assert itos[:2] == [PAD, UNK], "vocabulary file must start with <pad>, <unk>"
         return cls(itos[2:])
+
+
+def fit_vocabulary(kind: str, texts: Iterable[str], min_count: int = 2, max_size: int = 8000):
+    """A regex Vocabulary or a SubwordVocabulary fitted on `texts` (the training texts only)."""
+    if kind == "regex":
+        return Vocabulary.fit(texts, min_count, max_size)
+    if kind == "subword":
+        from common.subword import SubwordVocabulary
+
+        return SubwordVocabulary.fit(texts, min_count, max_size)
+    raise UserInputError(f"tokenizer={kind!r} is not one of {TOKENIZERS}")
+
+
+def load_vocabulary(path: Path):
+    """Whichever vocabulary `save` wrote at `path`."""
+    if json.loads(Path(path).read_text()).get("kind") == "subword":
+        from common.subword import SubwordVocabulary
+
+        return SubwordVocabulary.load(path)
+    return Vocabulary.load(path)

@@ -19,7 +19,7 @@ from backends.torch_scratch import (
 from common.config import EncoderConfig
 from tests.backend_contract import check_backend_contract
 
-TINY = {"d_model": 16, "num_heads": 2, "num_layers": 1, "ff_dim": 32, "epochs": 2, "max_len": 32}
+TINY = {"d_model": 16, "num_heads": 2, "num_layers": 1, "ff_dim": 32, "epochs": 2, "max_len": 32, "min_steps": 0}
 
 
 def tiny_model(seed: int = 0, attention: str = "scratch", **overrides):

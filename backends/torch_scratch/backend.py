@@ -1,4 +1,14 @@
-"""TorchScratchBackend: the scratch encoder behind the Backend contract (fit, predict, save, load)."""
+"""TorchScratchBackend: the scratch encoder behind the Backend contract (fit, predict, save, load).
+
+Trained the way the course teaches it, with a plain loop: AdamW (decay on matrices only),
+global-norm clipping, linear warm-up then linear decay per step, the epoch kept chosen on
+validation AP (common.selection.BestEpoch). Its twin keras_layers trains the same model with
+model.fit; both start from the same numpy initial state (common.initial_weights) and see the
+same batches in the same order (common.batching.epoch_batches), so with dropout 0 they follow
+the same trajectory. Dropout masks are torch's own: with dropout > 0 the twins differ by that.
+The recipe (tokenizer, epochs, learning rate, regularisation) and the validation figures behind
+each choice: common/recipe.py, recorded in fit_info_["recipe"].
+"""
 from __future__ import annotations
 
 import copy
@@ -15,11 +25,13 @@ from tqdm.auto import tqdm
 from backends.base import Backend, ParamCount
 from backends.torch_scratch.attention import ATTENTION_KINDS
 from backends.torch_scratch.encoder import TransformerClassifier, build_model
+from common.batching import epoch_batches, training_budget
 from common.config import EncoderConfig
 from common.datasets import LabelledTexts
 from common.errors import UserInputError
-from common.metrics import classification_metrics
-from common.vocabulary import PAD_ID, Vocabulary
+from common.recipe import RECIPE
+from common.selection import BestEpoch, check_validation_labels, validation_average_precision
+from common.vocabulary import PAD_ID, TOKENIZERS, fit_vocabulary, load_vocabulary, trim_padding
 
 CLS = "<cls>"
 INFERENCE_BATCH = 256  # rows per forward pass in predict_proba / attention_maps
@@ -36,12 +48,6 @@ def resolve_device(device: str) -> torch.device:
     if resolved.type == "cuda" and not torch.cuda.is_available():
         raise UserInputError("device='cuda' asked for but CUDA is not available; use device='auto' or 'cpu'")
     return resolved
-
-
-def trim_padding(ids: np.ndarray) -> np.ndarray:
-    """Drop the all-padding columns at the right of a batch (at least one column stays)."""
-    lengths = (ids != PAD_ID).sum(axis=1)
-    return ids[:, : max(1, int(lengths.max(initial=0)))]
 
 
 def warmup_then_linear_decay(total_steps: int, warmup_fraction: float):
@@ -62,12 +68,13 @@ class TorchScratchBackend(Backend):
     name = "torch_scratch"
 
     def __init__(self, config: dict | None = None, seed: int = 0, device: str = "auto",
-                 attention: str = "scratch", vocab_min_count: int = 2, vocab_max_size: int = 8000,
-                 progress: bool = True):
+                 attention: str = "scratch", tokenizer: str = RECIPE["tokenizer"], vocab_min_count: int = 2,
+                 vocab_max_size: int = 8000, progress: bool = True):
         self.config = config
         self.seed = seed
         self.device = device
         self.attention = attention
+        self.tokenizer = tokenizer
         self.vocab_min_count = vocab_min_count
         self.vocab_max_size = vocab_max_size
         self.progress = progress
@@ -79,23 +86,27 @@ class TorchScratchBackend(Backend):
             raise UserInputError(f"config must be a dict of EncoderConfig settings, not {type(self.config).__name__}")
         if self.attention not in ATTENTION_KINDS:
             raise UserInputError(f"attention={self.attention!r} is not one of {ATTENTION_KINDS}")
-        values = {**(self.config or {}), "vocab_size": vocab_size, "num_classes": num_classes}
+        values = {**RECIPE["config"], **(self.config or {}), "vocab_size": vocab_size, "num_classes": num_classes}
         return EncoderConfig.from_dict(values)
 
     def fit(self, train: LabelledTexts, valid: LabelledTexts) -> "TorchScratchBackend":
         if len(train) == 0 or len(valid) == 0:
             raise UserInputError("train and valid must each hold at least one text")
+        if self.tokenizer not in TOKENIZERS:
+            raise UserInputError(f"tokenizer={self.tokenizer!r} is not one of {TOKENIZERS}")
+        self._settings(2, train.n_classes)  # bad settings fail before any work
+        check_validation_labels(valid.labels, train.n_classes)
         self.device_ = resolve_device(self.device)
-        self.vocabulary_ = Vocabulary.fit(train.texts, self.vocab_min_count, self.vocab_max_size)
+        self.vocabulary_ = fit_vocabulary(self.tokenizer, train.texts, self.vocab_min_count, self.vocab_max_size)
         self.config_ = self._settings(len(self.vocabulary_), train.n_classes)
         self.classes_ = np.arange(train.n_classes)
         cfg = self.config_
+        budget = training_budget(len(train), cfg.batch_size, cfg.epochs, cfg.min_steps, cfg.max_epochs)
 
-        torch.manual_seed(self.seed)
-        self.model_ = build_model(cfg, self.attention).to(self.device_)
+        torch.manual_seed(self.seed)  # dropout masks only: weights and batch order come from common
+        self.model_ = build_model(cfg, self.attention, seed=self.seed).to(self.device_)
         train_ids = self.vocabulary_.encode(train.texts, cfg.max_len)  # (N, max_len)
         train_labels = torch.as_tensor(train.labels, dtype=torch.long)
-        shuffler = torch.Generator().manual_seed(self.seed)
 
         # nanoGPT's rule: weight decay on matrices (linears, embeddings), none on biases and norms
         decay = [p for p in self.model_.parameters() if p.dim() >= 2]
@@ -104,20 +115,17 @@ class TorchScratchBackend(Backend):
             [{"params": decay, "weight_decay": cfg.weight_decay}, {"params": no_decay, "weight_decay": 0.0}],
             lr=cfg.learning_rate,
         )
-        steps_per_epoch = math.ceil(len(train) / cfg.batch_size)
         schedule = torch.optim.lr_scheduler.LambdaLR(
-            optimizer, warmup_then_linear_decay(steps_per_epoch * cfg.epochs, cfg.warmup_fraction)
+            optimizer, warmup_then_linear_decay(budget.total_steps, cfg.warmup_fraction)
         )
 
-        history, best_state, best_ap = [], None, -math.inf
-        for epoch in range(1, cfg.epochs + 1):
+        history, best = [], BestEpoch()
+        for epoch in range(1, budget.epochs + 1):
             self.model_.train()
-            order = torch.randperm(len(train), generator=shuffler).numpy()
             total_loss = 0.0
-            bar = tqdm(range(0, len(train), cfg.batch_size), desc=f"torch_scratch epoch {epoch}/{cfg.epochs}",
-                       disable=not self.progress, leave=False)
-            for start in bar:
-                rows = order[start : start + cfg.batch_size]
+            bar = tqdm(epoch_batches(len(train), budget.batch_size, self.seed, epoch), disable=not self.progress,
+                       desc=f"torch_scratch epoch {epoch}/{budget.epochs}", leave=False)
+            for rows in bar:
                 ids = torch.as_tensor(trim_padding(train_ids[rows]), device=self.device_)  # (B, T)
                 labels = train_labels[rows].to(self.device_)  # (B,)
                 loss = F.cross_entropy(self.model_(ids), labels)
@@ -128,18 +136,18 @@ class TorchScratchBackend(Backend):
                 schedule.step()
                 total_loss += loss.item() * len(rows)
                 bar.set_postfix(loss=f"{loss.item():.4f}")
-            valid_ap = classification_metrics(
-                valid.labels, self.predict_proba(valid.texts), valid.positive_index
-            )["average_precision"]
-            history.append({"epoch": epoch, "train_loss": total_loss / len(train),
-                            "valid_average_precision": float(valid_ap)})
-            if valid_ap > best_ap:  # ties keep the earlier epoch
-                best_ap, best_epoch = valid_ap, epoch
-                best_state = copy.deepcopy(self.model_.state_dict())
-        self.model_.load_state_dict(best_state)
+            valid_ap = validation_average_precision(valid.labels, self.predict_proba(valid.texts), valid.positive_index)
+            history.append({"epoch": epoch, "train_loss": total_loss / len(train), "valid_average_precision": valid_ap})
+            best.update(epoch, valid_ap, lambda: copy.deepcopy(self.model_.state_dict()))
+            if cfg.patience and epoch - (best.best_epoch or 0) >= cfg.patience:
+                break  # early stopping: no better validation AP for `patience` epochs
+        self.model_.load_state_dict(best.require().best_state)
         self.model_.eval()
-        self.fit_info_ = {"best_epoch": best_epoch, "epochs_run": cfg.epochs, "device": str(self.device_),
-                          "history": history, "vocab_size": len(self.vocabulary_)}
+        self.fit_info_ = {"best_epoch": best.best_epoch, "best_valid_average_precision": best.best_score,
+                          "epochs_run": len(history), "epochs_planned": budget.epochs,
+                          "batch_size": budget.batch_size, "steps_per_epoch": budget.steps_per_epoch,
+                          "train_rows": len(train), "device": str(self.device_), "history": history,
+                          "tokenizer": self.tokenizer, "vocab_size": len(self.vocabulary_), "recipe": RECIPE}
         return self
 
     # -- inference ---------------------------------------------------------------------------
@@ -214,7 +222,7 @@ class TorchScratchBackend(Backend):
         if device is not None:
             backend.device = device
         backend.device_ = resolve_device(backend.device)
-        backend.vocabulary_ = Vocabulary.load(directory / "vocabulary.json")
+        backend.vocabulary_ = load_vocabulary(directory / "vocabulary.json")
         backend.config_ = EncoderConfig.from_dict(saved["encoder_config"])
         backend.classes_ = np.arange(backend.config_.num_classes)
         backend.fit_info_ = saved["fit_info"]

@@ -1,20 +1,26 @@
 """Transformer encoder classifier: embeddings, encoder blocks, pooling and a linear head.
 
-Parameter structure (the Keras mirror copies these names one to one; nn.Linear stores its
-weight as (out, in), so a Keras Dense kernel is its transpose):
+The twin of backends/keras_layers (layers.py, model.py): the same class names for the same
+things (TokenAndPositionEmbedding, FeedForward, TransformerBlock, masked mean / cls pooling),
+the same order. Parameter structure (the Keras mirror copies these names one to one;
+nn.Linear stores its weight as (out, in), so a Keras Dense kernel is its transpose):
 
-    token_embedding.weight          (vocab_size, d)       row 0 = <pad>, kept at zero
-    position.embedding.weight       (sequence_length, d)  learned only; sinusoidal is a buffer
-    cls_token                       (1, 1, d)             pooling == "cls" only
-    blocks.{i}.norm1 / norm2        LayerNorm(d, eps=config.layer_norm_eps)
-    blocks.{i}.attn.{q,k,v,out}_proj  Linear(d, d)
-    blocks.{i}.ff.fc1 / fc2         Linear(d, ff_dim) / Linear(ff_dim, d)
-    final_norm                      LayerNorm(d)
-    head                            Linear(d, num_classes)
+    embedding.token_embedding.weight     (vocab_size, d)       row 0 = <pad>, kept at zero
+    embedding.position_embedding.weight  (sequence_length, d)  learned only; sinusoidal is a buffer
+    embedding.cls_token                  (1, 1, d)             pooling == "cls" only
+    blocks.{i}.norm1 / norm2             LayerNorm(d, eps=config.layer_norm_eps)
+    blocks.{i}.attn.{q,k,v,out}_proj     Linear(d, d)
+    blocks.{i}.ff.fc1 / fc2              Linear(d, ff_dim) / Linear(ff_dim, d)
+    final_norm                           LayerNorm(d)
+    head                                 Linear(d, num_classes)
 
 Data flow: ids -> token embedding (-> cls prepended at position 0) + position -> dropout -> blocks ->
 final_norm -> masked mean over real tokens (or the cls vector) -> head -> logits.
 GELU is the exact (erf) one. Padding id is 0 (common.vocabulary.PAD_ID).
+
+Initial weights: `build_model(config, seed=s)` loads common.initial_weights.initial_state(config, s),
+the numpy draw keras_layers loads too; without a seed, torch's own generator draws them
+(N(0, 0.02), as before). Dropout masks are always torch's own (they differ from Keras's).
 """
 from __future__ import annotations
 
@@ -26,6 +32,7 @@ from torch import nn
 
 from backends.torch_scratch.attention import MultiHeadAttention
 from common.config import EncoderConfig
+from common.initial_weights import initial_state
 from common.vocabulary import PAD_ID
 
 
@@ -59,6 +66,39 @@ class PositionalEmbedding(nn.Module):
         return self.encoding[:length]
 
 
+class TokenAndPositionEmbedding(nn.Module):
+    """ids (B, T) -> token embedding, [CLS] prepended (cls pooling), plus position -> (B, T', d)."""
+
+    def __init__(self, vocab_size: int, sequence_length: int, d_model: int, positional: str = "learned",
+                 use_cls_token: bool = False):
+        super().__init__()
+        self.sequence_length, self.positional, self.use_cls_token = sequence_length, positional, use_cls_token
+        self.token_embedding = nn.Embedding(vocab_size, d_model, padding_idx=PAD_ID)
+        if positional == "learned":
+            self.position_embedding = nn.Embedding(sequence_length, d_model)
+        else:  # a constant, not a parameter (as Keras's table)
+            self.register_buffer("position_table", sinusoidal_encoding(sequence_length, d_model), persistent=False)
+        if use_cls_token:
+            self.cls_token = nn.Parameter(torch.zeros(1, 1, d_model))
+
+    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        x = self.token_embedding(ids)  # (B, T, d)
+        if self.use_cls_token:
+            x = torch.cat([self.cls_token.expand(ids.size(0), -1, -1), x], dim=1)  # (B, 1 + T, d)
+        length = x.size(1)
+        assert length <= self.sequence_length, f"{length} positions > {self.sequence_length} the model holds"
+        position = self.position_embedding.weight[:length] if self.positional == "learned" else self.position_table[:length]
+        return x + position  # (B, T', d); the cls token, if any, at position 0
+
+
+def padding_mask(ids: torch.Tensor, prepend_cls: bool = False) -> torch.Tensor:
+    """ids (B, T) -> (B, T') bool, True = real token (<unk> is real); a cls slot (always real) first."""
+    real = ids != PAD_ID  # (B, T)
+    if prepend_cls:
+        real = torch.cat([real.new_ones(ids.size(0), 1), real], dim=1)  # (B, 1 + T)
+    return real
+
+
 class FeedForward(nn.Module):
     """Position-wise Linear(d, ff) -> GELU|ReLU -> dropout -> Linear(ff, d)."""
 
@@ -75,8 +115,8 @@ class FeedForward(nn.Module):
         return self.fc2(self.dropout(hidden))  # (B, T, d)
 
 
-class EncoderBlock(nn.Module):
-    """Self-attention and feed-forward sublayers, each with a residual; LayerNorm pre or post."""
+class TransformerBlock(nn.Module):
+    """One encoder block: self-attention over real tokens, then feed-forward; pre-LN or post-LN."""
 
     def __init__(self, config: EncoderConfig, attention: str = "scratch"):
         super().__init__()
@@ -109,12 +149,10 @@ class TransformerClassifier(nn.Module):
     def __init__(self, config: EncoderConfig, attention: str = "scratch"):
         super().__init__()
         self.config = config
-        self.token_embedding = nn.Embedding(config.vocab_size, config.d_model, padding_idx=PAD_ID)
-        self.position = PositionalEmbedding(config.sequence_length, config.d_model, config.positional)
-        if config.pooling == "cls":
-            self.cls_token = nn.Parameter(torch.zeros(1, 1, config.d_model))
+        self.embedding = TokenAndPositionEmbedding(config.vocab_size, config.sequence_length, config.d_model,
+                                                   config.positional, use_cls_token=config.pooling == "cls")
         self.embedding_dropout = nn.Dropout(config.dropout)
-        self.blocks = nn.ModuleList(EncoderBlock(config, attention) for _ in range(config.num_layers))
+        self.blocks = nn.ModuleList(TransformerBlock(config, attention) for _ in range(config.num_layers))
         self.final_norm = nn.LayerNorm(config.d_model, eps=config.layer_norm_eps)
         self.head = nn.Linear(config.d_model, config.num_classes)
         self.apply(self._init_weights)
@@ -137,13 +175,8 @@ class TransformerClassifier(nn.Module):
         T' = T, or T + 1 with a cls token (which sits first). ignore_padding=True is the course's
         deliberately broken ablation: padding is attended to and averaged over as if it were text.
         """
-        batch = ids.size(0)
-        real = ids != PAD_ID  # (B, T) True = real token (<unk> counts as real)
-        x = self.token_embedding(ids)  # (B, T, d)
-        if self.config.pooling == "cls":
-            x = torch.cat([self.cls_token.expand(batch, -1, -1), x], dim=1)  # (B, 1 + T, d)
-            real = torch.cat([real.new_ones(batch, 1), real], dim=1)  # the cls token is always real
-        x = self.embedding_dropout(x + self.position(x.size(1)))  # cls, if any, at position 0
+        real = padding_mask(ids, prepend_cls=self.config.pooling == "cls")  # (B, T') True = real token
+        x = self.embedding_dropout(self.embedding(ids))  # (B, T', d)
         key_padding_mask = None if ignore_padding else real
         all_weights = []
         for block in self.blocks:
@@ -161,6 +194,17 @@ class TransformerClassifier(nn.Module):
         return (logits, all_weights) if need_weights else logits
 
 
-def build_model(config: EncoderConfig, attention: str = "scratch") -> TransformerClassifier:
-    """The one factory: a TransformerClassifier from an EncoderConfig."""
-    return TransformerClassifier(config, attention)
+EncoderBlock = TransformerBlock  # the name used before the twins shared names (seq2seq, older lessons)
+
+
+def load_initial_state(model: TransformerClassifier, seed: int) -> TransformerClassifier:
+    """Load the shared numpy initial state for (model.config, seed) into the model, every parameter."""
+    state = {name: torch.from_numpy(value) for name, value in initial_state(model.config, seed).items()}
+    model.load_state_dict(state, strict=True)
+    return model
+
+
+def build_model(config: EncoderConfig, attention: str = "scratch", seed: int | None = None) -> TransformerClassifier:
+    """The one factory: a TransformerClassifier from an EncoderConfig (seeded shared start if seed given)."""
+    model = TransformerClassifier(config, attention)
+    return model if seed is None else load_initial_state(model, seed)

@@ -1,7 +1,7 @@
 """Full encoder-decoder Transformer for real-valued sequences (time-series forecasting).
 
 Reuses the pieces of the encoder classifier: `MultiHeadAttention` (attention.py), and
-`EncoderBlock`, `FeedForward`, `PositionalEmbedding` (encoder.py). New here: `DecoderBlock`
+`TransformerBlock`, `FeedForward`, `PositionalEmbedding` (encoder.py). New here: `DecoderBlock`
 (causal self-attention, cross-attention to the encoder memory, feed-forward) and
 `Seq2SeqTransformer` (linear input/output projections instead of token embeddings / a vocabulary
 head). The model hyperparameters come from the shared `EncoderConfig` (d_model, num_heads,
@@ -24,7 +24,7 @@ import torch
 from torch import nn
 
 from backends.torch_scratch.attention import MultiHeadAttention
-from backends.torch_scratch.encoder import EncoderBlock, FeedForward, PositionalEmbedding, TransformerClassifier
+from backends.torch_scratch.encoder import FeedForward, PositionalEmbedding, TransformerBlock, TransformerClassifier
 from common.config import EncoderConfig
 
 
@@ -92,7 +92,7 @@ class Seq2SeqTransformer(nn.Module):
         self.source_position = PositionalEmbedding(source_length, d, config.positional)
         self.target_position = PositionalEmbedding(target_length, d, config.positional)
         self.dropout = nn.Dropout(config.dropout)
-        self.encoder_blocks = nn.ModuleList(EncoderBlock(config, attention) for _ in range(config.num_layers))
+        self.encoder_blocks = nn.ModuleList(TransformerBlock(config, attention) for _ in range(config.num_layers))
         decoder_layers = config.num_layers if num_decoder_layers is None else num_decoder_layers
         self.decoder_blocks = nn.ModuleList(DecoderBlock(config, attention) for _ in range(decoder_layers))
         # pre-LN leaves the residual stream un-normalised, so it ends with a LayerNorm; post-LN already is

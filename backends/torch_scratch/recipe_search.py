@@ -1,0 +1,77 @@
+"""Choose the scratch recipe on VALIDATION only: a few candidates, 3 model seeds each, validation AP.
+
+    nice .venv/bin/python -m backends.torch_scratch.recipe_search [--seeds 0 1 2] [--only NAME ...]
+
+Each candidate is a TorchScratchBackend (tokenizer + EncoderConfig overrides) fitted on the default
+split's train part; its score is the validation AP of the epoch that validation chose (the test
+split is never loaded into a model). One JSON line per (candidate, seed) is appended to
+backends/torch_scratch/recipe_search.jsonl; a rerun skips the lines already there. The chosen
+recipe and its figures are written by hand into common/recipe.py.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import time
+from pathlib import Path
+
+import torch
+
+from backends.torch_scratch.backend import TorchScratchBackend
+from common.datasets import load_sms_spam
+from common.splits import stratified_split
+
+OUT = Path(__file__).with_name("recipe_search.jsonl")
+CANDIDATES: dict[str, dict] = {  # name -> backend keyword arguments, in the order they are run
+    "subword_e3": {"tokenizer": "subword", "config": {"epochs": 3}},
+    "regex_e3": {"tokenizer": "regex", "config": {"epochs": 3}},
+    "subword_e6_p2": {"tokenizer": "subword", "config": {"epochs": 6, "patience": 2}},
+    "subword_e6_p2_reg": {"tokenizer": "subword",
+                          "config": {"epochs": 6, "patience": 2, "dropout": 0.2, "weight_decay": 0.05}},
+    "subword_e6_p2_lr5e-4": {"tokenizer": "subword", "config": {"epochs": 6, "patience": 2, "learning_rate": 5e-4}},
+}
+
+
+def done_keys() -> set[tuple[str, int]]:
+    if not OUT.exists():
+        return set()
+    return {(row["candidate"], row["seed"]) for row in map(json.loads, OUT.read_text().splitlines())}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    parser.add_argument("--only", nargs="+", default=list(CANDIDATES))
+    parser.add_argument("--threads", type=int, default=1)
+    args = parser.parse_args()
+    torch.set_num_threads(args.threads)
+    data = load_sms_spam()
+    split = stratified_split(data)
+    train, valid = data.subset(split.train), data.subset(split.valid)  # the test split is not used here
+    done = done_keys()
+    for name in args.only:
+        for seed in args.seeds:
+            if (name, seed) in done:
+                continue
+            started = time.perf_counter()
+            backend = TorchScratchBackend(seed=seed, progress=False, **CANDIDATES[name]).fit(train, valid)
+            info = backend.fit_info_
+            row = {"candidate": name, "seed": seed, "valid_ap": info["best_valid_average_precision"],
+                   "best_epoch": info["best_epoch"], "epochs_run": info["epochs_run"],
+                   "train_seconds": round(time.perf_counter() - started, 1), "threads": args.threads,
+                   "vocab_size": info["vocab_size"], "settings": CANDIDATES[name],
+                   "history": [round(h["valid_average_precision"], 4) for h in info["history"]]}
+            with OUT.open("a") as handle:
+                handle.write(json.dumps(row) + "\n")
+            print(json.dumps(row), flush=True)
+    rows = [json.loads(line) for line in OUT.read_text().splitlines()]
+    for name in CANDIDATES:
+        scores = [r["valid_ap"] for r in rows if r["candidate"] == name]
+        if scores:
+            spread = statistics.stdev(scores) if len(scores) > 1 else 0.0
+            print(f"{name:28s} valid AP {statistics.mean(scores):.4f} ± {spread:.4f} over {len(scores)} seeds")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,81 @@
+"""Subword vocabulary: a WordPiece tokenizer trained on the training texts with HF `tokenizers`.
+
+The option beside the regex Vocabulary (common/vocabulary.py), with the same interface (fit,
+encode, itos, save/load) and the same ids for <pad> (0) and <unk> (1), so either can feed both
+scratch twins. Text is NFKC-normalised and lower-cased, split on whitespace and punctuation and
+between digits and letters, then cut into WordPiece pieces ("##" marks a piece inside a word).
+A word never seen whole in training is still read as pieces that were ("freemsg" -> "free",
+"##ms", "##g"), where the regex vocabulary would give one <unk>.
+
+Fitted on the texts passed to `fit` only: every piece is a substring of a normalised training
+text, and the alphabet is the training texts' own.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Iterable, Sequence
+
+import numpy as np
+from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, trainers
+
+from common.vocabulary import PAD, PAD_ID, UNK, UNK_ID
+
+CONTINUATION = "##"
+
+
+def _untrained_tokenizer() -> Tokenizer:
+    tokenizer = Tokenizer(models.WordPiece(unk_token=UNK, continuing_subword_prefix=CONTINUATION))
+    tokenizer.normalizer = normalizers.Sequence([normalizers.NFKC(), normalizers.Lowercase()])
+    tokenizer.pre_tokenizer = pre_tokenizers.Sequence(
+        [pre_tokenizers.BertPreTokenizer(), pre_tokenizers.Digits(individual_digits=False)]
+    )
+    return tokenizer
+
+
+class SubwordVocabulary:
+    """WordPiece pieces <-> ids with padding/truncation to a fixed length (ids 0 <pad>, 1 <unk>)."""
+
+    kind = "subword"
+
+    def __init__(self, tokenizer: Tokenizer):
+        self.tokenizer = tokenizer
+        vocabulary = tokenizer.get_vocab()
+        assert vocabulary.get(PAD) == PAD_ID and vocabulary.get(UNK) == UNK_ID, "specials must be ids 0 and 1"
+        self.itos: list[str] = sorted(vocabulary, key=vocabulary.get)
+        self.stoi: dict[str, int] = dict(vocabulary)
+
+    @classmethod
+    def fit(cls, texts: Iterable[str], min_count: int = 2, max_size: int = 8000) -> "SubwordVocabulary":
+        """Train WordPiece on `texts`: at most max_size pieces besides <pad>/<unk>, merges seen min_count times."""
+        tokenizer = _untrained_tokenizer()
+        trainer = trainers.WordPieceTrainer(
+            vocab_size=max_size + 2, min_frequency=min_count, special_tokens=[PAD, UNK],
+            continuing_subword_prefix=CONTINUATION, show_progress=False,
+        )
+        tokenizer.train_from_iterator(list(texts), trainer=trainer)
+        return cls(tokenizer)
+
+    def __len__(self) -> int:
+        return len(self.itos)
+
+    def tokenize(self, text: str) -> list[str]:
+        """The pieces of one text, e.g. "FREE entry" -> ["free", "entry"]."""
+        return self.tokenizer.encode(text).tokens
+
+    def encode(self, texts: Sequence[str], max_len: int) -> np.ndarray:
+        """(n, max_len) int64 ids, truncated, right-padded with <pad>=0."""
+        ids = np.zeros((len(texts), max_len), dtype=np.int64)
+        for row, encoding in enumerate(self.tokenizer.encode_batch(list(texts)) if len(texts) else []):
+            pieces = encoding.ids[:max_len]
+            ids[row, : len(pieces)] = pieces
+        return ids
+
+    def save(self, path: Path) -> None:
+        Path(path).write_text(json.dumps({"kind": self.kind, "tokenizer": json.loads(self.tokenizer.to_str())},
+                                         ensure_ascii=False))
+
+    @classmethod
+    def load(cls, path: Path) -> "SubwordVocabulary":
+        saved = json.loads(Path(path).read_text())
+        return cls(Tokenizer.from_str(json.dumps(saved["tokenizer"])))
