@@ -54,3 +54,22 @@ def test_threshold_quick_torch_scratch(tmp_path):
 def test_bad_input_is_one_line_exit_2(tmp_path, capsys, argv):
     assert threshold.main(["--quick", "--out", str(tmp_path), *argv]) == 2
     assert capsys.readouterr().err.strip().count("\n") == 0
+
+
+def test_seeds_give_an_interval_over_seeds(tmp_path):
+    pytest.importorskip("torch")
+    argv = ["--quick", "--out", str(tmp_path), "--backend", "torch_scratch", "--seeds", "2", "--precision-floor", "0.9"]
+    assert threshold.main(argv) == 0
+    report = json.loads((tmp_path / "threshold.json").read_text())
+    assert report["seeds"] == 2 and [row["seed"] for row in report["per_seed"]] == [0, 1]
+    assert report["per_seed"][0]["threshold"] == pytest.approx(report["choice"]["threshold"])
+    frame = pd.read_csv(tmp_path / "threshold_seeds.csv")
+    assert set(frame["seeds"]) == {2}
+    recalls = [row["recall"] for row in report["per_seed"]]
+    assert frame.loc[frame.iloc[:, 0] == "recall", "mean"].item() == pytest.approx(np.mean(recalls))
+
+
+def test_seeds_on_a_deterministic_backend_are_rejected(tmp_path, capsys):
+    assert threshold.main(["--quick", "--out", str(tmp_path), "--seeds", "3"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: --seeds 3") and err.strip().count("\n") == 0

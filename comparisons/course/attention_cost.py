@@ -25,7 +25,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 
 import numpy as np
 import pandas as pd
@@ -33,6 +32,7 @@ import pandas as pd
 from common.errors import UserInputError
 from comparisons.course.shared import course_parser, report_written, run_course
 from comparisons.i18n import setup_matplotlib, text
+from comparisons.measure import latency_stats, peak_rss_mb, reset_peak_rss, rss_mb, time_calls
 from comparisons.outputs import atomic_write_json, save_figure, write_table
 
 MODULE = "attention_cost"
@@ -62,38 +62,20 @@ def random_qkv(batch: int, heads: int, length: int, head_dim: int, seed: int = 0
     return tuple(torch.randn(batch, heads, length, head_dim, generator=generator) for _ in range(3))
 
 
-# %% time
+# %% time (the suite's timer: warm-up, then repeats until a count AND a time are reached)
 def median_seconds(kind: str, batch: int, heads: int, length: int, head_dim: int,
                    min_repeats: int = 5, min_seconds: float = 0.2) -> float:
-    """Median wall time of one call, after one warm-up call, over >= min_repeats and >= min_seconds."""
+    """Median (p50) wall time of one call, measured with comparisons.measure.time_calls."""
     import torch
 
     q, k, v = random_qkv(batch, heads, length, head_dim)
-    times = []
     with torch.inference_mode():
-        attention_call(kind, q, k, v)  # warm-up
-        started = time.perf_counter()
-        while len(times) < min_repeats or time.perf_counter() - started < min_seconds:
-            tick = time.perf_counter()
-            attention_call(kind, q, k, v)
-            times.append(time.perf_counter() - tick)
-    return float(np.median(times))
+        times_ms = time_calls(lambda: attention_call(kind, q, k, v), min_calls=min_repeats,
+                              min_seconds=min_seconds, warmup=1)
+    return latency_stats(times_ms, "attention")["attention_p50"] / 1000
 
 
-# %% memory (run in a child process, see the module docstring)
-def _status_mb(field: str) -> float:
-    with open("/proc/self/status") as status:
-        for line in status:
-            if line.startswith(field + ":"):
-                return int(line.split()[1]) / 1024  # kB -> MiB
-    raise RuntimeError(f"{field} not in /proc/self/status")
-
-
-def _reset_peak() -> None:
-    with open("/proc/self/clear_refs", "w") as refs:
-        refs.write("5")
-
-
+# %% memory (run in a child process, see the module docstring; VmHWM via comparisons.measure)
 def peak_rss_delta_mb(kind: str, batch: int, heads: int, length: int, head_dim: int) -> float:
     """MiB that VmHWM rises above the current RSS during one call (inputs already allocated)."""
     import torch
@@ -102,20 +84,19 @@ def peak_rss_delta_mb(kind: str, batch: int, heads: int, length: int, head_dim: 
     with torch.inference_mode():
         attention_call(kind, q, k, v)  # warm-up: one-time allocations are not the matrix
         gc.collect()
-        _reset_peak()
-        baseline = _status_mb("VmRSS")
+        if not reset_peak_rss():
+            raise RuntimeError("cannot reset VmHWM (/proc/self/clear_refs)")
+        baseline = rss_mb()
         result = attention_call(kind, q, k, v)
-        peak = _status_mb("VmHWM")
+        peak = peak_rss_mb()
     del result
     return peak - baseline
 
 
 def memory_in_child(lengths, batch: int, heads: int, head_dim: int, out, threads: int) -> dict | None:
     """{kind: {T: MiB}} from a child process with a fixed mmap threshold; None where /proc is unusable."""
-    try:
-        _reset_peak()
-    except OSError as exc:
-        print(f"peak memory not measured: cannot reset VmHWM ({exc.strerror})", file=sys.stderr)
+    if not reset_peak_rss():
+        print("peak memory not measured: cannot reset VmHWM (/proc/self/clear_refs)", file=sys.stderr)
         return None
     command = [sys.executable, "-m", f"comparisons.course.{MODULE}", "--memory-child", "--out", str(out),
                "--threads", str(threads),

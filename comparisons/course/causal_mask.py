@@ -172,7 +172,7 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def main(argv=None) -> int:
-    return run_course(course_parser(MODULE, __doc__), argv, _run)
+    return run_course(course_parser(MODULE, __doc__, seeds=1), argv, _run)
 
 
 if __name__ == "__main__":

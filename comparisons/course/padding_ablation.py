@@ -161,7 +161,7 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def main(argv=None) -> int:
-    parser = course_parser(MODULE, __doc__)
+    parser = course_parser(MODULE, __doc__, seeds=1)
     parser.add_argument("--pad-lengths", type=int, nargs="+", default=list(PAD_LENGTHS),
                         help=f"lengths to pad to (default {' '.join(map(str, PAD_LENGTHS))})")
     return run_course(parser, argv, _run)

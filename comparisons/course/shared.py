@@ -30,20 +30,23 @@ from comparisons.i18n import LANGUAGES, check_language, text
 COURSE_RESULTS = Path("results") / "course"
 
 
-def default_out(module: str) -> Path:
-    """results/course/<module>/ (relative to the current directory)."""
-    return COURSE_RESULTS / module
+def default_out(module: str, lang: str = "en") -> Path:
+    """results/course/<lang>/<module>/ (relative to the current directory)."""
+    return COURSE_RESULTS / lang / module
 
 
-def course_parser(module: str, description: str | None = None, seeds: int = 1) -> argparse.ArgumentParser:
-    """An argparse parser with the options every course module shares."""
+def course_parser(module: str, description: str | None = None, seeds: int | None = None) -> argparse.ArgumentParser:
+    """An argparse parser with the options every lesson shares; --seeds only for a lesson that trains
+    several seeds (seeds = its default), so that a lesson never accepts an option it ignores."""
     first_line = (description or module).strip().splitlines()[0]
     parser = argparse.ArgumentParser(prog=f"python -m comparisons.course.{module}", description=first_line)
-    parser.add_argument("--out", type=Path, default=default_out(module),
-                        help=f"output folder (default {default_out(module)})")
+    parser.add_argument("--out", type=Path, default=None,
+                        help=f"output folder (default {COURSE_RESULTS}/<lang>/{module})")
+    parser.set_defaults(lesson=module)
     parser.add_argument("--lang", default="en", choices=LANGUAGES,
                         help="language of table headers, titles and axis labels")
-    parser.add_argument("--seeds", type=int, default=seeds, help=f"number of model seeds (default {seeds})")
+    if seeds is not None:
+        parser.add_argument("--seeds", type=int, default=seeds, help=f"number of model seeds (default {seeds})")
     parser.add_argument("--quick", action="store_true",
                         help="tiny settings (a small data subset, 1 epoch): for tests, seconds not minutes")
     parser.add_argument("--threads", type=int, default=None,
@@ -55,13 +58,13 @@ def parse_course_args(parser: argparse.ArgumentParser, argv: Sequence[str] | Non
     """Parse and check the shared options; creates --out."""
     args = parser.parse_args(argv)
     check_language(args.lang)
-    if args.seeds < 1:
+    if getattr(args, "seeds", 1) < 1:
         raise UserInputError(f"--seeds {args.seeds} must be at least 1")
     if args.threads is not None:
         if args.threads < 1:
             raise UserInputError(f"--threads {args.threads} must be at least 1")
         set_threads(args.threads)
-    args.out = Path(args.out)
+    args.out = Path(args.out) if args.out is not None else default_out(args.lesson, args.lang)
     try:
         args.out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:

@@ -313,7 +313,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def main(argv=None) -> int:
-    parser = course_parser(MODULE, __doc__)
+    parser = course_parser(MODULE, __doc__, seeds=1)
     parser.add_argument("--epochs", type=int, default=None, help="training epochs (default 20; 2 with --quick)")
     parser.add_argument("--learning-rate", type=float, default=2e-3, help="peak learning rate (default 2e-3)")
     parser.add_argument("--warmup-fraction", type=float, default=0.1,

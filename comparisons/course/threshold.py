@@ -35,7 +35,7 @@ QUICK_ENCODER = {"d_model": 16, "num_heads": 2, "num_layers": 1, "ff_dim": 32, "
 # ## 1. Train one model (train split), and score validation and test
 
 # %%
-def backend_overrides(variant: str, quick: bool, epochs: int | None) -> dict:
+def backend_overrides(variant: str, quick: bool, epochs: int | None, seed: int = 0) -> dict:
     """Constructor arguments for the variant: scratch encoders get a small config when quick."""
     backend, _ = resolve_variant(variant)
     missing = missing_modules(backend)
@@ -43,7 +43,7 @@ def backend_overrides(variant: str, quick: bool, epochs: int | None) -> dict:
         raise UserInputError(f"backend {variant!r} needs {', '.join(missing)}, which is not installed")
     if backend == "tfidf_logreg":
         return {}
-    overrides: dict = {"seed": 0}
+    overrides: dict = {"seed": seed}
     if backend in ("torch_scratch", "keras_layers"):
         config = dict(QUICK_ENCODER) if quick else {}
         if epochs is not None:
@@ -52,12 +52,12 @@ def backend_overrides(variant: str, quick: bool, epochs: int | None) -> dict:
     return overrides
 
 
-def fit_and_score(variant: str, quick: bool, epochs: int | None):
+def fit_and_score(variant: str, quick: bool, epochs: int | None, seed: int = 0, splits=None):
     """Fit on train (valid chooses the epoch); return (valid, test, valid scores, test scores)."""
-    train, valid, test = load_course_splits(quick=quick)
+    train, valid, test = splits or load_course_splits(quick=quick)
     if train.positive_index is None:
         raise UserInputError("threshold needs a binary dataset with a positive class")
-    model = build(variant, **backend_overrides(variant, quick, epochs)).fit(train, valid)
+    model = build(variant, **backend_overrides(variant, quick, epochs, seed)).fit(train, valid)
     positive = train.positive_index
     return valid, test, model.predict_proba(valid.texts)[:, positive], model.predict_proba(test.texts)[:, positive]
 
@@ -103,6 +103,24 @@ def table(rows: list[dict], lang: str) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
+def over_seeds(per_seed: list[dict], lang: str) -> pd.DataFrame:
+    """Mean, std and 95% t-interval over seeds of the chosen threshold and its test scores."""
+    from scipy import stats
+
+    out = []
+    for key in ("threshold", "precision", "recall", "macro_f1"):
+        values = np.array([row[key] for row in per_seed], dtype=float)
+        n, mean = len(values), float(values.mean())
+        std = float(values.std(ddof=1)) if n > 1 else float("nan")
+        low, high = (stats.t.interval(0.95, n - 1, loc=mean, scale=std / np.sqrt(n)) if n > 1 and std > 0
+                     else (mean, mean) if n > 1 else (float("nan"), float("nan")))
+        out.append({text("quantity (test, threshold chosen on valid)", "指标 (测试集, 阈值在验证集上选定)", lang):
+                        label(key, lang), label("seeds", lang): n, text("mean", "均值", lang): mean,
+                    text("std over seeds", "种子间标准差", lang): std,
+                    text("95% interval over seeds", "种子间 95% 区间", lang): f"[{low:.4f}, {high:.4f}]"})
+    return pd.DataFrame(out)
+
+
 # %% [markdown]
 # ## 3. Figure: precision-recall curves of validation and test, the chosen point marked
 
@@ -145,15 +163,30 @@ def run(args: argparse.Namespace) -> int:
         raise UserInputError(f"--precision-floor {floor} must be in (0, 1], e.g. 0.98")
     if args.epochs is not None and args.epochs < 1:
         raise UserInputError(f"--epochs {args.epochs} must be at least 1")
+    if args.seeds > 1 and resolve_variant(args.backend)[0] == "tfidf_logreg":
+        raise UserInputError(f"--seeds {args.seeds}: tfidf_logreg is deterministic (every seed gives the same "
+                             "model); use --backend torch_scratch for an interval over seeds, or drop --seeds")
     setup_matplotlib(args.lang)
-    valid, test, valid_score, test_score = fit_and_score(args.backend, args.quick, args.epochs)
-    choice, rows = evaluate(valid, test, valid_score, test_score, floor)
+    splits = load_course_splits(quick=args.quick)
+    per_seed = []
+    for seed in range(args.seeds):  # seed 0 is the one shown in the table and figure
+        scored = fit_and_score(args.backend, args.quick, args.epochs, seed=seed, splits=splits)
+        seed_choice, seed_rows = evaluate(*scored, floor)
+        per_seed.append({"seed": seed, "threshold": seed_choice["threshold"], **{
+            key: seed_rows[1][key] for key in ("precision", "recall", "macro_f1", "average_precision")}})
+        if seed == 0:
+            valid, test, valid_score, test_score = scored
+            choice, rows = seed_choice, seed_rows
     written = write_table(table(rows, args.lang), args.out, "threshold",
                           text(f"Threshold for precision >= {floor} ({args.backend})",
                                f"精确率 >= {floor} 的阈值 ({args.backend})", args.lang))
+    if args.seeds > 1:
+        written += write_table(over_seeds(per_seed, args.lang), args.out, "threshold_seeds",
+                               text(f"Over {args.seeds} seeds: the chosen threshold and its test scores",
+                                    f"{args.seeds} 个种子: 选定的阈值及其测试集得分", args.lang))
     written.append(atomic_write_json(args.out / "threshold.json", {
         "backend": args.backend, "precision_floor": floor, "choice": choice, "rows": rows,
-        "quick": args.quick}))
+        "seeds": args.seeds, "per_seed": per_seed, "quick": args.quick}))
     written.append(save_figure(plot(valid, test, valid_score, test_score, choice, rows, floor, args.backend,
                                     args.lang), args.out / "threshold_pr.png"))
     report_written(written)
@@ -164,7 +197,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def main(argv=None) -> int:
-    parser = course_parser(MODULE, __doc__)
+    parser = course_parser(MODULE, __doc__, seeds=1)
     parser.add_argument("--backend", default="tfidf_logreg",
                         help="variant to train (default tfidf_logreg, instant; torch_scratch allowed)")
     parser.add_argument("--precision-floor", type=float, default=0.98,
