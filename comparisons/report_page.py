@@ -155,11 +155,13 @@ def _tables(target: Path, verdicts: pd.DataFrame | None, lang: str) -> str:
     parts = []
     summary = _read_csv(target / "summary_table.csv")
     if summary is not None:
-        parts.append(table(list(summary.columns), summary.values.tolist(), caption=text(
+        markdown = target / "summary_table.md"  # its title says what the cells hold, as report.py wrote them
+        title = markdown.read_text(encoding="utf-8").splitlines()[0] if markdown.exists() else ""
+        parts.append(table(list(summary.columns), summary.values.tolist(), caption=title.removeprefix("# ") or text(
             "Per variant: quality as mean ± std over seeds (training randomness), costs as means",
             "每个模型变体：质量为多种子均值 ± 标准差（训练随机性），代价为均值", lang)))
     for size, path in _size_tables(target / "learning_curves"):  # a sweep: one table per training size
-        frame = _read_csv(path)
+        frame, size = _read_csv(path), label("all", lang) if size == "all" else size
         parts.append(table(list(frame.columns), frame.values.tolist(), caption=text(
             f"Training messages: {size} (mean ± std over seeds [95% interval over test items])",
             f"训练短信数：{size}（多种子均值 ± 标准差 [测试样本上的 95% 区间]）", lang)))
