@@ -6,7 +6,8 @@ from typing import Any
 
 from common.errors import UserInputError
 
-TINY_ENCODER = {"d_model": 16, "num_heads": 2, "num_layers": 1, "ff_dim": 32, "max_len": 32, "epochs": 1}
+TINY_ENCODER = {"d_model": 16, "num_heads": 2, "num_layers": 1, "ff_dim": 32, "max_len": 32, "epochs": 1,
+                "min_steps": 16}
 
 PROFILES: dict[str, dict[str, Any]] = {
     "tiny": {

@@ -100,6 +100,11 @@ def _feed(stream, data: bytes) -> None:
         pass
 
 
+def progress_mark() -> str:
+    """A fresh random mark for one worker's progress lines: no message text can contain it."""
+    return f"\x1e{secrets.token_hex(8)}\x1e"
+
+
 def _tee(stream, log_file, mark: bytes) -> None:
     """Copy the worker's output to the terminal (progress bars) and to its log, line by line
     (a tqdm bar ends in \\r): our own marked progress lines as they are, every other line redacted."""

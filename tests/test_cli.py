@@ -224,7 +224,11 @@ def start_hanging_run(out: Path) -> tuple[subprocess.Popen, int]:
     """An orchestrator whose worker hangs (testing hook); returns it and the worker's pid."""
     orchestrator = start_cli("run", "--backends", "tfidf_logreg", *SMALL, "--out", str(out),
                              env={"COMPARISONS_FAULT": "tfidf_logreg:hang"})
-    (worker,) = wait_for(lambda: worker_pids(out))
+    def worker_started():
+        assert orchestrator.poll() is None, orchestrator.communicate()[1]  # it must not end on its own
+        return worker_pids(out)
+
+    (worker,) = wait_for(worker_started)
     return orchestrator, worker
 
 
