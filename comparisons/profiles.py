@@ -14,8 +14,8 @@ PROFILES: dict[str, dict[str, Any]] = {
         "variants": {
             "torch_scratch": {"config": TINY_ENCODER, "progress": False},
             "keras_layers": {"config": TINY_ENCODER, "progress": False},
-            "hf_bert:frozen": {"max_length": 24, "epochs": 2, "progress": False},
-            "hf_bert:full": {"max_length": 24, "epochs": 1, "progress": False},
+            "hf_bert:frozen": {"max_length": 24, "epochs": 2, "min_steps": 0, "progress": False},
+            "hf_bert:full": {"max_length": 24, "epochs": 1, "min_steps": 0, "progress": False},
         },
         "latency": {"min_calls": 5, "min_seconds": 0.05},
         "timeout_s": 600,

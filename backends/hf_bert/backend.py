@@ -4,17 +4,22 @@ What "head" means here (the decision the issue asked for):
 - mode "full": the model's own sequence-classification head, as Hugging Face builds it. For BERT
   that is pooler (dense + tanh on [CLS]) -> dropout -> linear; every weight is trained, so it does
   not matter that sentence-transformers never trained MiniLM's pooler. Saved with save_pretrained,
-  it loads back with AutoModelForSequenceClassification alone.
+  it loads back with AutoModelForSequenceClassification alone. It trains through the Hugging Face
+  Trainer (fine_tuning.py): validation AP each epoch picks the checkpoint kept.
 - mode "frozen": the encoder (embeddings + layers) is frozen and its pooler is dropped; the feature
   is the attention-masked mean of the last hidden state (what sentence-transformers trained
   all-MiniLM-L6-v2 for), and the head is dropout -> linear, the only trained weights. The
-  features are computed once for train and valid and reused in every epoch.
+  features are computed once for train and valid and reused in every epoch; the Trainer would add
+  nothing to a linear layer on cached features, so a short loop here trains it.
+
+Small data (a few dozen messages): small_data_budget keeps the batch within the data and gives at
+least min_steps updates; validation still chooses the epoch. Validation that cannot score AP (one
+class, or NaN every epoch) is an UnusableValidationError, one clear line for the user.
 """
 from __future__ import annotations
 
 import json
 import math
-import sys
 import time
 from pathlib import Path
 from typing import Sequence
@@ -28,11 +33,12 @@ from tqdm import tqdm
 from backends.base import Backend, ParamCount
 from backends.hf_bert.batching import (collate, encode, inference_batches, lengths_of, small_data_budget,
                                        training_batches)
-from backends.hf_bert.fine_tuning import Recipe, fine_tune
+from backends.hf_bert.fine_tuning import Recipe, fine_tune, uses_bf16
 from backends.hf_bert.pretrained import DEFAULT_NAME, load_pretrained, quiet_transformers
 from common.datasets import LabelledTexts
 from common.errors import UserInputError
 from common.metrics import classification_metrics
+from common.progress import progress_stream
 from common.selection import BestEpoch, check_validation_labels
 
 MODES = ("frozen", "full")
@@ -98,6 +104,9 @@ class HfBertBackend(Backend):
                               else "cpu" if self.device == "auto" else self.device)
         if device.type == "cuda" and not torch.cuda.is_available():
             raise UserInputError(f"device {self.device!r} asked for, but torch sees no CUDA GPU: use --device cpu")
+        if self.mode == "full" and device.type == "cuda" and device.index not in (None, 0):
+            raise UserInputError(f"hf_bert:full trains on the first visible GPU (the Trainer's choice): use device "
+                                 f"'cuda' with CUDA_VISIBLE_DEVICES={device.index} instead of {self.device!r}")
         epochs = self.epochs if self.epochs is not None else DEFAULT_EPOCHS[self.mode]
         batch_size, epochs = small_data_budget(len(train), self.batch_size, epochs, self.min_steps)
         torch.manual_seed(self.seed)  # the fresh head's initial weights, then dropout
@@ -122,7 +131,7 @@ class HfBertBackend(Backend):
                                             valid_encoded, np.asarray(valid.labels), valid.positive_index, recipe)
             self.model_ = network.to(device).eval()
             self.encoder_ = network.base_model  # the same modules, for inspection
-            feature_seconds = 0.0
+            feature_seconds, precision = 0.0, "bf16 autocast" if uses_bf16(device) else "fp32"
         else:
             self.encoder_ = network.base_model.to(device)
             if getattr(self.encoder_, "pooler", None) is not None:
@@ -133,7 +142,7 @@ class HfBertBackend(Backend):
             self.head_ = MeanPoolHead(config.hidden_size, train.n_classes, dropout).to(device)
             train_features = self._features(train_encoded, f"{label} features (train)").clone()  # (N, H)
             valid_features = self._features(valid_encoded, f"{label} features (valid)").clone()
-            feature_seconds = time.perf_counter() - started
+            feature_seconds, precision = time.perf_counter() - started, "fp32"
             history, best_epoch = self._train_head(train_features, train.labels, valid_features, valid,
                                                    batch_size, epochs)
         del network
@@ -143,6 +152,7 @@ class HfBertBackend(Backend):
             "epochs_run": len(history),
             "batch_size": batch_size,
             "device": str(device),
+            "precision": precision,
             "history": history,
             "mode": self.mode,
             "model": self.model or DEFAULT_NAME,
@@ -180,7 +190,7 @@ class HfBertBackend(Backend):
         rng = np.random.default_rng(self.seed)  # batch order
         lengths = np.zeros(len(train_features), dtype=np.int64)  # features have no length: plain shuffling
         history, best = [], BestEpoch()
-        bar = tqdm(range(1, epochs + 1), desc=f"hf_bert:{self.mode} head epochs", file=sys.stderr,
+        bar = tqdm(range(1, epochs + 1), desc=f"hf_bert:{self.mode} head epochs", file=progress_stream(),
                    disable=not self.progress, mininterval=1.0)
         for epoch in bar:
             started = time.perf_counter()
@@ -219,7 +229,7 @@ class HfBertBackend(Backend):
         lengths = lengths_of(encoded)
         out = torch.empty(len(lengths), self.encoder_.config.hidden_size, device=self.device_)
         batches = list(inference_batches(lengths, self.batch_size))
-        for indices in tqdm(batches, desc=progress_label, file=sys.stderr, mininterval=1.0,
+        for indices in tqdm(batches, desc=progress_label, file=progress_stream(), mininterval=1.0,
                             disable=not (self.progress and progress_label)):
             batch = collate(encoded, indices, self.pad_id_, self.device_)
             hidden = self.encoder_(**batch).last_hidden_state  # (B, T, H)

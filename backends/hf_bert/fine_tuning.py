@@ -9,7 +9,6 @@ one line per epoch with its validation AP, readable in a log file.
 """
 from __future__ import annotations
 
-import sys
 import tempfile
 import time
 from dataclasses import dataclass
@@ -17,11 +16,11 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 from tqdm import tqdm
-from transformers import (DataCollatorWithPadding, PrinterCallback, ProgressCallback, Trainer, TrainerCallback,
-                          TrainingArguments)
+from transformers import DataCollatorWithPadding, PrinterCallback, Trainer, TrainerCallback, TrainingArguments
 
 from backends.hf_bert.pretrained import quiet_transformers
 from common.metrics import classification_metrics
+from common.progress import progress_stream
 from common.selection import BestEpoch
 
 METRIC = "average_precision"  # Trainer logs it as eval_average_precision
@@ -80,7 +79,8 @@ class EpochReport(TrainerCallback):
         self._loss = float("nan")
 
     def on_train_begin(self, args, state, control, **kwargs):
-        self.bar = tqdm(total=state.max_steps, desc=f"{self.recipe.label} steps", file=sys.stderr,
+        self.stream = progress_stream()  # marked: the orchestrator shows our numbers unredacted
+        self.bar = tqdm(total=state.max_steps, desc=f"{self.recipe.label} steps", file=self.stream,
                         disable=not self.recipe.progress, dynamic_ncols=True)
 
     def on_epoch_begin(self, args, state, control, **kwargs):
@@ -105,10 +105,15 @@ class EpochReport(TrainerCallback):
                              "valid_seconds": time.perf_counter() - self._trained_at})
         if self.recipe.progress:
             self.bar.write(f"{self.recipe.label} epoch {epoch}/{self.recipe.epochs}: train loss {self._loss:.4f}, "
-                           f"valid AP {ap:.4f}{' (best so far)' if is_best else ''}", file=sys.stderr)
+                           f"valid AP {ap:.4f}{' (best so far)' if is_best else ''}", file=self.stream)
 
     def on_train_end(self, args, state, control, **kwargs):
         self.bar.close()
+
+
+def uses_bf16(device: torch.device) -> bool:
+    """Mixed precision (bf16 autocast, fp32 weights) on a GPU that supports it; fp32 elsewhere."""
+    return device.type == "cuda" and torch.cuda.is_bf16_supported()
 
 
 def training_arguments(recipe: Recipe, output_dir: str) -> TrainingArguments:
@@ -137,7 +142,7 @@ def training_arguments(recipe: Recipe, output_dir: str) -> TrainingArguments:
         report_to="none",                       # no logging service unless asked
         seed=recipe.seed,
         use_cpu=not on_gpu,
-        bf16=on_gpu and torch.cuda.is_bf16_supported(),
+        bf16=uses_bf16(recipe.device),
         dataloader_pin_memory=on_gpu,
     )
 
@@ -160,8 +165,7 @@ def fine_tune(network, tokenizer, train_encoded: dict, train_labels: np.ndarray,
             compute_metrics=average_precision_metric(positive_index),
             callbacks=[report],
         )
-        trainer.remove_callback(PrinterCallback)
-        trainer.remove_callback(ProgressCallback)
+        trainer.remove_callback(PrinterCallback)  # what disable_tqdm puts in the bar's place: EpochReport prints
         trainer.train()
         best = report.best.require()
         kept = trainer.state.best_global_step
