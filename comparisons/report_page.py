@@ -13,6 +13,7 @@ import argparse
 import json
 import shlex
 import sys
+from html import escape
 from pathlib import Path
 
 import pandas as pd
@@ -28,8 +29,8 @@ from comparisons.report_page_verdicts import (lead, pairwise_tables, pretrained_
 from comparisons.runs import read_runs
 
 # Measures of the "best on each" digest: (key in aggregate.csv, higher is better).
-BEST_ON = [(m, True) for m in QUALITY] + [(m, False) for m in ("latency_ms_b1_p50", "peak_rss_serve_mb", "peak_rss_mb",
-                                                                  "train_seconds", "size_mb")]
+COSTS = ("latency_ms_b1_p50", "peak_rss_serve_mb", "peak_rss_mb", "train_seconds", "size_mb")  # lower is better
+BEST_ON = [(m, True) for m in QUALITY] + [(m, False) for m in COSTS]
 FIGURE_ORDER = ["metrics", "pareto", "pr_curves", "confusion_matrices", "forest", "learning_curves"]
 FIGURE_CAPTIONS = {
     "metrics": ("Test quality, mean ± std over seeds", "测试集质量，多种子均值 ± 标准差"),
@@ -57,13 +58,15 @@ def build_page(out: Path, lang: str) -> str:
     aggregate = _read_csv(target / "aggregate.csv", numeric=True)
     verdicts = read_verdicts(out)
     title = text(f"Transformer comparison: {out.resolve().name}", f"Transformer 模型对比：{out.resolve().name}", lang)
-    sections = [
-        ("verdicts", text("Verdicts", "结论", lang), _verdicts(aggregate, verdicts, lang) + pretrained_vs_scratch(out, lang)),
+    sections = [  # (anchor, heading, content), in the order a reader needs them
+        ("verdicts", text("Verdicts", "结论", lang),
+         _verdicts(aggregate, verdicts, lang) + pretrained_vs_scratch(out, lang)),
         ("tables", text("Tables", "表格", lang), _tables(target, verdicts, lang)),
         ("figures", text("Figures", "图表", lang), _figures(target / "figures", lang)),
         ("details", text("Per-variant details", "各模型变体的细节", lang), _details(records, manifest, lang)),
         ("problems", text("Failed and skipped runs", "失败与跳过的运行", lang), _problems(records, left_out, lang)),
-        ("environment", text("Environment and how to reproduce", "环境与复现方法", lang), _environment(manifest, records, lang)),
+        ("environment", text("Environment and how to reproduce", "环境与复现方法", lang),
+         _environment(manifest, records, lang)),
     ]
     other = ("zh/report.html", "中文版") if lang == "en" else ("../report.html", "English version")
     nav = ("<nav><ul>" + "".join(f'<li><a href="#{anchor}">{heading}</a></li>' for anchor, heading, _ in sections)
@@ -74,16 +77,14 @@ def build_page(out: Path, lang: str) -> str:
 
 
 def _e(value) -> str:
-    from html import escape
-
     return escape(str(value))
 
 
 def _read_csv(path: Path, numeric: bool = False) -> pd.DataFrame | None:
+    """A CSV as numbers, or as the strings written (tables already formatted); None when absent."""
     if not path.exists():
         return None
-    frame = pd.read_csv(path) if numeric else pd.read_csv(path, dtype=str, keep_default_na=False)
-    return frame
+    return pd.read_csv(path) if numeric else pd.read_csv(path, dtype=str, keep_default_na=False)
 
 
 def _lede(manifest: dict, records: list[dict], lang: str) -> str:
@@ -105,10 +106,7 @@ def _lede(manifest: dict, records: list[dict], lang: str) -> str:
 def _verdicts(aggregate: pd.DataFrame | None, verdicts: pd.DataFrame | None, lang: str) -> str:
     if aggregate is None or aggregate.empty or (aggregate["seeds"] <= 0).all():
         return paragraph(text("No finished runs yet.", "尚无完成的运行。", lang), "note")
-    done = aggregate[aggregate["seeds"] > 0]
-    if "train_size" in done.columns:  # a sweep: the digest speaks of the largest training set
-        largest = pd.to_numeric(done["train_size"], errors="coerce").max()
-        done = done[pd.to_numeric(done["train_size"], errors="coerce") == largest]
+    done = aggregate[aggregate["seeds"] > 0]  # a sweep's aggregate holds its largest training size only
     rows, classes = [], []
     for measure, higher in BEST_ON:
         column = f"{measure}_mean"
@@ -126,9 +124,10 @@ def _verdicts(aggregate: pd.DataFrame | None, verdicts: pd.DataFrame | None, lan
                      "" if runner is None else runner["variant"], "" if runner is None else _value(runner, measure),
                      verdict[0]])
         classes.append("real" if verdict[1] else "")
-    headers = [label("metric", lang), text("best", "最优", lang), text("mean ± std over seeds", "多种子均值 ± 标准差", lang),
-               text("next best", "次优", lang), text("mean ± std over seeds", "多种子均值 ± 标准差", lang),
-               text("is the lead real? (95% paired interval over test items)", "领先是否真实？（测试样本上的 95% 配对区间）", lang)]
+    spread = text("mean ± std over seeds", "多种子均值 ± 标准差", lang)
+    headers = [label("metric", lang), text("best", "最优", lang), spread, text("next best", "次优", lang), spread,
+               text("is the lead real? (95% paired interval over test items)",
+                    "领先是否真实？（测试样本上的 95% 配对区间）", lang)]
     parts = [table(headers, rows, row_classes=classes, wrap={5})]
     if verdicts is None:
         parts.append(paragraph(text(
@@ -145,7 +144,8 @@ def _value(row: pd.Series, measure: str) -> str:
     mean, std = row[f"{measure}_mean"], row.get(f"{measure}_std")
     if measure in QUALITY:
         return f"{mean:.4f} ± {0.0 if pd.isna(std) else std:.4f}"
-    digits = 2 if measure in ("latency_ms_b1_p50", "size_mb") else (1 if measure == "train_seconds" else 0)  # as the table
+    # the digits of the summary table (report.readable_table)
+    digits = 2 if measure in ("latency_ms_b1_p50", "size_mb") else (1 if measure == "train_seconds" else 0)
     return f"{mean:,.{digits}f}"
 
 
@@ -177,13 +177,12 @@ def _size_tables(folder: Path) -> list[tuple[str, Path]]:
 
 
 def _figures(folder: Path, lang: str) -> str:
+    """Every PNG of the folder, embedded: the known ones in FIGURE_ORDER, any other after them."""
     found = {p.stem: p for p in sorted(folder.glob("*.png"))}
-    order = [s for key in FIGURE_ORDER for s in found if s == key or (s.startswith(key) and key in ("forest", "learning_curves"))]
-    order += [s for s in found if s not in order]
+    order = [stem for stem in FIGURE_ORDER if stem in found] + [stem for stem in found if stem not in FIGURE_ORDER]
     parts = []
-    for stem in dict.fromkeys(order):
-        key = next((k for k in FIGURE_ORDER if stem == k or stem.startswith(k)), None)
-        caption = text(*FIGURE_CAPTIONS[key], lang) if key else stem.replace("_", " ")
+    for stem in order:
+        caption = text(*FIGURE_CAPTIONS[stem], lang) if stem in FIGURE_CAPTIONS else stem.replace("_", " ")
         parts.append(png_figure(found[stem], caption))
     return "\n".join(parts) or paragraph(text("No figures yet.", "尚无图表。", lang), "note")
 
@@ -303,8 +302,8 @@ def _problems(records: list[dict], left_out: list[str], lang: str) -> str:
     sweep = _sweep(bad)
     headers = [label("variant", lang)] + ([label("train_size", lang)] if sweep else []) + [
         label("seed", lang), label("status", lang), label("reason", lang)]
-    rows = [[r["variant"]] + ([_size(r, lang)] if sweep else []) + [r["seed"], r.get("status", ""), redact(str(r.get("reason") or ""))]
-            for r in bad]
+    rows = [[r["variant"]] + ([_size(r, lang)] if sweep else [])
+            + [r["seed"], r.get("status", ""), redact(str(r.get("reason") or ""))] for r in bad]
     return table(headers, rows, wrap={len(headers) - 1}) + aside
 
 
@@ -333,8 +332,10 @@ def _environment(manifest: dict, records: list[dict], lang: str) -> str:
                                     + text("cores", "核", lang) + ")"),
         (text("platform", "平台", lang), machine.get("platform", "")),
         (text("threads", "线程数", lang), manifest.get("threads", "")),
-        (text("thread settings", "线程设置", lang), " ".join(f"{k}={v}" for k, v in (manifest.get("thread_environment") or {}).items())),
-        (text("device (asked / used)", "设备（指定 / 实际）", lang), f"{manifest.get('device', '?')} / {', '.join(used) or '—'}"),
+        (text("thread settings", "线程设置", lang),
+         " ".join(f"{k}={v}" for k, v in (manifest.get("thread_environment") or {}).items())),
+        (text("device (asked / used)", "设备（指定 / 实际）", lang),
+         f"{manifest.get('device', '?')} / {', '.join(used) or '—'}"),
         (text("profile", "预算档位", lang), manifest.get("profile", "")),
         (text("seeds", "种子", lang), ", ".join(str(s) for s in manifest.get("seeds", []))),
         (text("data", "数据", lang), f"{(data.get('spec') or {}).get('source', '?')}, {data.get('rows', '?'):,} "
