@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shlex
 import sys
 from html import escape
@@ -351,7 +352,7 @@ def _environment(manifest: dict, records: list[dict], lang: str) -> str:
 
 # --- command line: rewrite the pages, take screenshots ----------------------------------------
 
-CHROMIUM = "/usr/bin/chromium"
+CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")  # Debian's package; another system browser by path
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--no-first-run", "--disable-sync"]
 
