@@ -14,6 +14,7 @@ import os
 import re
 import shutil
 import subprocess
+from html import escape
 from pathlib import Path
 
 import pandas as pd
@@ -221,3 +222,11 @@ def test_verdicts_come_first_with_their_intervals(tmp_path, reference):
     assert "2 个两两差异中有 1 个是真实的" in "".join(document.find(".//section[@id='verdicts']").itertext())
     captions = {"".join(t.find("caption").itertext()): t for t in document.iter("table") if t.find("caption") is not None}
     assert len(captions["每对模型变体在相同测试样本上的比较：平均精度 (AP)"].findall(".//tbody/tr")) == 2
+
+
+def test_no_raw_message_text_on_the_page(reference):
+    from common.datasets import DataSpec, load
+
+    pages = [page_path(reference, lang).read_text(encoding="utf-8") for lang in ("en", "zh")]
+    messages = [m for m in load(DataSpec()).texts if len(m) >= 25]
+    assert not [m for m in messages if any(escape(m) in page or m in page for page in pages)]
