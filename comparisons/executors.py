@@ -40,7 +40,7 @@ from comparisons.worker import FAULT_VARIABLE
 EXECUTORS = ("local", "ray")
 OBJECT_STORE_MIN_BYTES = 100 * 2**20  # a local instance's object store: small, the data is a few MB
 CANCEL_GRACE_S = 15  # a cancelled task's runner ends its worker: SIGTERM, up to 5 s, then SIGKILL
-UPLOAD_EXCLUDES = [".venv", ".git", "runs", "results", "**/__pycache__", "*.egg-info", ".pytest_cache",
+UPLOAD_EXCLUDES = [".venv", "runs", "results", "**/__pycache__", "*.egg-info", ".pytest_cache",
                    "build", "dist"]
 
 Started = Callable[[RunSpec], None]
