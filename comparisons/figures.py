@@ -8,12 +8,14 @@ import pandas as pd
 
 from comparisons.i18n import label, setup_matplotlib, text
 from comparisons.outputs import save_figure
-from comparisons.report import QUALITY
+from comparisons.report import QUALITY, quality_label
 from comparisons.runs import prediction_path
 
 
 def write_figures(out: Path, summary: pd.DataFrame, aggregate: pd.DataFrame, test_labels: np.ndarray,
-                  class_names: tuple[str, ...], positive_index: int | None, lang: str = "en") -> list[Path]:
+                  class_names: tuple[str, ...], positive_index: int | None, lang: str = "en",
+                  pairs: pd.DataFrame | None = None) -> list[Path]:
+    """metrics, pareto, confusion matrices, PR curves (binary), forest (given verdicts.csv's pairs)."""
     setup_matplotlib(lang)
     import matplotlib.pyplot as plt
 
@@ -28,6 +30,8 @@ def write_figures(out: Path, summary: pd.DataFrame, aggregate: pd.DataFrame, tes
     ]
     if positive_index is not None and len(class_names) == 2:
         paths.append(_pr_curves(plt, out, summary, test_labels, positive_index, lang, target / "pr_curves.png"))
+    if pairs is not None and (pairs["metric"] == "average_precision").any():
+        paths.append(_forest(plt, pairs[pairs["metric"] == "average_precision"], lang, target / "forest.png"))
     return paths
 
 
@@ -37,14 +41,32 @@ def _metric_bars(plt, done, lang, path):
     x = np.arange(len(done))
     for i, metric in enumerate(QUALITY):
         ax.bar(x + i * width, done[f"{metric}_mean"], width, yerr=done[f"{metric}_std"], capsize=3,
-               label=label(metric, lang))
+               label=quality_label(metric, lang))
     ax.set_xticks(x + width * (len(QUALITY) - 1) / 2, done["variant"], rotation=15)
     low = np.nanmin([done[f"{m}_mean"].min() for m in QUALITY])
     ax.set_ylim(max(0.0, low - 0.05), 1.0)
     ax.set_ylabel(label("value", lang))
     ax.set_title(text("Test quality (mean ± std over seeds)", "测试集质量（多种子均值 ± 标准差）", lang))
-    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=len(QUALITY), frameon=False)
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=3, frameon=False)
     ax.grid(axis="y", alpha=0.3)
+    return save_figure(fig, path)
+
+
+def _forest(plt, pairs, lang, path):
+    """Each pair's ΔAP (A − B) with its 95% paired interval over test items; the line at 0 is 'no difference'."""
+    pairs = pairs.iloc[::-1].reset_index(drop=True)  # first pair on top
+    fig, ax = plt.subplots(figsize=(7.5, 0.45 * len(pairs) + 1.6))
+    colors = {"A better": "tab:green", "B better": "tab:red", "no detectable difference": "tab:gray"}
+    for y, row in pairs.iterrows():
+        ax.errorbar(row["difference"], y, xerr=[[row["difference"] - row["ci_low"]], [row["ci_high"] - row["difference"]]],
+                    fmt="o", capsize=3, color=colors.get(row["verdict"], "black"))
+    ax.axvline(0, color="black", linewidth=0.8)
+    ax.set_yticks(range(len(pairs)), [f"{a} − {b}" for a, b in zip(pairs["variant_a"], pairs["variant_b"])], fontsize=8)
+    ax.set_xlabel(text("ΔAP (A − B) with its 95% paired interval over test items",
+                       "ΔAP（A − B）及其测试样本上的 95% 配对区间", lang))
+    ax.set_title(text("Pairwise differences: green A better, red B better, grey no detectable difference (Holm)",
+                      "两两差异：绿色 A 更好，红色 B 更好，灰色无可检测的差异（Holm 校正）", lang), fontsize=9)
+    ax.grid(axis="x", alpha=0.3)
     return save_figure(fig, path)
 
 
@@ -52,7 +74,8 @@ def _pareto(plt, done, lang, path):
     from matplotlib.ticker import NullFormatter, ScalarFormatter
 
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.5), sharey=True)
-    for ax, cost in zip(axes, ("latency_ms_b1_p50", "peak_rss_mb")):
+    memory = "peak_rss_serve_mb" if done["peak_rss_serve_mb_mean"].notna().any() else "peak_rss_train_mb"
+    for ax, cost in zip(axes, ("latency_ms_b1_p50", memory)):
         ax.errorbar(done[f"{cost}_mean"], done["average_precision_mean"], yerr=done["average_precision_std"],
                     fmt="o", capsize=3)
         for _, row in done.iterrows():
@@ -69,6 +92,12 @@ def _pareto(plt, done, lang, path):
     return save_figure(fig, path)
 
 
+def _run_size(row):
+    """The training size as run names spell it: None for the whole split."""
+    size = row.get("train_size", "all")
+    return None if pd.isna(size) or str(size) == "all" else int(size)
+
+
 def _first_ok_runs(summary):
     ok = summary[summary["status"] == "ok"]
     return ok.sort_values("seed").groupby("variant", sort=False).head(1)
@@ -79,7 +108,7 @@ def _pr_curves(plt, out, summary, test_labels, positive_index, lang, path):
 
     fig, ax = plt.subplots(figsize=(6, 5))
     for _, row in _first_ok_runs(summary).iterrows():
-        proba = np.load(prediction_path(out, row["variant"], int(row["seed"])))["proba"]
+        proba = np.load(prediction_path(out, row["variant"], int(row["seed"]), _run_size(row)))["proba"]
         precision, recall, _ = precision_recall_curve(test_labels == positive_index, proba[:, positive_index])
         ax.plot(recall, precision, label=f"{row['variant']} (AP {row['average_precision']:.3f})")
     ax.set_xlabel(label("recall", lang))
@@ -110,7 +139,7 @@ def _confusion(plt, out, summary, class_names, test_labels, lang, path):
 
 
 def _confusion_from_predictions(out, row, test_labels, n_classes):
-    proba = np.load(prediction_path(out, row["variant"], int(row["seed"])))["proba"]
+    proba = np.load(prediction_path(out, row["variant"], int(row["seed"]), _run_size(row)))["proba"]
     predicted = proba.argmax(axis=1)
     matrix = np.zeros((n_classes, n_classes), dtype=int)
     np.add.at(matrix, (test_labels, predicted), 1)

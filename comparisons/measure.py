@@ -1,7 +1,16 @@
-"""Honest measurement inside a worker: threads, peak memory (VmHWM), end-to-end latency.
+"""The suite's one measuring module: threads, peak memory (VmHWM), latency, throughput.
 
+Used by the worker, the serving probe, the backends' benchmark scripts and the lessons, so a
+"p50", a "peak RSS" or a "throughput" means the same thing wherever it is quoted:
+- `time_calls(call, min_calls, min_seconds, warmup=3)`: per-call wall times (ms) after warm-up,
+  repeated until a count AND a time are reached; `latency_stats(times, prefix)`: p50, p90, CV.
+- `PeakRss()`: a context that resets VmHWM on entry; `.mb` is the peak inside it, `.baseline_mb`
+  the RSS at entry (Linux; None elsewhere). `peak_rss_mb`, `reset_peak_rss`, `rss_mb` underneath.
+- `measure_throughput(predict, texts, batch_size)`: one untimed pass over the texts first (it
+  pays any compilation/tracing, reported as `compile_seconds`), then the timed pass: the same
+  texts in the same order, in batches of the declared size.
 Nothing here imports a deep-learning framework; `set_framework_threads` only touches the
-frameworks that the worker has already imported.
+frameworks that the caller has already imported.
 """
 from __future__ import annotations
 
@@ -76,6 +85,23 @@ def reset_peak_rss() -> bool:
         return False
 
 
+class PeakRss:
+    """`with PeakRss() as peak: ...` then `peak.mb`: the peak resident memory inside the block (MB).
+
+    Resets VmHWM on entry (so the peak is the block's, not the process's history) and reads it on
+    exit; `baseline_mb` is the RSS at entry. Where VmHWM cannot be reset, `mb` is None.
+    """
+
+    def __enter__(self) -> "PeakRss":
+        self.resettable = reset_peak_rss()
+        self.baseline_mb = rss_mb()
+        self.mb: float | None = None
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.mb = peak_rss_mb() if self.resettable else None
+
+
 # -- latency -----------------------------------------------------------------------------
 def time_calls(call: Callable[[], object], min_calls: int, min_seconds: float,
                max_calls: int = 2000, max_seconds: float = 60.0, warmup: int = 3) -> np.ndarray:
@@ -112,19 +138,43 @@ def latency_batches(texts: Sequence[str]) -> dict[int, list[str]]:
 
 def measure_latency(predict: Callable[[Sequence[str]], np.ndarray], texts: Sequence[str],
                     min_calls: int, min_seconds: float) -> dict[str, float]:
-    """End-to-end latency (raw strings in, probabilities out) at batch 1 and 32; cold start apart.
+    """Warm end-to-end latency (raw strings in, probabilities out) at batch 1 and 32.
 
     The same batch is repeated, so the spread (coefficient of variation) is the machine's noise,
-    not the mix of message lengths; throughput over whole splits covers the varied inputs.
+    not the mix of message lengths; throughput over whole splits covers the varied inputs. Cold
+    start is a fresh process's, measured by comparisons.serve_probe.
     """
     batches = latency_batches(texts)
-    t0 = time.perf_counter()
-    predict(batches[1])
-    result: dict[str, float] = {"cold_start_ms": (time.perf_counter() - t0) * 1000}
+    result: dict[str, float] = {}
     for size, batch in batches.items():
         times = time_calls(lambda batch=batch: predict(batch), min_calls, min_seconds)
         result.update(latency_stats(times, f"latency_ms_b{size}"))
     return result
+
+
+THROUGHPUT_BATCH = 32  # the one declared batch size of the throughput column, for every backend
+
+
+def measure_throughput(predict: Callable[[Sequence[str]], np.ndarray], texts: Sequence[str],
+                       batch_size: int = THROUGHPUT_BATCH) -> dict[str, float]:
+    """Texts per second over `texts` in their order, in batches of `batch_size`, compilation apart.
+
+    The first pass (untimed for throughput) meets every batch shape once, so graph compilation,
+    tracing and lazy initialisation happen there; `compile_seconds` is how much longer it took
+    than the timed second pass (0 for a backend that compiles nothing, up to noise).
+    """
+    batches = [list(texts[start:start + batch_size]) for start in range(0, len(texts), batch_size)]
+
+    def one_pass() -> float:
+        started = time.perf_counter()
+        for batch in batches:
+            predict(batch)
+        return time.perf_counter() - started
+
+    first, timed = one_pass(), one_pass()
+    return {"throughput_per_s": len(texts) / timed, "throughput_batch": batch_size,
+            "throughput_texts": len(texts), "first_pass_seconds": first,
+            "compile_seconds": max(0.0, first - timed)}
 
 
 def machine_description() -> dict:

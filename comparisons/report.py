@@ -1,44 +1,94 @@
-"""Tables from a run folder: summary.csv (one row per run) and the mean ± std table per variant."""
+"""Tables from a run folder: summary.csv (one row per run), the table per variant, the verdicts.
+
+Only runs of the folder's plan that are comparable with it (comparisons.comparability) are
+aggregated; `build_reports` says which it left out and why. Two spreads, named as such:
+± over seeds (training randomness) and the 95% interval over test items (test-set sampling),
+which with the pairwise verdicts is recomputed from predictions/*.npz (comparisons.verdicts).
+
+Written: summary.csv; aggregate.csv (per variant: seeds, {measure}_mean/_std, and for quality
+{metric}_ci_low/_ci_high over test items), summary_table.{csv,md,html}, verdicts.{csv,md}
+(columns: comparisons/verdicts.py); the Chinese twins of all but summary.csv in DIR/zh.
+"""
 from __future__ import annotations
 
+import json
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from backends.base import VARIANTS
+from comparisons.comparability import select_runs
 from comparisons.i18n import label, text
 from comparisons.outputs import atomic_write_text, write_table
-from comparisons.runs import read_runs
+from comparisons.runs import prediction_path, read_runs
+from comparisons.verdicts import N_RESAMPLES, PAIR_METRICS, Verdicts, compare, load_predictions
 
+# accuracy and macro-F1 at the 0.5 cut (the arg-max) and at the threshold chosen on validation
+QUALITY = ["accuracy", "accuracy_at_threshold", "macro_f1", "macro_f1_at_threshold", "average_precision"]
+COST = ["params_total", "params_trainable", "train_seconds", "epochs_run", "seconds_per_epoch",
+        "latency_ms_b1_p50", "latency_ms_b32_p50", "latency_ms_b32_cv", "throughput_per_s", "compile_seconds",
+        "cold_start_s", "peak_rss_train_mb", "peak_rss_serve_mb", "size_mb"]
 SUMMARY_COLUMNS = [
-    "variant", "seed", "status", "reason", "accuracy", "macro_f1", "average_precision",
-    "positive_precision", "positive_recall", "threshold", "macro_f1_at_threshold",
-    "params_total", "params_trainable", "train_seconds", "best_epoch", "cold_start_ms",
-    "latency_ms_b1_p50", "latency_ms_b1_p90", "latency_ms_b1_cv",
-    "latency_ms_b32_p50", "latency_ms_b32_p90", "latency_ms_b32_cv", "throughput_per_s",
-    "rss_after_import_mb", "peak_rss_train_mb", "peak_rss_infer_mb", "peak_rss_mb", "gpu_peak_mb",
-    "size_mb", "device", "split_sha256",
+    "variant", "seed", "status", "reason", "train_size", *QUALITY, "positive_precision", "positive_recall",
+    "threshold", "params_total", "params_trainable", "train_seconds", "epochs_run", "seconds_per_epoch",
+    "best_epoch", "latency_ms_b1_p50", "latency_ms_b1_p90", "latency_ms_b1_cv",
+    "latency_ms_b32_p50", "latency_ms_b32_p90", "latency_ms_b32_cv", "throughput_per_s", "throughput_batch",
+    "compile_seconds", "cold_start_s", "serve_load_s", "rss_after_import_mb", "peak_rss_train_mb",
+    "peak_rss_serve_mb", "serve_max_abs_diff", "gpu_peak_mb", "size_mb", "device", "threads", "profile",
+    "code_commit", "code_dirty", "split_sha256",
 ]
-QUALITY = ["accuracy", "macro_f1", "average_precision"]
-COST = ["params_total", "params_trainable", "train_seconds", "latency_ms_b1_p50", "latency_ms_b32_p50",
-        "latency_ms_b32_cv", "throughput_per_s", "peak_rss_mb", "size_mb"]
+
+
+@dataclass
+class Reports:
+    """Everything the tables and figures of a run folder are made from (computed once for all languages)."""
+
+    summary: pd.DataFrame          # every comparable run of the plan, every training size
+    aggregate: pd.DataFrame        # per variant, the largest training size, with intervals over test items
+    verdicts: Verdicts | None      # the largest training size; None without two finished runs
+    test_labels: np.ndarray
+    class_names: tuple[str, ...]
+    positive_index: int | None
+    left_out: list[str] = field(default_factory=list)  # "run (why)" for each run not aggregated
 
 
 def summary_frame(records: list[dict]) -> pd.DataFrame:
     rows = []
     for record in records:
         row = {column: record.get(column) for column in SUMMARY_COLUMNS}
-        row["best_epoch"] = (record.get("fit_info") or {}).get("best_epoch")
+        fit_info = record.get("fit_info") or {}
+        row["best_epoch"] = fit_info.get("best_epoch")
+        if row["epochs_run"] is None and fit_info.get("epochs_run") and record.get("train_seconds") is not None:
+            row["epochs_run"] = fit_info["epochs_run"]  # records made before the column existed
+            row["seconds_per_epoch"] = record["train_seconds"] / fit_info["epochs_run"]
+        row["train_size"] = record.get("train_size") or "all"  # messages trained on; all = the whole split
+        threads = record.get("threads")
+        row["threads"] = threads.get("threads") if isinstance(threads, dict) else threads
         rows.append(row)
     frame = pd.DataFrame(rows, columns=SUMMARY_COLUMNS)
     order = {name: i for i, name in enumerate(VARIANTS)}
-    return frame.sort_values(["variant", "seed"], key=lambda s: s.map(order) if s.name == "variant" else s,
+    keys = {"variant": lambda s: s.map(order), "train_size": lambda s: s.map(_size_key)}
+    return frame.sort_values(["variant", "train_size", "seed"], key=lambda s: keys.get(s.name, lambda v: v)(s),
                              ignore_index=True)
 
 
-def aggregate_frame(summary: pd.DataFrame) -> pd.DataFrame:
-    """Per variant: number of finished seeds, mean and std of every numeric measure."""
+def _size_key(size) -> float:
+    return float("inf") if str(size) == "all" else float(size)
+
+
+def largest_size(summary: pd.DataFrame) -> pd.DataFrame:
+    """The runs of the largest training size (all, when it was run): what the main table and figures show."""
+    if summary.empty:
+        return summary
+    sizes = summary["train_size"].map(_size_key)
+    return summary[sizes == sizes.max()].reset_index(drop=True)
+
+
+def aggregate_frame(summary: pd.DataFrame, intervals: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Per variant: finished seeds, mean and std over seeds of every measure, and (given the
+    per-variant frame of comparisons.verdicts) each quality metric's 95% interval over test items."""
     ok = summary[summary["status"] == "ok"]
     rows = []
     for variant in dict.fromkeys(summary["variant"]):
@@ -48,22 +98,42 @@ def aggregate_frame(summary: pd.DataFrame) -> pd.DataFrame:
             values = pd.to_numeric(runs[column], errors="coerce").dropna().to_numpy()
             row[f"{column}_mean"] = float(values.mean()) if len(values) else np.nan
             row[f"{column}_std"] = float(values.std(ddof=1)) if len(values) > 1 else (0.0 if len(values) else np.nan)
+        for column in QUALITY:
+            found = None if intervals is None else intervals[intervals["variant"] == variant]
+            for end in ("ci_low", "ci_high"):
+                key = f"{column}_{end}"
+                row[key] = float(found[key].iloc[0]) if found is not None and len(found) and key in found else np.nan
         rows.append(row)
-    return pd.DataFrame(rows)
+    columns = ["variant", "seeds", *(f"{c}_{s}" for c in QUALITY + COST for s in ("mean", "std")),
+               *(f"{c}_{end}" for c in QUALITY for end in ("ci_low", "ci_high"))]
+    return pd.DataFrame(rows, columns=columns)
+
+
+def quality_label(column: str, lang: str) -> str:
+    """A quality header that says its cut: accuracy and macro-F1 at 0.5 or at the validation threshold."""
+    return label({"accuracy": "accuracy_0_5_cut", "macro_f1": "macro_f1_0_5_cut"}.get(column, column), lang)
+
+
+COST_FORMATS = {"params_total": "{:,.0f}", "params_trainable": "{:,.0f}", "train_seconds": "{:.1f}",
+                "epochs_run": "{:.1f}", "seconds_per_epoch": "{:.1f}", "latency_ms_b1_p50": "{:.2f}",
+                "latency_ms_b32_p50": "{:.1f}", "throughput_per_s": "{:.0f}", "compile_seconds": "{:.2f}",
+                "cold_start_s": "{:.1f}", "peak_rss_train_mb": "{:.0f}", "peak_rss_serve_mb": "{:.0f}",
+                "size_mb": "{:.2f}"}
 
 
 def readable_table(aggregate: pd.DataFrame, lang: str) -> pd.DataFrame:
-    """The table people read: quality as mean ± std, cost as means, headers in `lang`."""
-    def pm(mean, std, digits):
-        return "" if pd.isna(mean) else f"{mean:.{digits}f} ± {std:.{digits}f}"
+    """The table people read: quality as mean ± std over seeds [95% interval over test items], costs as means."""
+    def quality(row, column):
+        mean, std, low, high = (row.get(f"{column}_{k}") for k in ("mean", "std", "ci_low", "ci_high"))
+        if pd.isna(mean):
+            return ""
+        interval = "" if pd.isna(low) else f" [{low:.3f}, {high:.3f}]"
+        return f"{mean:.4f} ± {std:.4f}{interval}"
 
     table = pd.DataFrame({label("variant", lang): aggregate["variant"], label("seeds", lang): aggregate["seeds"]})
     for column in QUALITY:
-        table[label(column, lang)] = [pm(m, s, 4) for m, s in zip(aggregate[f"{column}_mean"], aggregate[f"{column}_std"])]
-    formats = {"params_total": "{:,.0f}", "params_trainable": "{:,.0f}", "train_seconds": "{:.1f}",
-               "latency_ms_b1_p50": "{:.2f}", "latency_ms_b32_p50": "{:.1f}", "throughput_per_s": "{:.0f}",
-               "peak_rss_mb": "{:.0f}", "size_mb": "{:.2f}"}
-    for column, fmt in formats.items():
+        table[quality_label(column, lang)] = [quality(row, column) for _, row in aggregate.iterrows()]
+    for column, fmt in COST_FORMATS.items():
         table[label(column, lang)] = [("" if pd.isna(v) else fmt.format(v)) for v in aggregate[f"{column}_mean"]]
         if column == "latency_ms_b32_p50":  # how reproducible the latency figure is: its spread over seeds
             cv = aggregate[f"{column}_std"] / aggregate[f"{column}_mean"]
@@ -71,14 +141,114 @@ def readable_table(aggregate: pd.DataFrame, lang: str) -> pd.DataFrame:
     return table
 
 
-def write_reports(out: Path, lang: str = "en") -> pd.DataFrame:
-    """summary.csv in DIR; the aggregated table (csv, md, html) in DIR (en) or DIR/zh (zh)."""
+def labels_of_test_split(out: Path, records: list[dict], test_ids: np.ndarray, manifest: dict) -> np.ndarray:
+    """The test labels from the run folder: the predictions files' own copy (older folders: the data)."""
+    for record in records:
+        path = prediction_path(out, record["variant"], record["seed"], record.get("train_size"))
+        if path.exists():
+            with np.load(path) as saved:
+                if "labels" in saved.files:
+                    return np.asarray(saved["labels"])
+    from common.datasets import DataSpec, load
+
+    return np.asarray(load(DataSpec(**manifest["data"]["spec"])).labels)[test_ids]
+
+
+def build_reports(out: Path) -> Reports:
+    """Select the comparable runs of the plan, aggregate them and compute the verdicts."""
+    from common.splits import Split
+
     out = Path(out)
-    summary = summary_frame(read_runs(out))
-    atomic_write_text(out / "summary.csv", summary.to_csv(index=False, float_format="%.6g"))
-    aggregate = aggregate_frame(summary)
+    manifest = json.loads((out / "manifest.json").read_text())
+    records, left_out = select_runs(read_runs(out), manifest)
+    summary = summary_frame(records)
+    main = largest_size(summary)
+    test_ids = Split.from_dict(json.loads((out / "splits.json").read_text())).test
+    ok = [r for r in records if r.get("status") == "ok"
+          and (r.get("train_size") or "all") in set(main.loc[main["status"] == "ok", "train_size"])]
+    labels = labels_of_test_split(out, ok, test_ids, manifest)
+    positive_index = manifest["data"].get("positive_index")
+    verdicts = None
+    if ok:
+        order = {name: i for i, name in enumerate(manifest.get("variants") or VARIANTS)}
+        ok.sort(key=lambda r: (order.get(r["variant"], len(order)), r["seed"]))
+        verdicts = compare(load_predictions(out, ok, test_ids), labels, positive_index)
+    aggregate = aggregate_frame(main, None if verdicts is None else verdicts.variants)
+    return Reports(summary, aggregate, verdicts, labels, tuple(manifest["data"]["class_names"]), positive_index,
+                   left_out)
+
+
+def write_reports(out: Path, lang: str = "en", reports: Reports | None = None) -> pd.DataFrame:
+    """summary.csv in DIR; the aggregated table and the verdicts (csv, md) in DIR (en) or DIR/zh (zh)."""
+    out = Path(out)
+    reports = reports or build_reports(out)
+    atomic_write_text(out / "summary.csv", reports.summary.to_csv(index=False, float_format="%.6g"))
     target = out if lang == "en" else out / "zh"
-    atomic_write_text(target / "aggregate.csv", aggregate.to_csv(index=False, float_format="%.6g"))
-    title = text("Comparison on one split: mean ± std over seeds", "同一划分上的对比：多个种子的均值 ± 标准差", lang)
-    write_table(readable_table(aggregate, lang), target, "summary_table", title=title, html=True)
-    return summary
+    atomic_write_text(target / "aggregate.csv", reports.aggregate.to_csv(index=False, float_format="%.6g"))
+    title = text("Comparison on one split: mean ± std over seeds (training randomness) "
+                 "[95% interval over test items (test-set sampling)]",
+                 "同一划分上的对比：多个种子的均值 ± 标准差（训练随机性）[测试样本上的 95% 区间（测试集抽样）]", lang)
+    write_table(readable_table(reports.aggregate, lang), target, "summary_table", title=title, html=True)
+    if reports.verdicts is not None:
+        write_verdicts(target, reports.verdicts, lang)
+    return reports.summary
+
+
+# -- verdicts.csv / verdicts.md -------------------------------------------------------------
+VERDICT_ZH = {"A better": "A 更好", "B better": "B 更好", "no detectable difference": "无可检测的差异"}
+
+
+def write_verdicts(target: Path, verdicts: Verdicts, lang: str) -> list[Path]:
+    """verdicts.csv (the columns of comparisons/verdicts.py; zh: verdict words translated) and verdicts.md."""
+    pairs = verdicts.pairs.copy()
+    if lang == "zh":
+        for column in ("verdict", "verdict_decisions"):
+            pairs[column] = pairs[column].map(VERDICT_ZH)
+    paths = [atomic_write_text(Path(target) / "verdicts.csv", pairs.to_csv(index=False, float_format="%.6g"))]
+    paths.append(atomic_write_text(Path(target) / "verdicts.md", verdicts_markdown(verdicts, lang)))
+    return paths
+
+
+def _named(verdict: str, a: str, b: str, lang: str) -> str:
+    if verdict == "no detectable difference":
+        return text("no detectable difference", "无可检测的差异", lang)
+    return text(f"{a} better", f"{a} 更好", lang) if verdict == "A better" else text(f"{b} better", f"{b} 更好", lang)
+
+
+def verdicts_markdown(verdicts: Verdicts, lang: str) -> str:
+    """The verdicts as people read them: intervals per variant, then one table of pairs per metric."""
+    pairs, variants = verdicts.pairs, verdicts.variants
+    n_items = int(pairs["n_items"].iloc[0]) if len(pairs) else 0
+    n_pairs = pairs[["variant_a", "variant_b"]].drop_duplicates().shape[0]
+    lines = [f"# {text('Verdicts: which differences this test set can carry', '结论：这个测试集能支撑哪些差异', lang)}", "",
+             text(f"Paired comparisons on the same {n_items} test items: 95% percentile bootstrap intervals "
+                  f"({N_RESAMPLES} resamples of the test items, every seed's predictions scored on each resample "
+                  f"and averaged), p-values Holm-corrected over the {n_pairs} pairs of each metric, McNemar's "
+                  "exact test on each seed's decisions. \"No detectable difference\" means the test set cannot "
+                  "tell the two apart, not that they are equal; the last column but two says how large a "
+                  "difference it could have detected.",
+                  f"在相同的 {n_items} 条测试样本上做配对比较：95% 百分位自助法区间（对测试样本重抽样 {N_RESAMPLES} 次，"
+                  f"每次对各种子的预测打分后取平均），p 值在每个指标的 {n_pairs} 对比较上做 Holm 校正，"
+                  "并对每个种子的判定做 McNemar 精确检验。“无可检测的差异”表示测试集分辨不出两者，而非两者相等；"
+                  "倒数第三列给出它能检测到的最小差异。", lang), ""]
+    table = pd.DataFrame({label("variant", lang): variants["variant"], label("seeds", lang): variants["seeds"]})
+    for metric in PAIR_METRICS:
+        table[quality_label(metric, lang)] = [f"{m:.4f} [{lo:.4f}, {hi:.4f}]" for m, lo, hi in zip(
+            variants[f"{metric}_mean"], variants[f"{metric}_ci_low"], variants[f"{metric}_ci_high"])]
+    lines += [f"## {text('Each variant: seed mean [95% interval over test items]', '各模型变体：种子均值 [测试样本上的 95% 区间]', lang)}",
+              "", table.to_markdown(index=False), ""]
+    for metric in PAIR_METRICS:
+        rows = pairs[pairs["metric"] == metric]
+        shown = pd.DataFrame({
+            text("pair", "比较对", lang): [f"{a} − {b}" for a, b in zip(rows["variant_a"], rows["variant_b"])],
+            text("A − B [95% interval over test items]", "A − B [测试样本上的 95% 区间]", lang): [f"{d:+.4f} [{lo:+.4f}, {hi:+.4f}]" for d, lo, hi in
+                                        zip(rows["difference"], rows["ci_low"], rows["ci_high"])],
+            label("p_holm", lang): [f"{p:.3g}" for p in rows["p_holm"]],
+            label("verdict", lang): [_named(v, a, b, lang) for v, a, b in zip(rows["verdict"], rows["variant_a"], rows["variant_b"])],
+            label("smallest_detectable_difference", lang): [f"{d:.4f}" for d in rows["smallest_detectable_difference"]],
+            label("mcnemar_p_per_seed", lang): rows["mcnemar_p_per_seed"].str.replace(";", ", "),
+            label("verdict_decisions", lang): [_named(v, a, b, lang) for v, a, b in
+                                               zip(rows["verdict_decisions"], rows["variant_a"], rows["variant_b"])],
+        })
+        lines += [f"## {quality_label(metric, lang)}", "", shown.to_markdown(index=False), ""]
+    return "\n".join(lines)

@@ -20,6 +20,7 @@ from pathlib import Path
 from backends.base import missing_modules, resolve_variant
 from common.progress import MARK_VARIABLE
 from common.redaction import redact
+from comparisons.comparability import differences
 from comparisons.measure import thread_environment
 from comparisons.outputs import atomic_write_json
 from comparisons.run_spec import RunSpec
@@ -31,14 +32,15 @@ ROOT = Path(__file__).resolve().parent.parent  # the project, put on the worker'
 
 
 def finished(out: Path, request: RunSpec, split_sha256: str, data_sha256: str) -> bool:
-    """A run is finished when its JSON says ok for this split, data, budget and model choice."""
+    """A run is finished when its JSON says ok and it is comparable with the plan in manifest.json:
+    same split, data, budget, threads, device, model choice, code and library versions."""
     path = run_path(out, request.variant, request.seed, request.train_size)
-    if not path.exists():
+    if not path.exists() or not (Path(out) / "manifest.json").exists():
         return False
     record = json.loads(path.read_text())
+    manifest = json.loads((Path(out) / "manifest.json").read_text())
     return (record.get("status") == "ok" and record.get("split_sha256") == split_sha256
-            and record.get("data_sha256") == data_sha256 and record.get("profile") == request.profile
-            and record.get("hf_model") == request.hf_model)
+            and record.get("data_sha256") == data_sha256 and not differences(record, manifest, strict=True))
 
 
 def execute(out: Path, request: RunSpec, inputs: bytes) -> dict:
@@ -198,7 +200,8 @@ def _write_row(out: Path, request: RunSpec, split_sha256: str, status: str, reas
     record = {"variant": request.variant, "backend": backend, "seed": request.seed, "status": status,
               "reason": reason, "split_sha256": split_sha256, "profile": request.profile,
               "hf_model": request.hf_model, "data_sha256": request.data_sha256, "train_size": request.train_size,
-              "threads": request.threads, "executor": request.executor, "wall_seconds": seconds}
+              "threads": request.threads, "executor": request.executor, "device_requested": request.device,
+              "code_commit": request.code_commit, "code_dirty": request.code_dirty, "wall_seconds": seconds}
     atomic_write_json(run_path(out, request.variant, request.seed, request.train_size), record)
     return record
 
@@ -210,4 +213,4 @@ def describe(record: dict) -> str:
         return f"{name}: {record['status']} ({record['reason']})"
     return (f"{name}: ok  AP {record['average_precision']:.4f}  macro-F1 {record['macro_f1']:.4f}  "
             f"train {record['train_seconds']:.1f}s  b1 {record['latency_ms_b1_p50']:.2f}ms  "
-            f"peak {record['peak_rss_mb']:.0f}MB")
+            f"cold start {record['cold_start_s']:.1f}s  serve peak {record['peak_rss_serve_mb']:.0f}MB")

@@ -291,7 +291,7 @@ def load_predictions(out, records: list[dict], test_ids: np.ndarray) -> pd.DataF
 
     rows = []
     for record in records:
-        path = prediction_path(out, record["variant"], record["seed"])
+        path = prediction_path(out, record["variant"], record["seed"], record.get("train_size"))
         with np.load(path) as saved:
             if not np.array_equal(saved["test"], test_ids):
                 raise ValueError(f"{path.name} holds predictions for other test items than this run folder's split")

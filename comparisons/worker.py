@@ -21,12 +21,14 @@ from pathlib import Path
 import numpy as np
 
 from common.errors import UserInputError
-from comparisons.measure import (machine_description, measure_latency, peak_rss_mb, reset_peak_rss, rss_mb,
+from comparisons.comparability import library_versions
+from comparisons.measure import (PeakRss, machine_description, measure_latency, measure_throughput, rss_mb,
                                  set_framework_threads)
 from comparisons.outputs import atomic_write_bytes, atomic_write_json
 from comparisons.profiles import profile, variant_overrides
 from comparisons.run_spec import RunInputs, RunSpec
 from comparisons.runs import prediction_path, run_name, run_path
+from comparisons.serve_probe import serve
 
 EXIT_MISSING_DEPENDENCY = 3
 FAULT_VARIABLE = "COMPARISONS_FAULT"  # testing hook: "<variant>[@seed]:crash|hang|unusable_validation", comma-separated
@@ -130,20 +132,16 @@ def run(args: RunSpec, out: Path, inputs: RunInputs) -> dict:
 
         if torch.cuda.is_available():
             torch.cuda.reset_peak_memory_stats()
-    reset_peak_rss()
-    t0 = time.perf_counter()
-    model.fit(train, valid)
-    train_seconds = time.perf_counter() - t0
-    peak_train = peak_rss_mb()
+    with PeakRss() as train_peak:  # fit wall time, each epoch's validation included, for every backend
+        t0 = time.perf_counter()
+        model.fit(train, valid)
+        train_seconds = time.perf_counter() - t0
+    epochs_run = (getattr(model, "fit_info_", None) or {}).get("epochs_run") or 1  # one pass: no epochs
 
-    reset_peak_rss()
-    # the first call after fit is the cold start; then warm latency, then throughput
-    latency = measure_latency(model.predict_proba, test.texts, **profile(args.profile)["latency"])
-    t0 = time.perf_counter()
     valid_proba = model.predict_proba(valid.texts)
-    test_proba = model.predict_proba(test.texts)  # the test split, scored once
-    throughput = (len(valid) + len(test)) / (time.perf_counter() - t0)
-    peak_infer = peak_rss_mb()
+    test_proba = model.predict_proba(test.texts)  # the test split, scored once for the metrics
+    latency = measure_latency(model.predict_proba, test.texts, **profile(args.profile)["latency"])
+    throughput = measure_throughput(model.predict_proba, test.texts)  # same texts, same order, one batch size
 
     metrics = classification_metrics(test.labels, test_proba, data.positive_index)
     at_threshold = {}
@@ -157,8 +155,11 @@ def run(args: RunSpec, out: Path, inputs: RunInputs) -> dict:
     with tempfile.TemporaryDirectory() as saved:
         model.save(Path(saved))
         size_mb = sum(p.stat().st_size for p in Path(saved).rglob("*") if p.is_file()) / 2**20
+        served = serve(args.variant, Path(saved), test.texts, args.threads, args.device)  # a fresh process
+    served["serve_max_abs_diff"] = float(np.abs(served.pop("proba") - test_proba).max())  # save/load round trip
 
-    atomic_write_bytes(prediction_path(out, args.variant, args.seed, args.train_size), _npz(test=split.test, proba=test_proba))
+    atomic_write_bytes(prediction_path(out, args.variant, args.seed, args.train_size),
+                       _npz(test=split.test, labels=test.labels, proba=test_proba))
     count = model.param_count()
     return {
         "variant": args.variant, "backend": backend_name, "seed": args.seed, "status": "ok", "reason": "",
@@ -167,14 +168,15 @@ def run(args: RunSpec, out: Path, inputs: RunInputs) -> dict:
         "confusion_matrix": metrics["confusion_matrix"], **at_threshold,
         "valid_average_precision": valid_metrics["average_precision"],
         "params_total": int(count.total), "params_trainable": int(count.trainable),
-        "train_seconds": train_seconds, "import_seconds": import_seconds,
-        **latency, "throughput_per_s": throughput,
+        "train_seconds": train_seconds, "epochs_run": epochs_run, "seconds_per_epoch": train_seconds / epochs_run,
+        "import_seconds": import_seconds, **latency, **throughput, **served,
         "rss_process_start_mb": process_start_rss, "rss_after_import_mb": baseline_rss,
-        "peak_rss_train_mb": peak_train, "peak_rss_infer_mb": peak_infer,
-        "peak_rss_mb": max(peak_train, peak_infer), "gpu_peak_mb": gpu_peak_mb(), "size_mb": size_mb,
+        "peak_rss_train_mb": train_peak.mb, "gpu_peak_mb": gpu_peak_mb(), "size_mb": size_mb,
         "split_sha256": split.sha256, "data_sha256": args.data_sha256,
         "profile": args.profile, "hf_model": args.hf_model, "train_size": args.train_size,
-        "executor": args.executor, **node_description(), "threads": threads, "device": getattr(model, "fit_info_", {}).get("device", "cpu"),
+        "executor": args.executor, **node_description(), "worker_pid": os.getpid(), "threads": threads,
+        "device_requested": args.device,
+        "code_commit": args.code_commit, "code_dirty": args.code_dirty, "versions": library_versions(), "device": getattr(model, "fit_info_", {}).get("device", "cpu"),
         "params": _jsonable_params(model.get_params()), "fit_info": getattr(model, "fit_info_", {}),
     }
 

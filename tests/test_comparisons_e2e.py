@@ -21,7 +21,11 @@ def test_every_variant_runs_on_the_identical_split(tmp_path):
     assert (summary["params_trainable"] <= summary["params_total"]).all()
     frozen, full = (summary.set_index("variant").loc[v] for v in ("hf_bert:frozen", "hf_bert:full"))
     assert frozen["params_trainable"] < full["params_trainable"] == full["params_total"]
-    assert (summary["peak_rss_mb"] > summary["rss_after_import_mb"] * 0.5).all()
+    assert (summary["peak_rss_train_mb"] > summary["rss_after_import_mb"] * 0.5).all()
+    for run in (out / "runs").glob("*.json"):  # cold start and serving memory: a fresh process per run
+        record = json.loads(run.read_text())
+        assert record["serve_pid"] != record["worker_pid"] and record["serve_max_abs_diff"] < 1e-4, run.name
+        assert record["cold_start_s"] > record["serve_load_s"] > 0 and record["peak_rss_serve_mb"] > 50, run.name
     for run in (out / "runs").glob("*.json"):
         assert json.loads(run.read_text())["fit_info"] is not None
     for figure in ("metrics.png", "pareto.png", "pr_curves.png", "confusion_matrices.png"):

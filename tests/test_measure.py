@@ -1,11 +1,17 @@
-"""comparisons/measure.py: fixed latency inputs, statistics, peak memory."""
+"""comparisons/measure.py and comparisons/serve_probe.py: latency inputs and statistics, throughput,
+peak memory, and cold start + serving memory from a fresh process."""
+import os
 import subprocess
 import sys
+import time
 
 import numpy as np
 import pytest
 
-from comparisons.measure import latency_batches, latency_stats
+from backends.base import VARIANTS
+from comparisons.measure import latency_batches, latency_stats, measure_throughput
+from comparisons.profiles import variant_overrides
+from comparisons.serve_probe import serve
 
 
 def test_latency_inputs_are_fixed_and_span_the_lengths():
@@ -37,3 +43,59 @@ assert after < high - 50, (high, after)
     if result.returncode == 3:
         pytest.skip("clear_refs is not writable here")
     assert result.returncode == 0, result.stderr
+
+
+def test_throughput_scores_the_same_texts_in_order_at_the_declared_batch_and_keeps_compilation_apart():
+    seen: list[list[str]] = []
+    compiled: set[int] = set()
+
+    def predict(batch):
+        seen.append(list(batch))
+        if len(batch) not in compiled:  # a new shape "compiles" once, as Keras/XLA would
+            compiled.add(len(batch))
+            time.sleep(0.05)
+        return np.zeros((len(batch), 2))
+
+    texts = [f"text {i}" for i in range(70)]
+    result = measure_throughput(predict, texts, batch_size=32)
+    assert [len(b) for b in seen] == [32, 32, 6] * 2  # an untimed pass, then the timed pass, same batches
+    assert [t for b in seen[3:] for t in b] == texts
+    assert result["throughput_batch"] == 32 and result["throughput_texts"] == 70
+    assert result["compile_seconds"] >= 0.09  # both shapes' compilation is outside the timed pass
+    assert result["throughput_per_s"] > 70 / 0.09
+
+
+def test_peak_rss_context_measures_the_block_only():
+    script = """
+import numpy as np
+from comparisons.measure import PeakRss
+block = np.ones(64 * 2**20 // 8)  # 64 MB before the block: not the block's peak
+del block
+with PeakRss() as quiet:
+    pass
+with PeakRss() as busy:
+    inner = np.ones(64 * 2**20 // 8)
+if quiet.mb is None:
+    raise SystemExit(3)
+assert quiet.mb < quiet.baseline_mb + 20, (quiet.baseline_mb, quiet.mb)
+assert busy.mb > busy.baseline_mb + 50, (busy.baseline_mb, busy.mb)
+"""
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    if result.returncode == 3:
+        pytest.skip("clear_refs is not writable here")
+    assert result.returncode == 0, result.stderr
+
+
+@pytest.mark.parametrize("variant", list(VARIANTS))
+def test_cold_start_and_serving_memory_come_from_a_fresh_process(variant, tiny_splits, tmp_path):
+    """Every backend: saved, then loaded and served by a new process that gives the same probabilities."""
+    from backends.base import build
+
+    train, valid, test = tiny_splits
+    model = build(variant, seed=0, **variant_overrides("tiny", variant)).fit(train, valid)
+    model.save(tmp_path)
+    served = serve(variant, tmp_path, test.texts, threads=1, device="cpu")
+    assert served["serve_pid"] != os.getpid()
+    np.testing.assert_allclose(served["proba"], model.predict_proba(test.texts), atol=1e-5)
+    assert served["cold_start_s"] > served["serve_import_s"] + served["serve_load_s"] > 0
+    assert served["peak_rss_serve_mb"] >= served["rss_serve_loaded_mb"] > 30

@@ -1,10 +1,14 @@
-"""comparisons/outputs.py: atomic writes, rounded JSON, tables."""
+"""Run-folder outputs: atomic writes, rounded JSON, tables; which runs a report may compare
+(comparisons/comparability.py); verdicts recomputed from the predictions alone."""
 import json
 
 import numpy as np
 import pandas as pd
 
+from comparisons.comparability import differences, select_runs
 from comparisons.outputs import atomic_write_json, write_table
+from comparisons.verdicts import PAIR_COLUMNS, PAIR_METRICS
+from tests.test_cli import ROOT, SMALL, assert_no_raw_text, run_cli
 
 
 def test_json_is_rounded_even_for_numpy_values(tmp_path):
@@ -18,3 +22,88 @@ def test_tables_are_written_as_csv_markdown_and_html(tmp_path):
     paths = write_table(pd.DataFrame({"a": [1.23456789], "b": ["x"]}), tmp_path, "t", title="T", html=True)
     assert sorted(p.name for p in paths) == ["t.csv", "t.html", "t.md"]
     assert "1.2346" in (tmp_path / "t.md").read_text() and "<table" in (tmp_path / "t.html").read_text()
+
+
+# -- which runs may be compared (comparisons/comparability.py) --------------------------------
+PLAN = {"profile": "fast", "threads": 2, "device": "auto", "hf_model": None, "variants": {"tfidf_logreg": {}},
+        "seeds": [0, 1], "split": {"sha256": "s" * 64}, "data": {"sha256": "d" * 64},
+        "code_commit": "c" * 40, "code_dirty": False, "versions": {"numpy": "2.4.6"}}
+
+
+def record(**changes):
+    base = {"variant": "tfidf_logreg", "seed": 0, "status": "ok", "profile": "fast",
+            "threads": {"threads": 2, "OMP_NUM_THREADS": "2"}, "device_requested": "auto", "hf_model": None,
+            "split_sha256": "s" * 64, "data_sha256": "d" * 64, "code_commit": "c" * 40, "code_dirty": False,
+            "versions": {"numpy": "2.4.6"}}
+    return {**base, **changes}
+
+
+def test_runs_of_another_profile_split_threads_code_or_seed_are_left_out_with_their_reason():
+    runs = [record(), record(seed=1, profile="tiny"), record(seed=1, split_sha256="x" * 64),
+            record(seed=1, threads={"threads": 4}), record(seed=1, code_dirty=True), record(seed=7),
+            record(seed=1, versions={"numpy": "1.0"}), record(variant="keras_layers")]
+    kept, left_out = select_runs(runs, PLAN)
+    assert kept == [runs[0]]
+    assert left_out == ["tfidf_logreg__seed1 (profile tiny, plan fast)",
+                        "tfidf_logreg__seed1 (split xxxxxxxxxxxx, plan ssssssssssss)",
+                        "tfidf_logreg__seed1 (threads 4, plan 2)", "tfidf_logreg__seed1 (dirty tree True, plan False)",
+                        "tfidf_logreg__seed7 (seed not in the plan)", "tfidf_logreg__seed1 (library versions)",
+                        "keras_layers__seed0 (variant not in the plan)"]
+
+
+def test_resume_needs_every_identity_field_but_report_judges_older_records_on_what_they_carry():
+    old = {k: v for k, v in record().items() if k not in ("code_commit", "code_dirty", "versions", "device_requested")}
+    assert differences(record(), PLAN) == []
+    assert differences(old, PLAN, strict=True) == ["device not recorded", "code commit not recorded",
+                                                    "dirty tree not recorded", "library versions not recorded"]
+    assert differences(old, PLAN, strict=False) == [] and select_runs([old], PLAN)[0] == [old]
+
+
+def test_report_leaves_out_runs_of_another_thread_count_and_run_reruns_them(tmp_path):
+    out = tmp_path / "run"
+    first = run_cli("run", "--backends", "tfidf_logreg", "--seeds", "2", *SMALL, "--threads", "1", "--out", str(out))
+    assert first.returncode == 0, first.stderr
+    changed = out / "runs" / "tfidf_logreg__seed1.json"
+    changed.write_text(json.dumps({**json.loads(changed.read_text()), "threads": {"threads": 4}}))
+    report = run_cli("report", "--out", str(out))
+    assert report.returncode == 0, report.stderr
+    lines = [line for line in report.stderr.splitlines() if "left out" in line]
+    assert lines == ["report: left out 1 run(s) not comparable with this folder's plan: "
+                     "tfidf_logreg__seed1 (threads 4, plan 1)"]
+    assert list(pd.read_csv(out / "summary.csv")["seed"]) == [0]
+    assert pd.read_csv(out / "aggregate.csv").loc[0, "seeds"] == 1
+    again = run_cli("run", "--backends", "tfidf_logreg", "--seeds", "2", *SMALL, "--threads", "1", "--out", str(out))
+    assert again.returncode == 0, again.stderr
+    assert "tfidf_logreg__seed0: finished earlier, kept" in again.stderr
+    assert "tfidf_logreg__seed1: finished earlier" not in again.stderr and "left out" not in again.stderr
+    assert json.loads(changed.read_text())["threads"]["threads"] == 1
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["command"].startswith("python -m comparisons run ") and str(ROOT) not in manifest["command"]
+    assert {"code_commit", "code_dirty", "versions"} <= set(manifest)
+
+
+def test_report_recomputes_verdicts_from_the_predictions_alone(tmp_path):
+    """verdicts.csv from predictions/*.npz + thresholds in the run records: a copied folder, figures and all."""
+    out = tmp_path / "run"
+    assert run_cli("run", "--backends", "tfidf_logreg", "--seeds", "1", *SMALL, "--out", str(out)).returncode == 0
+    record_path = out / "runs" / "tfidf_logreg__seed0.json"
+    twin = json.loads(record_path.read_text())
+    twin["variant"] = "torch_scratch"  # a second "variant" with the very same predictions
+    (out / "runs" / "torch_scratch__seed0.json").write_text(json.dumps(twin))
+    (out / "predictions" / "torch_scratch__seed0.npz").write_bytes((out / "predictions" / "tfidf_logreg__seed0.npz").read_bytes())
+    manifest = json.loads((out / "manifest.json").read_text())
+    manifest["variants"]["torch_scratch"] = {"backend": "torch_scratch", "params": {}}
+    (out / "manifest.json").write_text(json.dumps(manifest))
+    for name in ("verdicts.csv", "verdicts.md", "summary.csv"):
+        (out / name).unlink(missing_ok=True)
+    assert run_cli("report", "--out", str(out), "--lang", "zh").returncode == 0
+    verdicts = pd.read_csv(out / "verdicts.csv")
+    assert list(verdicts.columns) == list(PAIR_COLUMNS) and len(verdicts) == len(PAIR_METRICS)
+    assert (verdicts["difference"] == 0).all() and (verdicts["p_value"] == 1).all()
+    assert set(verdicts["verdict"]) == {"no detectable difference"}
+    assert set(pd.read_csv(out / "zh" / "verdicts.csv")["verdict"]) == {"无可检测的差异"}
+    assert "torch_scratch − tfidf_logreg" in (out / "verdicts.md").read_text()
+    assert (out / "figures" / "forest.png").stat().st_size > 5000 and (out / "zh" / "verdicts.md").exists()
+    aggregate = pd.read_csv(out / "aggregate.csv")
+    assert (aggregate["average_precision_ci_low"] < aggregate["average_precision_mean"]).all()
+    assert_no_raw_text(out)

@@ -13,6 +13,7 @@ from sklearn.pipeline import Pipeline
 from backends.base import Backend, ParamCount
 from common.datasets import LabelledTexts
 from common.selection import check_validation_labels
+from common.errors import UserInputError
 
 
 class TfidfLogReg(Backend):
@@ -64,3 +65,14 @@ class TfidfLogReg(Backend):
         path.parent.mkdir(parents=True, exist_ok=True)
         joblib.dump(self.pipeline_, path)
         return path
+
+    @classmethod
+    def load(cls, directory: Path, device: str | None = None) -> "TfidfLogReg":
+        """A fitted backend from a folder written by save() (`device` is accepted for a uniform call; CPU only)."""
+        path = Path(directory) / "tfidf_logreg.joblib"
+        if not path.exists():
+            raise UserInputError(f"{directory} holds no tfidf_logreg.joblib: pass a folder written by TfidfLogReg.save")
+        backend = cls()
+        backend.pipeline_ = joblib.load(path)
+        backend.classes_ = np.arange(int(backend.pipeline_.classes_.max()) + 1)
+        return backend

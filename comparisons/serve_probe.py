@@ -1,0 +1,93 @@
+"""Cold start and serving memory as a deployer meets them, in a FRESH process.
+
+`serve(variant, model_dir, texts, threads, device)` starts `python -m comparisons.serve_probe`,
+which imports the framework, loads the saved model, answers one text (time to first prediction,
+measured from the moment the process was started) and then scores `texts` (the test split); the
+process's peak RSS over all of it is `peak_rss_serve_mb`. Texts travel on stdin, never on disk.
+The worker calls `serve` after fit; nothing of the training process's memory is in these figures.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from comparisons.measure import peak_rss_mb, rss_mb, set_framework_threads
+
+
+def serve(variant: str, model_dir: Path, texts: Sequence[str], threads: int, device: str = "auto",
+          timeout_s: float = 600) -> dict:
+    """Run the probe in a fresh process; return its figures and the test probabilities it gave.
+
+    Keys: cold_start_s (process start to first prediction), serve_import_s, serve_load_s,
+    serve_first_prediction_s, serve_score_s, rss_serve_loaded_mb, peak_rss_serve_mb, serve_pid, proba.
+    """
+    with tempfile.TemporaryDirectory() as scratch:
+        result_path = Path(scratch) / "serve.json"
+        command = [sys.executable, "-m", "comparisons.serve_probe", "--variant", variant, "--model-dir",
+                   str(model_dir), "--threads", str(threads), "--device", device, "--result", str(result_path)]
+        root = str(Path(__file__).resolve().parent.parent)
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")]))}
+        payload = json.dumps(list(texts), ensure_ascii=False).encode("utf-8")
+        started = time.time()
+        finished = subprocess.run(command, input=payload, capture_output=True, env=env, timeout=timeout_s)
+        if finished.returncode != 0 or not result_path.exists():
+            lines = finished.stderr.decode("utf-8", errors="replace").strip().splitlines()
+            raise RuntimeError(f"serving probe failed: {lines[-1] if lines else 'no message'}")
+        result = json.loads(result_path.read_text())
+    result["cold_start_s"] = result.pop("first_prediction_at") - started
+    result["proba"] = np.asarray(result["proba"], dtype=float)
+    return result
+
+
+def probe(variant: str, model_dir: Path, texts: list[str], threads: int, device: str) -> dict:
+    """Inside the fresh process: import, load, one text, then the whole list."""
+    from backends.base import backend_class, resolve_variant
+
+    backend, _ = resolve_variant(variant)
+    t0 = time.perf_counter()
+    cls = backend_class(backend)  # imports the framework
+    set_framework_threads(threads)
+    t1 = time.perf_counter()
+    model = cls.load(model_dir, device=None if device == "auto" else device)
+    t2 = time.perf_counter()
+    model.predict_proba(texts[:1])
+    first_prediction_at = time.time()
+    t3 = time.perf_counter()
+    loaded_rss = rss_mb()
+    proba = model.predict_proba(texts)
+    t4 = time.perf_counter()
+    return {"serve_import_s": t1 - t0, "serve_load_s": t2 - t1, "serve_first_prediction_s": t3 - t2,
+            "serve_score_s": t4 - t3, "first_prediction_at": first_prediction_at,
+            "rss_serve_loaded_mb": loaded_rss, "peak_rss_serve_mb": peak_rss_mb(), "serve_pid": os.getpid(),
+            "proba": proba.tolist()}
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m comparisons.serve_probe",
+                                     description="Load a saved model in this fresh process and score the texts on stdin.")
+    parser.add_argument("--variant", required=True)
+    parser.add_argument("--model-dir", type=Path, required=True)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--device", default="auto")
+    parser.add_argument("--result", type=Path, required=True, help="where to write the figures (JSON)")
+    args = parser.parse_args(argv)
+    texts = json.loads(sys.stdin.buffer.read().decode("utf-8"))
+    if not texts:
+        print("error: no texts on stdin", file=sys.stderr)
+        return 2
+    result = probe(args.variant, args.model_dir, texts, args.threads, args.device)
+    args.result.write_text(json.dumps(result))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
