@@ -14,6 +14,7 @@ import os
 import tempfile
 import urllib.request
 import zipfile
+from collections import Counter
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Sequence
@@ -148,11 +149,12 @@ def _check_sha256(raw: bytes, expected: str, where: str, advice: str) -> None:
 
 
 def _decode(raw: bytes, where: str, encoding: str) -> str:
+    utf8 = encoding.lower().replace("_", "-") in ("utf-8", "utf8")
     try:
-        return raw.decode(encoding)
+        return raw.decode("utf-8-sig" if utf8 else encoding)  # a spreadsheet's byte-order mark is not text
     except UnicodeDecodeError as exc:
         line = raw[: exc.start].count(b"\n") + 1
-        hint = "latin-1" if encoding.lower().replace("_", "-") in ("utf-8", "utf8") else "utf-8"
+        hint = "latin-1" if utf8 else "utf-8"
         raise UserInputError(
             f"{where}:{line} is not valid {encoding} (byte 0x{raw[exc.start]:02x}); try --encoding {hint}"
         ) from None
@@ -164,9 +166,11 @@ def parse_label_tab_text(
     raw: bytes, where: str, labels: Sequence[str] | None = None, encoding: str = "utf-8",
     positive_label: str | None = None,
 ) -> LabelledTexts:
-    """Parse `label<TAB>text` lines: splitlines(), blank lines skipped, split on the first tab."""
+    """Parse `label<TAB>text` lines: split on \\n (a \\r before it dropped; not splitlines(), which
+    would also break a message at a form feed or \\x1c-\\x1e), blank lines skipped, split on the first tab."""
     rows: list[tuple[str, str, int]] = []
-    for number, line in enumerate(_decode(raw, where, encoding).splitlines(), start=1):
+    for number, line in enumerate(_decode(raw, where, encoding).split("\n"), start=1):
+        line = line.removesuffix("\r")
         if not line.strip():
             continue
         label, sep, text = line.partition("\t")
@@ -196,15 +200,31 @@ def load_table(
             delimiter = csv.Sniffer().sniff(content[:4096], delimiters=",\t;").delimiter
         except csv.Error:
             pass
+    csv.field_size_limit(max(csv.field_size_limit(), 2**31 - 1))  # a 1 MB message is a field, not an error
     reader = csv.reader(io.StringIO(content, newline=""), delimiter=delimiter)
-    header = next(reader, None)
-    if not header:
-        raise UserInputError(f"{path} is empty; it needs a header row and labelled rows")
-    header = [h.strip() for h in header]
-    for column in (text_col, label_col):
-        if column not in header:
-            raise UserInputError(f"column {column!r} not in {path}; columns are: {', '.join(header)}")
-    t, l = header.index(text_col), header.index(label_col)
+    try:
+        header = next(reader, None)
+        if not header:
+            raise UserInputError(f"{path} is empty; it needs a header row and labelled rows")
+        header = [h.strip() for h in header]
+        t, l = _column(header, text_col, path), _column(header, label_col, path)
+        rows = _csv_rows(reader, header, t, l, path, delimiter)
+    except csv.Error as exc:
+        raise UserInputError(f"{path}:{reader.line_num} cannot be read as CSV ({exc}); check its quoting") from None
+    return _build(rows, str(path), positive_label)
+
+
+def _column(header: list[str], name: str, path: Path) -> int:
+    """Index of column `name`: exact, else the one column equal to it ignoring case and spaces."""
+    if name in header:
+        return header.index(name)
+    matches = [i for i, h in enumerate(header) if h.casefold() == name.strip().casefold()]
+    if len(matches) == 1:
+        return matches[0]
+    raise UserInputError(f"column {name!r} not in {path}; columns are: {', '.join(map(repr, header))}")
+
+
+def _csv_rows(reader, header: list[str], t: int, l: int, path: Path, delimiter: str) -> list[tuple[str, str, int]]:
     rows = []
     for record in reader:
         number = reader.line_num
@@ -217,7 +237,7 @@ def load_table(
                 "quote texts that contain the separator"
             )
         rows.append((record[l].strip(), record[t], number))
-    return _build(rows, str(path), positive_label)
+    return rows
 
 
 def load_hf(name: str | None, text_col: str | None, label_col: str | None, split: str = "train",
@@ -270,7 +290,10 @@ def _build(
             raise UserInputError(f"{where}:{number} has an empty text")
     if not rows:
         raise UserInputError(f"{where} has no labelled rows")
+    rows = _fold_label_spellings(rows)
     found = sorted({label for label, _, _ in rows})
+    if positive_label is not None and positive_label not in found:  # "Spam" for a file that says "spam"
+        positive_label = next((c for c in found if c.casefold() == positive_label.strip().casefold()), positive_label)
     if len(found) < 2:
         raise UserInputError(f"{where} has a single class ({found[0]!r}); a classifier needs at least two")
     if positive_label is not None and positive_label not in found:
@@ -286,6 +309,20 @@ def _build(
     lookup = {name: i for i, name in enumerate(class_names)}
     labels = np.array([lookup[label] for label, _, _ in rows], dtype=np.int64)
     return LabelledTexts([text for _, text, _ in rows], labels, tuple(class_names), positive_index)
+
+
+def _fold_label_spellings(rows: list[tuple[str, str, int]]) -> list[tuple[str, str, int]]:
+    """Labels that differ only in case ("spam", "Spam", "SPAM") are one class, named by the most
+    common spelling (ties: the first in sorted order); surrounding spaces are stripped by the callers."""
+    counts = Counter(label for label, _, _ in rows)
+    spellings: dict[str, list[str]] = {}
+    for label in sorted(counts):
+        spellings.setdefault(label.casefold(), []).append(label)
+    if all(len(group) == 1 for group in spellings.values()):
+        return rows
+    name = {label: max(group, key=lambda spelling: (counts[spelling], -group.index(spelling)))
+            for group in spellings.values() for label in group}
+    return [(name[label], text, number) for label, text, number in rows]
 
 
 def drop_duplicates(data: LabelledTexts) -> LabelledTexts:
