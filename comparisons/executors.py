@@ -76,7 +76,7 @@ class LocalExecutor(Executor):
 
 
 class RayExecutor(Executor):
-    """One Ray core task per run; at most `max_concurrent` at once (default: as resources allow)."""
+    """One Ray core task per run; at most `max_concurrent` at once (default: as many as the nodes' CPUs fit)."""
 
     name = "ray"
 
@@ -100,7 +100,8 @@ class RayExecutor(Executor):
                                  f"({str(exc).splitlines()[0] if str(exc) else exc.__class__.__name__}); "
                                  "check --ray-address (auto, HOST:PORT) and that `ray start` ran") from None
         nodes = [node for node in ray.nodes() if node.get("Alive")]
-        self.node_cpus = max((node["Resources"].get("CPU", 0) for node in nodes), default=0)
+        self.cpus_per_node = [node["Resources"].get("CPU", 0) for node in nodes]
+        self.node_cpus = max(self.cpus_per_node, default=0)
         self.has_gpu = any(node["Resources"].get("GPU", 0) for node in nodes)
 
     def check(self, specs: list[RunSpec]) -> None:
@@ -123,7 +124,9 @@ class RayExecutor(Executor):
         task = ray.remote(max_retries=0)(run_on_node)
         inputs_ref = ray.put(inputs)  # once; every task reads it from the object store by value
         waiting, running = list(specs), {}
-        limit = self.max_concurrent or len(specs)
+        threads = max((spec.threads for spec in specs), default=1)
+        fits = sum(int(cpus // threads) for cpus in self.cpus_per_node)  # runs the cluster holds at once
+        limit = self.max_concurrent or max(1, fits)  # submitted = started (or about to), not a long queue
         try:
             while waiting or running:
                 while waiting and len(running) < limit:

@@ -209,6 +209,29 @@ def test_sigint_cancels_outstanding_tasks_and_leaves_no_worker_behind(tmp_path, 
     assert records == {"tfidf_logreg__seed0.json": "ok"}
 
 
+def test_a_dead_ray_worker_is_a_failed_row_and_takes_its_worker_with_it(tmp_path, ray_address):
+    marker = b"400.625"
+    out = tmp_path / "run"
+    driver = subprocess.Popen(
+        [sys.executable, "-m", "comparisons", "run", "--backends", "tfidf_logreg", "--seeds", "2", *SMALL,
+         "--timeout", marker.decode(), "--out", str(out), "--executor", "ray", "--ray-address", ray_address],
+        cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        env={**os.environ, "COMPARISONS_FAULT": "tfidf_logreg@0:hang"})
+    try:
+        assert wait_until(lambda: len(ours(marker)) == 1 and (out / "runs" / "tfidf_logreg__seed1.json").exists(), 300)
+        hanging = ours(marker)[0]
+        ray_worker = int(Path(f"/proc/{hanging}/stat").read_text().rsplit(")", 1)[1].split()[1])
+        os.kill(ray_worker, signal.SIGKILL)  # as a dead node or Ray's memory monitor would
+        _, err = driver.communicate(timeout=180)
+    finally:
+        driver.kill()
+    assert driver.returncode == 1, err.decode()[-3000:]
+    rows = pd.read_csv(out / "summary.csv").set_index("seed")
+    assert rows.loc[0, "status"] == "failed" and rows.loc[0, "reason"].startswith("ray: "), rows.loc[0, "reason"]
+    assert rows.loc[1, "status"] == "ok"
+    assert wait_until(lambda: not alive(hanging), 15), "the worker outlived its Ray worker"
+
+
 def ours(marker: bytes) -> list[int]:
     """Live worker processes whose command line carries the marker."""
     found = []
