@@ -171,10 +171,12 @@ def test_page_is_valid_html(reference, lang):
     assert not re.search(r'(src|href)="(https?:)?//', markup)
 
 
+@pytest.mark.slow  # two real tiny worker runs and a full `report`
 def test_failed_skipped_and_sweep_runs_all_show(browser, troubled):
     for lang in ("en", "zh"):
         page, requests, problems = open_page(browser, page_path(troubled, lang), width=390)  # a phone
         assert not problems and all(url.startswith(("file:", "data:")) for url in requests)
+        assert page.evaluate("document.documentElement.scrollWidth") <= 390  # wide tables scroll in their own box
         bad = page.evaluate("""Array.from(document.querySelectorAll('#problems tbody tr'),
                                r => Array.from(r.cells, c => c.textContent))""")
         assert {(row[0], row[-2]) for row in bad} == {("keras_layers", "failed"), ("hf_bert:full", "skipped")}
