@@ -66,7 +66,7 @@ def lead(verdicts: pd.DataFrame | None, metric: str, best: str, other: str, lang
         return None
     row = rows.iloc[0]
     first, second, difference, low, high = _oriented(row, best)
-    sentence = (f"{first} − {second} = {difference:+.4f} [{low:+.4f}, {high:+.4f}]: "
+    sentence = (f"{first} − {second} = {difference:+.4f} [{low:+.4f}, {high:+.4f}]" + text(": ", "：", lang)
                 + phrase(row["verdict"], row["variant_a"], row["variant_b"], lang))
     return sentence, row["verdict"] != NO_DIFFERENCE
 

@@ -220,7 +220,7 @@ def test_verdicts_come_first_with_their_intervals(tmp_path, reference):
     digest = document.find(".//section[@id='verdicts']//table")
     ap_row = next(tr for tr in digest.iter("tr") if "".join(tr.itertext()).startswith("平均精度"))
     assert ap_row.get("class") == "real"
-    assert "hf_bert:full − keras_layers = +0.0092 [+0.0012, +0.0197]: hf_bert:full 更好" in "".join(ap_row.itertext())
+    assert "hf_bert:full − keras_layers = +0.0092 [+0.0012, +0.0197]：hf_bert:full 更好" in "".join(ap_row.itertext())
     assert "2 个两两差异中有 1 个是真实的" in "".join(document.find(".//section[@id='verdicts']").itertext())
     captions = {"".join(t.find("caption").itertext()): t for t in document.iter("table") if t.find("caption") is not None}
     assert len(captions["每对模型变体在相同测试样本上的比较：平均精度 (AP)"].findall(".//tbody/tr")) == 2
