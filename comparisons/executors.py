@@ -95,7 +95,7 @@ class RayExecutor(Executor):
             else:  # join a cluster; the code travels with the job, each node has the same packages
                 ray.init(address=address, log_to_driver=False, logging_level="WARNING",
                          runtime_env={"working_dir": str(ROOT), "excludes": UPLOAD_EXCLUDES, "env_vars": env_vars})
-        except (ConnectionError, RuntimeError, ValueError) as exc:
+        except Exception as exc:  # ConnectionError, a raylet that timed out starting (a bare Exception)...
             raise UserInputError(f"cannot start or reach Ray at {address or 'a new local instance'} "
                                  f"({str(exc).splitlines()[0] if str(exc) else exc.__class__.__name__}); "
                                  "check --ray-address (auto, HOST:PORT) and that `ray start` ran") from None
