@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from common.errors import UserInputError
 from common.redaction import redact
 from comparisons.comparability import select_runs
 from comparisons.i18n import check_language, label, text
@@ -388,8 +389,9 @@ def main(argv=None) -> int:
     try:
         languages = [check_language(args.lang)] if args.lang else ["en"] + (["zh"] if (args.out / "zh").is_dir() else [])
         if not (args.out / "manifest.json").exists() or not read_runs(args.out):
-            raise ValueError(f"{args.out} holds no finished runs; run `python -m comparisons run --out {args.out}` first")
-    except Exception as exc:  # UserInputError or ValueError: one line, exit 2
+            raise UserInputError(f"{args.out} holds no finished runs; "
+                                 f"run `python -m comparisons run --out {args.out}` first")
+    except UserInputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     for lang in languages:

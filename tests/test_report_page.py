@@ -232,3 +232,13 @@ def test_no_raw_message_text_on_the_page(reference):
     pages = [page_path(reference, lang).read_text(encoding="utf-8") for lang in ("en", "zh")]
     messages = [m for m in load(DataSpec()).texts if len(m) >= 25]
     assert not [m for m in messages if any(escape(m) in page or m in page for page in pages)]
+
+
+def test_page_command_says_what_is_wrong_in_one_line(tmp_path, capsys):
+    from comparisons.report_page import main as page_main
+
+    assert page_main(["--out", str(tmp_path)]) == 2
+    assert page_main(["--out", str(tmp_path), "--lang", "fr"]) == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 2 and all(line.startswith("error: ") for line in lines)
+    assert not list(tmp_path.iterdir())  # nothing written
