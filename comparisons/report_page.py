@@ -288,7 +288,7 @@ def _history(ok: list[dict], lang: str) -> tuple[list[str], list[list], str] | N
 
 
 def _step(step: dict) -> str:
-    ap, loss = step.get("valid_average_precision"), step.get("train_loss")
+    ap, loss = step.get("valid_average_precision", step.get("score")), step.get("train_loss")  # score: BestEpoch's
     return f"{'—' if ap is None else f'{ap:.4f}'} / {'—' if loss is None else f'{loss:.4f}'}"
 
 
