@@ -132,8 +132,15 @@ def test_local_executor_refuses_ray_options(tmp_path, capsys):
 @pytest.fixture(scope="module")
 def ray_address():
     ray = pytest.importorskip("ray")
-    context = ray.init(num_cpus=2, object_store_memory=100 * 2**20, include_dashboard=False,
-                       log_to_driver=False, logging_level="WARNING")
+    for attempt in range(3):  # on an overloaded machine the raylet may miss Ray's fixed 30 s start-up window
+        try:
+            context = ray.init(num_cpus=2, object_store_memory=100 * 2**20, include_dashboard=False,
+                               log_to_driver=False, logging_level="WARNING")
+            break
+        except Exception:
+            ray.shutdown()
+            if attempt == 2:
+                raise
     yield context.address_info["gcs_address"]
     ray.shutdown()
 
