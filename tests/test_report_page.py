@@ -232,6 +232,8 @@ def test_no_raw_message_text_on_the_page(reference):
     pages = [page_path(reference, lang).read_text(encoding="utf-8") for lang in ("en", "zh")]
     messages = [m for m in load(DataSpec()).texts if len(m) >= 25]
     assert not [m for m in messages if any(escape(m) in page or m in page for page in pages)]
+    for page in pages:  # nor a phone-like digit run, even one that base64 spelled by chance (report_html)
+        assert not re.search(r"(?<![0-9a-f])\d{5}[\d ]{4,}\d(?![0-9a-f])|https?://", page)
 
 
 def test_page_command_says_what_is_wrong_in_one_line(tmp_path, capsys):
