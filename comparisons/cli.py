@@ -228,7 +228,7 @@ def run_in_folder(args, out: Path, variants, data, split, spec, executor) -> int
     finally:
         executor.close()
         write_all_reports(out, args.lang)
-    print(f"results: {out}/summary.csv, {out}/summary_table.md, {out}/figures/", file=sys.stderr)
+    print(f"results: open {out}/report.html (tables, figures, verdicts, details); {out}/summary.csv", file=sys.stderr)
     return 1 if failed else 0
 
 
