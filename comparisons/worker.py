@@ -4,6 +4,13 @@ Run by an executor as `python -m comparisons.worker --out DIR --spec JSON` with 
 (RunInputs JSON) on stdin, so it reads no file of the driver's; it imports the one backend it
 runs. Exit codes: 0 done (its JSON is written), 3 a dependency is missing (skipped), other
 non-zero = failed (the orchestrator writes the failed row from the last stderr line).
+
+Costs are measured alike for every backend (comparisons.measure): fit wall time with epochs run
+and s/epoch, the training peak RSS, warm latency, throughput over the test texts at one batch
+size with compilation apart; then the saved model is served by a fresh process
+(comparisons.serve_probe) for cold start and serving memory. The record carries what makes runs
+comparable (comparisons.comparability): code commit and dirty flag, threads, requested device,
+profile, split and data hashes, library versions.
 """
 from __future__ import annotations
 
