@@ -1,4 +1,4 @@
-"""keras_layers: parity with torch_scratch (parameters, logits, one training step), padding, saving, contract."""
+"""keras_layers: twin of torch_scratch (parameters, logits, start, one step, one epoch), model.fit, padding, saving."""
 from __future__ import annotations
 
 import json
@@ -15,16 +15,24 @@ keras = pytest.importorskip("keras")
 torch = pytest.importorskip("torch")
 
 from backends.keras_layers import KerasLayersBackend, build_keras_model  # noqa: E402
-from backends.keras_layers.backend import WarmupLinearDecay, full_batch, make_optimizer  # noqa: E402
-from backends.keras_layers.parity import copy_torch_weights  # noqa: E402
+from backends.keras_layers.parity import copy_torch_weights, load_state  # noqa: E402
+from backends.keras_layers.training import (  # noqa: E402
+    BestValidationAP,
+    SharedOrderBatches,
+    WarmupLinearDecay,
+    full_batch,
+    make_optimizer,
+)
+from backends.torch_scratch import TorchScratchBackend  # noqa: E402
 from backends.torch_scratch.backend import warmup_then_linear_decay  # noqa: E402
 from backends.torch_scratch.encoder import build_model  # noqa: E402
+from common.initial_weights import initial_state  # noqa: E402
 from common.config import EncoderConfig  # noqa: E402
 from common.vocabulary import Vocabulary  # noqa: E402
 from tests.backend_contract import check_backend_contract  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
-TINY = dict(d_model=16, num_heads=2, num_layers=1, ff_dim=32, max_len=24, epochs=2, batch_size=16)
+TINY = dict(d_model=16, num_heads=2, num_layers=1, ff_dim=32, max_len=24, epochs=2, batch_size=16, min_steps=0)
 VARIANTS = [  # (norm, positional, pooling)
     ("pre", "learned", "mean"), ("post", "sinusoidal", "mean"), ("pre", "sinusoidal", "cls"), ("post", "learned", "cls"),
 ]
@@ -131,9 +139,7 @@ def test_schedule_and_one_training_step_match_torch(sms_ids):
     keras_model = build_keras_model(config)
     copy_torch_weights(torch_model, keras_model)
     before = [keras.ops.convert_to_numpy(w).copy() for w in keras_model.weights]
-    optimizer = make_optimizer(keras_model, config, total_steps=4)
-    # Keras adds epsilon to sqrt(v) before bias correction, torch after: equal at step 1 with this epsilon
-    optimizer.epsilon = 1e-8 * math.sqrt(1 - optimizer.beta_2)
+    optimizer = make_optimizer(keras_model, config, total_steps=4)  # the production optimizer, unpatched
     keras_model.compile(optimizer=optimizer, loss=keras.losses.SparseCategoricalCrossentropy(
         from_logits=True, reduction="mean_with_sample_weight"))
     batch_ids, batch_labels, weights = full_batch(ids.astype("int32"), labels.astype("int32"), 8)
@@ -157,6 +163,85 @@ def test_schedule_and_one_training_step_match_torch(sms_ids):
         mine, theirs = keras.ops.convert_to_numpy(mine), keras.ops.convert_to_numpy(theirs)
         assert np.abs(theirs - start).max() > 1e-3, "the step must really move every weight"
         np.testing.assert_allclose(mine, theirs, atol=2e-6, rtol=0)
+
+
+@pytest.mark.parametrize("norm, positional, pooling", VARIANTS[:2] + VARIANTS[3:])
+def test_same_seed_gives_both_twins_the_same_initial_logits(norm, positional, pooling, sms_ids):
+    config = tiny_config(norm, positional, pooling)
+    torch_model = build_model(config, seed=11).eval()  # common.initial_weights, loaded by name
+    keras_model = build_keras_model(config)
+    load_state(keras_model, initial_state(config, 11), config)  # the same arrays through the parity map
+    with torch.no_grad():
+        expected = torch_model(torch.as_tensor(sms_ids)).numpy()
+    np.testing.assert_allclose(keras_logits(keras_model, sms_ids), expected, atol=1e-5, rtol=0)
+    other = build_model(config, seed=12).eval()
+    with torch.no_grad():
+        assert np.abs(other(torch.as_tensor(sms_ids)).numpy() - expected).max() > 1e-5, "seeds must differ"
+
+
+def test_twins_train_alike_over_a_whole_epoch(tiny_splits):
+    """Dropout 0: same start, same batches, same optimizer -> same epoch loss and validation AP (1e-4)."""
+    train, valid, test = tiny_splits
+    config = {**TINY, "num_layers": 2, "dropout": 0.0, "epochs": 1}
+    twins = [make(config=config, seed=5, progress=False).fit(train, valid)
+             for make in (TorchScratchBackend, KerasLayersBackend)]
+    (torch_epoch,), (keras_epoch,) = (twin.fit_info_["history"] for twin in twins)
+    assert torch_epoch["train_loss"] == pytest.approx(keras_epoch["train_loss"], abs=1e-4)
+    assert torch_epoch["valid_average_precision"] == pytest.approx(keras_epoch["valid_average_precision"], abs=1e-4)
+    assert twins[0].fit_info_["batch_size"] == twins[1].fit_info_["batch_size"]
+    np.testing.assert_allclose(twins[1].predict_proba(test.texts), twins[0].predict_proba(test.texts), atol=1e-3)
+
+
+def test_keras_fit_goes_through_model_fit_and_restores_the_best_epoch(tiny_splits, monkeypatch):
+    """Validation scores scripted 0.5, 0.9, 0.7: the weights kept are epoch 2's, not the last epoch's."""
+    train, valid, _ = tiny_splits
+    scripted, per_epoch, seen = iter([0.5, 0.9, 0.7]), {}, {}
+
+    class Recorder(keras.callbacks.Callback):  # runs before BestValidationAP's on_train_end
+        def on_epoch_end(self, epoch, logs=None):
+            per_epoch[epoch + 1] = [np.array(w) for w in self.model.get_weights()]
+
+    original_fit = keras.Model.fit
+
+    def spying_fit(model, data, **kwargs):
+        seen["data"], seen["callbacks"] = data, kwargs["callbacks"]
+        return original_fit(model, data, **{**kwargs, "callbacks": [Recorder(), *kwargs["callbacks"]]})
+
+    monkeypatch.setattr(keras.Model, "fit", spying_fit)
+    monkeypatch.setattr("backends.keras_layers.backend.validation_average_precision", lambda *a: next(scripted))
+    backend = KerasLayersBackend(config={**TINY, "epochs": 3}, seed=0, progress=False).fit(train, valid)
+    assert isinstance(seen["data"], SharedOrderBatches)
+    assert any(isinstance(c, BestValidationAP) for c in seen["callbacks"])
+    assert backend.fit_info_["best_epoch"] == 2 and backend.fit_info_["epochs_run"] == 3
+    kept = [np.array(w) for w in backend.model_.get_weights()]
+    assert all(np.array_equal(k, w) for k, w in zip(kept, per_epoch[2])), "the best epoch's weights are kept"
+    assert any(not np.array_equal(k, w) for k, w in zip(kept, per_epoch[3]))
+    # every step of epoch e drew epoch e's batches, in order (the first calls only let Keras read the shapes)
+    steps = len(seen["data"])
+    assert seen["data"].served[-3 * steps:] == [(e, i) for e in (1, 2, 3) for i in range(steps)]
+
+
+@pytest.mark.parametrize("make", [TorchScratchBackend, KerasLayersBackend], ids=["torch", "keras"])
+def test_scratch_twins_fit_on_fifty_messages(make, tiny_data):
+    """50 stratified training messages: the budget grows (min_steps 40 here, to stay fast), the batch shrinks,
+    the output stays finite and the vocabulary comes from those 50 messages only."""
+    from common.splits import stratified_split
+
+    split = stratified_split(tiny_data)
+    train_all, valid, test = (tiny_data.subset(getattr(split, name)) for name in ("train", "valid", "test"))
+    labels = np.asarray(train_all.labels)
+    keep = np.concatenate([np.flatnonzero(labels == c)[:25] for c in (0, 1)])
+    train = train_all.subset(keep)
+    config = {key: TINY[key] for key in ("d_model", "num_heads", "num_layers", "ff_dim", "max_len")}
+    backend = make(config={**config, "min_steps": 40}, seed=0, progress=False).fit(train, valid)
+    info = backend.fit_info_
+    assert info["train_rows"] == 50 and info["batch_size"] <= 50 and info["epochs_planned"] >= 6
+    assert info["epochs_planned"] * info["steps_per_epoch"] >= 40
+    assert all(math.isfinite(h["train_loss"]) for h in info["history"])
+    seen = {token for text in train.texts for token in backend.vocabulary_.tokenize(text)}
+    assert set(backend.vocabulary_.itos[2:]) <= seen, "the vocabulary comes from the 50 messages only"
+    proba = backend.predict_proba(test.texts)
+    assert np.isfinite(proba).all() and proba.shape == (len(test), 2)
 
 
 def test_saved_keras_file_loads_with_custom_layers(tmp_path, sms_ids):

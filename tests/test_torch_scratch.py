@@ -235,3 +235,34 @@ def test_bad_settings_raise_user_input_errors(tiny_splits):
         build("torch_scratch", config={"d_modle": 8}, progress=False).fit(train, valid)
     with pytest.raises(UserInputError, match="attention"):
         build("torch_scratch", config=dict(TINY), attention="flash", progress=False).fit(train, valid)
+
+
+def test_seeded_build_loads_the_shared_numpy_state_and_ignores_torch_rng():
+    from common.initial_weights import initial_state
+
+    config = EncoderConfig(**{**TINY, "vocab_size": 50, "pooling": "cls"})
+    torch.manual_seed(1)
+    first = build_model(config, seed=4)
+    torch.manual_seed(2)  # torch's generator plays no part in the seeded start
+    second = build_model(config, seed=4)
+    state = initial_state(config, 4)
+    assert set(first.state_dict()) == set(state)
+    for name, value in first.state_dict().items():
+        np.testing.assert_array_equal(value.numpy(), state[name])
+        torch.testing.assert_close(second.state_dict()[name], value, rtol=0, atol=0)
+
+
+def test_fit_records_the_budget_and_the_recipe(fitted):
+    info = fitted.fit_info_
+    assert info["batch_size"] <= 16 and info["steps_per_epoch"] * info["batch_size"] >= info["train_rows"]
+    assert info["best_valid_average_precision"] == max(h["valid_average_precision"] for h in info["history"])
+    assert info["tokenizer"] == fitted.tokenizer and "decisions" in info["recipe"]
+
+
+def test_one_class_validation_is_refused(tiny_splits):
+    from common.selection import UnusableValidationError
+
+    train, valid, _ = tiny_splits
+    one_class = valid.subset(np.flatnonzero(np.asarray(valid.labels) == 0))
+    with pytest.raises(UnusableValidationError, match="at least two classes"):
+        make(0).fit(train, one_class)

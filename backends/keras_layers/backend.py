@@ -1,9 +1,15 @@
 """KerasLayersBackend: the Keras 3 encoder behind the Backend contract (fit, predict, save, load).
 
-Training mirrors torch_scratch: AdamW (decay on matrices only), global-norm clipping, linear
-warm-up then linear decay per step, shuffled mini-batches, epoch chosen on validation AP.
-Inference uses `predict_on_batch`, Keras's compiled (traced; XLA on TensorFlow) predict step,
-not eager `model(x)`.
+Trained the Keras way: `model.fit` on a keras.utils.PyDataset with a callback that scores
+validation AP after each epoch and restores the best epoch's weights (backends/keras_layers/
+training.py), the Keras progress bar when progress=True. The twin of torch_scratch: the same
+numpy initial state (common.initial_weights, loaded through the parity map), the same batches in
+the same order (common.batching.epoch_batches), the same AdamW settings, schedule, clipping,
+budget that scales with the data and epoch choice (common.selection.BestEpoch). With dropout 0
+the two follow the same trajectory (tested to 1e-4 over an epoch); dropout masks are Keras's own,
+so with dropout > 0 they differ by that. The recipe and the validation figures behind it:
+common/recipe.py, recorded in fit_info_["recipe"].
+Inference uses Keras's compiled (traced; XLA on TensorFlow) predict step, not eager `model(x)`.
 
 vectorizer="shared": common.vocabulary (the same ids as torch_scratch, so weights are
 interchangeable). vectorizer="textvectorization": keras.layers.TextVectorization adapted on
@@ -15,22 +21,25 @@ TensorFlow installed whatever KERAS_BACKEND is. Ids are the same convention: 0 p
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
 from typing import Sequence
 
 import keras
 import numpy as np
 from keras import ops
-from tqdm.auto import tqdm
 
 from backends.base import Backend, ParamCount
 from backends.keras_layers.model import build_keras_model
+from backends.keras_layers.parity import load_state
+from backends.keras_layers.training import BestValidationAP, SharedOrderBatches, compile_for_training
+from common.batching import training_budget
 from common.config import EncoderConfig
 from common.datasets import LabelledTexts
 from common.errors import UserInputError
-from common.metrics import classification_metrics
-from common.vocabulary import PAD_ID, Vocabulary
+from common.initial_weights import initial_state
+from common.recipe import RECIPE
+from common.selection import check_validation_labels, validation_average_precision
+from common.vocabulary import TOKENIZERS, fit_vocabulary, load_vocabulary, trim_padding
 
 VECTORIZERS = ("shared", "textvectorization")
 INFERENCE_BATCH = 256  # rows per compiled predict call in predict_proba
@@ -72,69 +81,19 @@ def resolve_device(device: str) -> str:
     return name
 
 
-def trim_padding(ids: np.ndarray, bucket: int = LENGTH_BUCKET) -> np.ndarray:
-    """Drop all-padding columns at the right, keeping a multiple of `bucket` (>= 1 column)."""
-    longest = int((ids != PAD_ID).sum(axis=1).max(initial=0))
-    width = min(ids.shape[1], max(bucket, bucket * math.ceil(longest / bucket)))
-    return ids[:, : max(1, width)]
-
-
-def full_batch(ids: np.ndarray, labels: np.ndarray, batch_size: int) -> tuple[np.ndarray, ...]:
-    """Pad a short last batch with all-<pad> rows of weight 0, so every step has one shape.
-
-    TensorFlow traces the train step once per input shape (seconds each). Rows stay at max_len
-    (torch_scratch trims them; the logits are the same) and the loss, reduced with
-    "mean_with_sample_weight", is the mean over the real rows only, as in torch.
-    """
-    missing = batch_size - len(ids)
-    weights = np.concatenate([np.ones(len(ids), "float32"), np.zeros(missing, "float32")])
-    ids = np.concatenate([ids, np.full((missing, ids.shape[1]), PAD_ID, ids.dtype)])
-    labels = np.concatenate([labels, np.zeros(missing, labels.dtype)])
-    return ids, labels, weights  # (batch_size, max_len), (batch_size,), (batch_size,)
-
-
-@keras.saving.register_keras_serializable(package="transformer_compare")
-class WarmupLinearDecay(keras.optimizers.schedules.LearningRateSchedule):
-    """peak * factor(step): 0 -> 1 over the warm-up steps, then linearly to 0 (torch_scratch's rule)."""
-
-    def __init__(self, peak_learning_rate: float, total_steps: int, warmup_steps: int):
-        self.peak_learning_rate = peak_learning_rate
-        self.total_steps, self.warmup_steps = total_steps, warmup_steps
-
-    def __call__(self, step):
-        step = ops.cast(step, "float32")
-        warmup = (step + 1.0) / self.warmup_steps
-        decay = ops.maximum(0.0, (self.total_steps - step) / max(1, self.total_steps - self.warmup_steps))
-        return self.peak_learning_rate * ops.where(step < self.warmup_steps, warmup, decay)
-
-    def get_config(self):
-        return {"peak_learning_rate": self.peak_learning_rate, "total_steps": self.total_steps,
-                "warmup_steps": self.warmup_steps}
-
-
-def make_optimizer(model: keras.Model, config: EncoderConfig, total_steps: int) -> keras.optimizers.AdamW:
-    """AdamW as torch_scratch sets it: torch's epsilon, decay on matrices only, clipped, scheduled."""
-    schedule = WarmupLinearDecay(config.learning_rate, total_steps, max(1, round(config.warmup_fraction * total_steps)))
-    optimizer = keras.optimizers.AdamW(learning_rate=schedule, weight_decay=config.weight_decay, epsilon=1e-8,
-                                       global_clipnorm=config.clip_norm)
-    # nanoGPT's rule: no decay on biases (Keras keeps attention biases as (H, d_k)) or LayerNorm gamma/beta
-    no_decay = [w for w in model.trainable_weights if len(w.shape) < 2 or w.path.endswith(("/bias", "/gamma", "/beta"))]
-    optimizer.exclude_from_weight_decay(var_list=no_decay)
-    return optimizer
-
-
 class KerasLayersBackend(Backend):
     """TokenAndPositionEmbedding + TransformerBlock classifier in Keras 3, trained with AdamW."""
 
     name = "keras_layers"
 
     def __init__(self, config: dict | None = None, seed: int = 0, device: str = "auto",
-                 vectorizer: str = "shared", vocab_min_count: int = 2, vocab_max_size: int = 8000,
-                 progress: bool = True):
+                 vectorizer: str = "shared", tokenizer: str = RECIPE["tokenizer"], vocab_min_count: int = 2,
+                 vocab_max_size: int = 8000, progress: bool = True):
         self.config = config
         self.seed = seed
         self.device = device
         self.vectorizer = vectorizer
+        self.tokenizer = tokenizer
         self.vocab_min_count = vocab_min_count
         self.vocab_max_size = vocab_max_size
         self.progress = progress
@@ -143,7 +102,7 @@ class KerasLayersBackend(Backend):
     def _fit_vectorizer(self, texts: list[str], max_len: int) -> int:
         """Fit the vocabulary on the training texts; return the vocabulary size."""
         if self.vectorizer == "shared":
-            self.vocabulary_ = Vocabulary.fit(texts, self.vocab_min_count, self.vocab_max_size)
+            self.vocabulary_ = fit_vocabulary(self.tokenizer, texts, self.vocab_min_count, self.vocab_max_size)
             return len(self.vocabulary_)
         self.text_vectorization_ = self._text_vectorization(max_len)
         self.text_vectorization_.adapt(texts)
@@ -170,7 +129,7 @@ class KerasLayersBackend(Backend):
     # -- fitting -------------------------------------------------------------------------------
     def _settings(self, vocab_size: int, num_classes: int) -> EncoderConfig:
         """EncoderConfig from the overrides, with vocab_size and num_classes taken from the data."""
-        values = {**(self.config or {}), "vocab_size": vocab_size, "num_classes": num_classes}
+        values = {**RECIPE["config"], **(self.config or {}), "vocab_size": vocab_size, "num_classes": num_classes}
         return EncoderConfig.from_dict(values)
 
     def _check_settings(self, train: LabelledTexts, valid: LabelledTexts) -> None:
@@ -178,53 +137,47 @@ class KerasLayersBackend(Backend):
             raise UserInputError(f"config must be a dict of EncoderConfig settings, not {type(self.config).__name__}")
         if self.vectorizer not in VECTORIZERS:
             raise UserInputError(f"vectorizer={self.vectorizer!r} is not one of {VECTORIZERS}")
+        if self.tokenizer not in TOKENIZERS:
+            raise UserInputError(f"tokenizer={self.tokenizer!r} is not one of {TOKENIZERS}")
         if len(train) == 0 or len(valid) == 0:
             raise UserInputError("train and valid must each hold at least one text")
+        self._settings(2, train.n_classes)  # bad settings fail before any work
+        check_validation_labels(valid.labels, train.n_classes)
 
     def fit(self, train: LabelledTexts, valid: LabelledTexts) -> "KerasLayersBackend":
         self._check_settings(train, valid)
         self.device_ = resolve_device(self.device)
-        keras.utils.set_random_seed(self.seed)
+        keras.utils.set_random_seed(self.seed)  # dropout masks only: weights and batch order come from common
         max_len = self._settings(vocab_size=2, num_classes=train.n_classes).max_len  # needed before the vocabulary
         vocab_size = self._fit_vectorizer(list(train.texts), max_len)
         self.config_ = self._settings(vocab_size, train.n_classes)
         self.classes_ = np.arange(train.n_classes)
         cfg = self.config_
-        train_ids = self._encode(train.texts)  # (N, max_len)
-        train_labels = np.asarray(train.labels, dtype="int32")
-        steps_per_epoch = math.ceil(len(train) / cfg.batch_size)
-        shuffler = np.random.default_rng(self.seed)
+        budget = training_budget(len(train), cfg.batch_size, cfg.epochs, cfg.min_steps, cfg.max_epochs)
+        batches = SharedOrderBatches(self._encode(train.texts), np.asarray(train.labels, dtype="int32"),
+                                     budget.batch_size, self.seed)  # (B, max_len) ids, (B,) labels, (B,) weights
+
+        def valid_ap() -> float:
+            return validation_average_precision(valid.labels, self.predict_proba(valid.texts), valid.positive_index)
 
         with keras.device(self.device_):
             self.model_ = build_keras_model(cfg)
-            self.model_.compile(optimizer=make_optimizer(self.model_, cfg, steps_per_epoch * cfg.epochs),
-                                loss=keras.losses.SparseCategoricalCrossentropy(
-                                    from_logits=True, reduction="mean_with_sample_weight"))
-            history, best_weights, best_ap, best_epoch = [], None, -math.inf, 1
-            for epoch in range(1, cfg.epochs + 1):
-                order = shuffler.permutation(len(train))
-                total_loss = 0.0
-                bar = tqdm(range(0, len(train), cfg.batch_size), desc=f"keras_layers epoch {epoch}/{cfg.epochs}",
-                           disable=not self.progress, leave=False)
-                for start in bar:
-                    rows = order[start : start + cfg.batch_size]
-                    ids, labels, weights = full_batch(train_ids[rows], train_labels[rows], cfg.batch_size)
-                    loss = float(self.model_.train_on_batch(ids, labels, sample_weight=weights))
-                    total_loss += loss * len(rows)
-                    bar.set_postfix(loss=f"{loss:.4f}")
-                valid_ap = classification_metrics(
-                    valid.labels, self.predict_proba(valid.texts), valid.positive_index
-                )["average_precision"]
-                history.append({"epoch": epoch, "train_loss": total_loss / len(train),
-                                "valid_average_precision": float(valid_ap)})
-                if valid_ap > best_ap:  # ties keep the earlier epoch
-                    best_ap, best_epoch, best_weights = valid_ap, epoch, self.model_.get_weights()
+            load_state(self.model_, initial_state(cfg, self.seed), cfg)  # torch_scratch's initial weights
+            compile_for_training(self.model_, cfg, budget.total_steps)
+            keeper = BestValidationAP(valid_ap, batches, cfg.patience)
+            self.model_.fit(batches, epochs=budget.epochs, callbacks=[keeper], shuffle=False,
+                            verbose=1 if self.progress else 0)  # ends with the best epoch's weights
             # the model kept is an uncompiled twin holding the best weights: no optimizer state to save
-            self.model_ = build_keras_model(cfg)
-            self.model_.set_weights(best_weights)
-        self.fit_info_ = {"best_epoch": best_epoch, "epochs_run": cfg.epochs, "device": self.device_,
-                          "history": history, "vocab_size": vocab_size, "vectorizer": self.vectorizer,
-                          "keras_backend": keras.backend.backend()}
+            trained, self.model_ = self.model_, build_keras_model(cfg)
+            self.model_.set_weights(trained.get_weights())
+        best = keeper.best
+        self.fit_info_ = {"best_epoch": best.best_epoch, "best_valid_average_precision": best.best_score,
+                          "epochs_run": len(keeper.history), "epochs_planned": budget.epochs,
+                          "batch_size": budget.batch_size, "steps_per_epoch": budget.steps_per_epoch,
+                          "train_rows": len(train), "device": self.device_, "history": keeper.history,
+                          "tokenizer": self.tokenizer if self.vectorizer == "shared" else "textvectorization",
+                          "vocab_size": vocab_size, "vectorizer": self.vectorizer,
+                          "keras_backend": keras.backend.backend(), "recipe": RECIPE}
         return self
 
     # -- inference -----------------------------------------------------------------------------
@@ -252,7 +205,7 @@ class KerasLayersBackend(Backend):
         forward, chunks = self._forward(), []
         with keras.device(self.device_):
             for start in range(0, len(ids), INFERENCE_BATCH):
-                batch = trim_padding(ids[start : start + INFERENCE_BATCH])
+                batch = trim_padding(ids[start : start + INFERENCE_BATCH], LENGTH_BUCKET)
                 chunks.append(np.asarray(forward(batch), dtype=np.float64))
         return np.concatenate(chunks) if chunks else np.zeros((0, len(self.classes_)))
 
@@ -302,7 +255,7 @@ class KerasLayersBackend(Backend):
         backend.classes_ = np.arange(backend.config_.num_classes)
         backend.fit_info_ = saved["fit_info"]
         if backend.vectorizer == "shared":
-            backend.vocabulary_ = Vocabulary.load(directory / VOCABULARY_FILE)
+            backend.vocabulary_ = load_vocabulary(directory / VOCABULARY_FILE)
         else:
             vocabulary = json.loads((directory / VOCABULARY_FILE).read_text())["text_vectorization"]
             backend.text_vectorization_ = backend._text_vectorization(backend.config_.max_len, vocabulary)

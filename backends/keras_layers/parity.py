@@ -1,28 +1,29 @@
-"""Copy a torch_scratch TransformerClassifier's weights into its Keras twin (tests and the course).
+"""The parity map: torch_scratch's parameter names and layouts -> keras_layers weight paths.
 
-This module imports torch; the keras_layers backend never imports it. Layout differences:
-nn.Linear weight is (out, in), a Keras Dense kernel is (in, out); Keras MultiHeadAttention keeps
-q/k/v kernels as (d, H, d_k) with biases (H, d_k), and the output kernel as (H, d_k, d).
+Framework-free (numpy in, numpy out), so the keras_layers backend uses it to load the shared
+initial state (common.initial_weights) without importing torch, and tests use it to copy a
+torch model's weights into its Keras twin. Layout differences: nn.Linear weight is (out, in),
+a Keras Dense kernel is (in, out); Keras MultiHeadAttention keeps q/k/v kernels as (d, H, d_k)
+with biases (H, d_k), and the output kernel as (H, d_k, d).
 """
 from __future__ import annotations
 
+from typing import Mapping
+
 import numpy as np
 
-
-def _numpy(tensor) -> np.ndarray:
-    return tensor.detach().cpu().numpy().astype("float32")
+from common.config import EncoderConfig
 
 
-def keras_weights_from_torch(torch_model) -> dict[str, np.ndarray]:
-    """Keras weight path -> value, for every parameter of a torch_scratch TransformerClassifier."""
-    config = torch_model.config
+def keras_weights_from_state(state: Mapping[str, np.ndarray], config: EncoderConfig) -> dict[str, np.ndarray]:
+    """Keras weight path -> value, from a torch-named state (numpy arrays, torch layouts)."""
+    state = {name: np.asarray(value, dtype="float32") for name, value in state.items()}
     heads, head_dim, d = config.num_heads, config.head_dim, config.d_model
-    state = {name: _numpy(value) for name, value in torch_model.state_dict().items()}
-    out = {"embedding/token_embedding/embeddings": state["token_embedding.weight"]}  # (V, d)
+    out = {"embedding/token_embedding/embeddings": state["embedding.token_embedding.weight"]}  # (V, d)
     if config.positional == "learned":
-        out["embedding/position_embedding/embeddings"] = state["position.embedding.weight"]  # (L, d)
+        out["embedding/position_embedding/embeddings"] = state["embedding.position_embedding.weight"]  # (L, d)
     if config.pooling == "cls":
-        out["embedding/cls_token"] = state["cls_token"]  # (1, 1, d)
+        out["embedding/cls_token"] = state["embedding.cls_token"]  # (1, 1, d)
     for i in range(config.num_layers):
         torch_block, keras_block = f"blocks.{i}", f"block_{i}"
         for norm in ("norm1", "norm2"):
@@ -44,11 +45,10 @@ def keras_weights_from_torch(torch_model) -> dict[str, np.ndarray]:
     return out
 
 
-def copy_torch_weights(torch_model, keras_model) -> None:
-    """Assign every torch parameter to its Keras twin; fail loudly on any unmatched name or shape."""
-    values = keras_weights_from_torch(torch_model)
-    n_torch = sum(1 for _ in torch_model.parameters())
-    assert len(values) == n_torch, f"mapped {len(values)} weights but torch has {n_torch} parameters"
+def load_state(keras_model, state: Mapping[str, np.ndarray], config: EncoderConfig) -> None:
+    """Assign a torch-named numpy state to the Keras twin; fail loudly on any unmatched name or shape."""
+    values = keras_weights_from_state(state, config)
+    assert len(values) == len(state), f"mapped {len(values)} weights but the state holds {len(state)}"
     keras_paths = {weight.path for weight in keras_model.weights}
     missing, unused = sorted(keras_paths - set(values)), sorted(set(values) - keras_paths)
     assert not missing and not unused, f"keras weights without a torch twin: {missing}; unused: {unused}"
@@ -56,3 +56,21 @@ def copy_torch_weights(torch_model, keras_model) -> None:
         value = values[weight.path]
         assert tuple(weight.shape) == value.shape, f"{weight.path}: keras {tuple(weight.shape)} != {value.shape}"
         weight.assign(value)
+
+
+def keras_weights_from_torch(torch_model) -> dict[str, np.ndarray]:
+    """Keras weight path -> value, for every parameter of a torch_scratch TransformerClassifier."""
+    return keras_weights_from_state(torch_state(torch_model), torch_model.config)
+
+
+def torch_state(torch_model) -> dict[str, np.ndarray]:
+    """A torch model's persistent state as float32 numpy arrays (no torch import needed here)."""
+    return {name: value.detach().cpu().numpy().astype("float32") for name, value in torch_model.state_dict().items()}
+
+
+def copy_torch_weights(torch_model, keras_model) -> None:
+    """Assign every torch parameter to its Keras twin (tests and the course)."""
+    n_torch = sum(1 for _ in torch_model.parameters())
+    state = torch_state(torch_model)
+    assert len(state) == n_torch, f"torch state holds {len(state)} arrays for {n_torch} parameters"
+    load_state(keras_model, state, torch_model.config)
