@@ -36,3 +36,18 @@ def test_main_quick_writes_redacted_outputs(tmp_path, tiny_splits, capsys):
     written = capsys.readouterr().out + "".join(p.read_text(encoding="utf-8") for p in tmp_path.glob("*.[cmj]*"))
     assert number not in written
     assert (tmp_path / "attention_map.png").stat().st_size > 0
+
+
+def test_flatness_is_one_for_a_uniform_map_and_zero_for_a_one_hot_map():
+    assert module.flatness(np.full((5, 5), 0.2)) == 1.0 or abs(module.flatness(np.full((5, 5), 0.2)) - 1.0) < 1e-9
+    assert module.flatness(np.eye(5)) < 1e-6
+
+
+def test_the_map_comes_from_the_best_validation_epoch(tmp_path):
+    assert module.main(["--out", str(tmp_path), "--quick", "--epochs", "3"]) == 0
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    scores = [h["valid_average_precision"] for h in summary["history"]]
+    assert summary["best_epoch"] == 1 + int(np.argmax(scores))  # ties keep the earlier epoch, as argmax does
+    assert summary["epochs_run"] == len(scores) <= 3
+    assert summary["config"]["epochs"] == 3 and summary["config"]["patience"] == module.PATIENCE
+    assert 0.0 < summary["flatness"] <= 1.0

@@ -16,6 +16,37 @@ A straight line fitted to log(cost) against log(T) gives the exponent: about 2 f
 
     python -m comparisons.course.attention_cost [--out DIR] [--lang en|zh] [--lengths 64 128 ...]
 """
+# %% [markdown]
+# # 第 7 课　注意力的代价：随序列长度 $T$ 的平方增长
+#
+# 自注意力为每一对 (查询, 键) 算一个得分，得分矩阵是 $T \times T$。批量为 $B$、头数为 $H$ 时，
+# 注意力矩阵有 $B \cdot H \cdot T^2$ 个元素，float32 下占 $4 B H T^2$ 字节：**$T$ 翻倍，元素数变为 4 倍**。
+# 这就是长文本 Transformer 昂贵的原因 (时间复杂度和空间复杂度都是 $O(T^2)$)。
+#
+# 本课对 $T = 64 \dots 1024$ 测量两种实现：
+# - 从零实现的注意力：真的构造出 $(T, T)$ 权重矩阵；
+# - PyTorch 的融合算子 `F.scaled_dot_product_attention`：在 CPU 上分块计算，从不保存整个矩阵。
+#
+# 测量三样东西：矩阵元素数和字节数 (精确计算)；每次调用的时间 (预热后重复多次取中位数，用套件统一的计时函数
+# `comparisons.measure.time_calls`)；峰值内存 (常驻内存 RSS 的峰值 VmHWM，在子进程中测量，见 `comparisons.measure`)。
+# 在双对数坐标中拟合一条直线，斜率就是指数：矩阵的指数约为 2。
+#
+# <!-- en -->
+# # Lesson 7. The cost of attention grows with the square of the sequence length $T$
+#
+# Self-attention scores every (query, key) pair: the score matrix is $T \times T$. With batch $B$ and $H$
+# heads the attention matrix has $B \cdot H \cdot T^2$ elements, $4 B H T^2$ bytes in float32: **double $T$
+# and the elements quadruple**. This is why long inputs make Transformers expensive ($O(T^2)$ time and memory).
+#
+# For $T = 64 \dots 1024$ the lesson measures two implementations:
+# - the scratch attention, which builds the $(T, T)$ weight matrix;
+# - PyTorch's fused `F.scaled_dot_product_attention`, which on CPU works in tiles and never holds the whole matrix.
+#
+# Three measurements: the matrix's elements and bytes (computed exactly); time per call (median of repeats
+# after warm-up, with the suite's timer `comparisons.measure.time_calls`); peak memory (the resident-memory
+# peak VmHWM, measured in a child process, see `comparisons.measure`). A straight line on log-log axes
+# gives the exponent: about 2 for the matrix.
+
 # %% imports
 from __future__ import annotations
 
@@ -119,6 +150,18 @@ def _memory_child(args: argparse.Namespace) -> int:
     return 0
 
 
+# %% [markdown]
+# ## 1. 指数：$\log(\text{代价})$ 对 $\log T$ 的斜率
+#
+# 若代价 $c = a\,T^p$，则 $\log c = \log a + p \log T$：在双对数坐标中是斜率为 $p$ 的直线。
+# `loglog_exponent` 用最小二乘求这个斜率。
+#
+# <!-- en -->
+# ## 1. The exponent: the slope of $\log(\text{cost})$ against $\log T$
+#
+# If the cost is $c = a\,T^p$ then $\log c = \log a + p \log T$, a straight line of slope $p$ on log-log
+# axes. `loglog_exponent` finds that slope by least squares.
+
 # %% the exponent: slope of log(cost) against log(T)
 def loglog_exponent(lengths, costs) -> float:
     """Least-squares slope of log(cost) on log(T); NaN with fewer than two positive costs."""
@@ -128,6 +171,21 @@ def loglog_exponent(lengths, costs) -> float:
         return float("nan")
     return float(np.polyfit(np.log(lengths[keep]), np.log(costs[keep]), 1)[0])
 
+
+# %% [markdown]
+# ## 2. 图：时间和内存随 $T$ 的变化 (双对数坐标)
+#
+# **怎样读图**：两个坐标轴都是对数刻度，所以 $T^2$ 是一条直线。左图是每次调用的时间，灰色点线是
+# $\propto T^2$ 的参考线；短序列时时间由固定开销主导，曲线较平，序列变长后逐渐贴近参考线的斜率。
+# 右图黑色虚线是一个 $T\times T$ 矩阵的大小；从零实现的峰值内存增量跟着它增长，融合算子的增量小得多。
+#
+# <!-- en -->
+# ## 2. Figure: time and memory against $T$ (log-log)
+#
+# **How to read it**: both axes are logarithmic, so $T^2$ is a straight line. Left: time per call, the grey
+# dotted line is a $\propto T^2$ reference; at short lengths fixed overheads dominate and the curve is
+# flatter, at longer ones it approaches the reference slope. Right: the dashed black line is the size of one
+# $T\times T$ matrix; the scratch attention's peak-memory rise follows it, the fused kernel's stays far lower.
 
 # %% figure
 def cost_figure(frame: pd.DataFrame, lang: str):
@@ -161,6 +219,24 @@ def cost_figure(frame: pd.DataFrame, lang: str):
     fig.tight_layout()
     return fig
 
+
+# %% [markdown]
+# ## 练习
+#
+# 1. 读指数表：从零实现的时间指数是多少？为什么比 2 小？(提示：固定开销、缓存、短序列。)
+# 2. $T = 1024$、$B = 8$、$H = 4$ 时，一个注意力矩阵占多少 MiB？如果 $T = 8192$ 呢？
+# 3. 融合算子没有省下任何乘法，它省下的是什么？
+#
+# 运行：`python -m comparisons.course.attention_cost --lang zh [--lengths 64 128 256 512 1024]`。
+#
+# <!-- en -->
+# ## Exercises
+#
+# 1. Read the exponent table: what is the scratch attention's time exponent? Why below 2? (Hint: fixed overheads, caches, short lengths.)
+# 2. How many MiB is one attention matrix at $T = 1024$, $B = 8$, $H = 4$? At $T = 8192$?
+# 3. The fused kernel saves no multiplication. What does it save?
+#
+# Run: `python -m comparisons.course.attention_cost [--lengths 64 128 256 512 1024]`.
 
 # %% main
 def measure(lengths, batch: int, heads: int, head_dim: int, out, threads: int, quick: bool = False) -> pd.DataFrame:

@@ -26,11 +26,21 @@ from comparisons.outputs import atomic_write_json, save_figure, write_table
 MODULE = "attention_map"
 
 
-# %% train the model
-def train_classifier(train, valid, seed: int, quick: bool):
+# %% train the model to its best validation epoch
+EPOCHS, QUICK_EPOCHS, PATIENCE = 20, 1, 4
+
+
+def map_config(quick: bool, epochs: int | None) -> dict:
+    """The course's small encoder, trained up to `epochs` with early stopping on validation AP."""
+    return scratch_config(quick, epochs=epochs or (QUICK_EPOCHS if quick else EPOCHS), patience=PATIENCE)
+
+
+def train_classifier(train, valid, seed: int, quick: bool, epochs: int | None = None):
+    """Fit; the backend keeps the weights of the epoch with the best validation AP (common.selection)."""
     from backends.torch_scratch import TorchScratchBackend
 
-    return TorchScratchBackend(config=scratch_config(quick), seed=seed, device="cpu", progress=False).fit(train, valid)
+    return TorchScratchBackend(config=map_config(quick, epochs), seed=seed, device="cpu",
+                               progress=False).fit(train, valid)
 
 
 def last_layer_mean(backend, message: str) -> tuple[list[str], np.ndarray]:
@@ -41,13 +51,29 @@ def last_layer_mean(backend, message: str) -> tuple[list[str], np.ndarray]:
     return tokens[0], weights
 
 
+def flatness(weights: np.ndarray) -> float:
+    """Mean row entropy over log(T): 1.0 is a uniform (flat) map, lower is more focused."""
+    length = weights.shape[-1]
+    if length < 2:
+        return float("nan")
+    entropy = -(weights * np.log(np.clip(weights, 1e-12, None))).sum(axis=-1)  # (T,)
+    return float(entropy.mean() / np.log(length))
+
+
 # %% main
 def _run(args: argparse.Namespace) -> int:
+    if args.epochs is not None and args.epochs < 1:
+        raise UserInputError(f"--epochs {args.epochs} must be at least 1")
     setup_matplotlib(args.lang)
     train, valid, test = load_course_splits(args.quick)
     row = choose_message(test, args.message)
     message = test.texts[row]
-    backend = train_classifier(train, valid, seed=0, quick=args.quick)
+    backend = train_classifier(train, valid, seed=0, quick=args.quick, epochs=args.epochs)
+    info = backend.fit_info_
+    best_epoch, epochs_run = info["best_epoch"], info["epochs_run"]
+    print(text(f"best validation epoch {best_epoch} of {epochs_run} run (AP {info['best_valid_average_precision']:.4f})",
+               f"验证集上最好的轮次 {best_epoch} (共训练 {epochs_run} 轮，AP {info['best_valid_average_precision']:.4f})",
+               args.lang))
     tokens, weights = last_layer_mean(backend, message)
     labels = display_tokens(message, tokens)
     probability = float(backend.predict_proba([message])[0, 1])
@@ -62,17 +88,30 @@ def _run(args: argparse.Namespace) -> int:
         text("token (redacted)", "词 (已脱敏)", args.lang): labels,
         text("mean attention received", "平均被关注权重", args.lang): received,
     })
-    title = text(f"last layer, mean over {backend.config_.num_heads} heads — test #{row}, p(spam) = {probability:.2f}",
-                 f"最后一层，{backend.config_.num_heads} 个头的平均 — 测试短信 #{row}，p(垃圾) = {probability:.2f}",
-                 args.lang)
+    flat = flatness(weights)
+    print(text(f"flatness (mean row entropy / log T, 1 = uniform): {flat:.3f}",
+               f"平坦度 (每行熵的均值 / log T，1 = 完全均匀)：{flat:.3f}", args.lang))
+    title = text(f"last layer, mean over {backend.config_.num_heads} heads, epoch {best_epoch} (best on validation)\n"
+                 f"test #{row}, p(spam) = {probability:.2f}, flatness {flat:.2f}",
+                 f"最后一层，{backend.config_.num_heads} 个头的平均，第 {best_epoch} 轮 (验证集上最好)\n"
+                 f"测试短信 #{row}，p(垃圾) = {probability:.2f}，平坦度 {flat:.2f}", args.lang)
+    curve = pd.DataFrame({
+        text("epoch", "轮次", args.lang): [h["epoch"] for h in info["history"]],
+        text("validation AP", "验证集平均精度 (AP)", args.lang): [h["valid_average_precision"] for h in info["history"]],
+        text("chosen", "选中", args.lang): ["*" if h["epoch"] == best_epoch else "" for h in info["history"]],
+    })
     paths = [
         *write_table(table, args.out, "attention_received",
                      text("Mean attention each token receives (last layer)", "每个词平均被关注的权重 (最后一层)",
                           args.lang)),
+        *write_table(curve, args.out, "training",
+                     text("Validation AP per epoch; the map is drawn from the chosen (*) epoch",
+                          "每轮的验证集 AP；热图来自选中 (*) 的轮次", args.lang)),
         save_figure(attention_figure(weights, labels, title, args.lang), args.out / "attention_map.png"),
         atomic_write_json(args.out / "summary.json", {
             "test_row": row, "label": label_name, "spam_probability": probability, "tokens_redacted": labels,
-            "weights": weights, "config": scratch_config(args.quick),
+            "weights": weights, "flatness": flat, "best_epoch": best_epoch, "epochs_run": epochs_run,
+            "history": info["history"], "config": map_config(args.quick, args.epochs),
         }),
     ]
     report_written(paths)
@@ -83,6 +122,9 @@ def main(argv=None) -> int:
     parser = course_parser(MODULE, __doc__)
     parser.add_argument("--message", type=int, default=None,
                         help="row of the test split to show (default: the first spam of 6-24 tokens)")
+    parser.add_argument("--epochs", type=int, default=None,
+                        help=f"most epochs; validation AP chooses the best, early stop after {PATIENCE} without "
+                             f"gain (default {EPOCHS}; {QUICK_EPOCHS} with --quick)")
     return run_course(parser, argv, _run)
 
 

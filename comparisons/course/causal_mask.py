@@ -10,6 +10,36 @@ information away.
 
     python -m comparisons.course.causal_mask [--out DIR] [--lang en|zh] [--quick]
 """
+# %% [markdown]
+# # 第 5 课　因果掩码：第 $t$ 个位置只能看见 $0..t$，而分类器并不需要它
+#
+# **因果掩码** (causal mask，也叫"前瞻掩码" look-ahead mask) 是一个上三角矩阵：对 $j > t$ 的键，
+# 在 softmax 之前把得分设为 $-\infty$，于是第 $t$ 个词对后面的词的注意力权重恰好为 0：
+#
+# $$w_{tj} = \frac{\exp(s_{tj})}{\sum_{j' \le t} \exp(s_{tj'})} \ (j \le t), \qquad w_{tj} = 0 \ (j > t)$$
+#
+# 解码器 (decoder，例如 GPT) 逐词生成文本，训练时必须用它，否则模型会"偷看"要预测的下一个词。
+# 编码器 (encoder) 分类器一次读完整条短信，不需要预测下一个词，加上因果掩码只会丢掉信息。
+#
+# 本课把同一个小分类器训练两次：一次照常 (双向 bidirectional)，一次在每个注意力层加因果掩码
+# (用 PyTorch 的 forward pre-hook 加上，不复制模型代码)。先在真实短信上检查：因果模型放在"未来"词上的权重是否严格为 0；
+# 再比较两个模型的测试分数。
+#
+# <!-- en -->
+# # Lesson 5. The causal mask: position $t$ may only look at $0..t$, and a classifier does not need it
+#
+# A **causal mask** (look-ahead mask) is upper-triangular: for keys $j > t$ the score is set to $-\infty$
+# before the softmax, so token $t$ puts exactly zero weight on later tokens:
+#
+# $$w_{tj} = \frac{\exp(s_{tj})}{\sum_{j' \le t} \exp(s_{tj'})} \ (j \le t), \qquad w_{tj} = 0 \ (j > t)$$
+#
+# A decoder (GPT) writes text token by token and needs it in training, or it would peek at the token it
+# must predict. An encoder classifier reads the whole message at once; the mask only takes information away.
+#
+# The lesson trains the same small classifier twice, as it is (bidirectional) and with a causal mask in
+# every attention layer (added by a PyTorch forward pre-hook, not by copying the model). It checks on
+# real messages that the causal model's weight on the future is exactly zero, then scores both.
+
 # %% imports
 from __future__ import annotations
 
@@ -85,6 +115,18 @@ def train_pair(train, valid, seed: int, quick: bool) -> dict:
             for kind, cls in (("bidirectional", TorchScratchBackend), ("causal", causal_backend_class()))}
 
 
+# %% [markdown]
+# ## 1. 在真实短信上检查：没有任何权重落在"未来"
+#
+# `future_weight` 取出每一层、每一个头的注意力权重，统计 $j > t$ 的位置上的最大权重和总权重
+# (因果模型应为 0)，以及每行权重之和与 1 的最大偏差 (应在舍入误差以内)。
+#
+# <!-- en -->
+# ## 1. The check on real messages: no weight on the future
+#
+# `future_weight` takes every layer's and head's weights and reports the largest and total weight on
+# positions $j > t$ (zero for the causal model) and the largest deviation of a row sum from 1 (rounding only).
+
 # %% the check on real messages: no weight on the future
 def future_weight(backend, texts) -> dict:
     """Largest and total weight any query puts on a later real token, over all layers and heads,
@@ -103,6 +145,21 @@ def future_weight(backend, texts) -> dict:
             "messages": len(tokens)}
 
 
+# %% [markdown]
+# ## 2. 图：同一条短信，双向注意力与因果注意力并排
+#
+# **怎样读图**：两张热图都是最后一层、各头平均后的注意力权重，行是查询 (发出关注的词)，列是键 (被关注的词)。
+# 左图 (无因果掩码) 整个方阵都有颜色；右图 (因果掩码) 对角线以上全是 0 (最深的底色)：每个词只看它自己和它前面的词。
+# 第一个词只能看自己，所以它那一行的权重全在对角线上。
+#
+# <!-- en -->
+# ## 2. Figure: one message, bidirectional and causal attention side by side
+#
+# **How to read it**: both heatmaps are the last layer's weights averaged over heads, rows = queries,
+# columns = keys. On the left (no mask) the whole square is coloured; on the right (causal) everything
+# above the diagonal is zero: each token sees itself and the tokens before it. The first token can
+# only see itself, so its row is all on the diagonal.
+
 # %% figure
 def pair_figure(maps: dict, labels: list[str], row: int, lang: str):
     """The last layer's mean weights for one message, bidirectional beside causal."""
@@ -117,6 +174,24 @@ def pair_figure(maps: dict, labels: list[str], row: int, lang: str):
     fig.tight_layout()
     return fig
 
+
+# %% [markdown]
+# ## 练习
+#
+# 1. 读 `future_weight` 表：因果模型的最大未来权重是多少？双向模型呢？
+# 2. 比较两个模型的测试平均精度 (AP)。差别大于随机种子之间的波动吗？(用 `--seeds 3` 再跑一次。)
+# 3. 因果模型用平均池化时，最后一个词看见了全部词，第一个词只看见自己。如果改用 `<cls>` 放在句首做池化，会发生什么？
+#
+# 运行：`python -m comparisons.course.causal_mask --lang zh [--seeds 1]`。
+#
+# <!-- en -->
+# ## Exercises
+#
+# 1. Read the `future_weight` table: the causal model's largest weight on the future? The bidirectional one's?
+# 2. Compare the two test APs. Is the gap larger than the spread between seeds? (Run again with `--seeds 3`.)
+# 3. With mean pooling in the causal model the last token sees everything and the first only itself. What if a `<cls>` token at the start did the pooling?
+#
+# Run: `python -m comparisons.course.causal_mask [--seeds 1]`.
 
 # %% main
 def _run(args: argparse.Namespace) -> int:

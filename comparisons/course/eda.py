@@ -11,6 +11,30 @@
 
 Run: python -m comparisons.course.eda [--out DIR] [--lang en|zh] [--examples 3] [--quick]
 """
+# %% [markdown]
+# # 第 1 课　探索性数据分析 (EDA)：训练模型之前先看数据
+#
+# 本课不训练任何模型，只回答三个问题：
+# 1. **类别分布**：垃圾短信 (spam) 占多少？训练集、验证集、测试集里的比例是否一致？
+# 2. **长度**：垃圾短信是不是更长？以词元 (token) 计，有多少短信超过模型的最大长度 `max_len = 64`？
+# 3. **重复**：同一条短信是否出现多次？有没有测试集的短信在训练集里原样出现过？
+#
+# 为什么要先看数据：如果正常短信占 87%，一个"永远回答正常"的模型准确率 (accuracy) 也有 87%，
+# 所以本套件报告平均精度 (AP)、垃圾短信的精确率和召回率，而不只是准确率。
+# 所有示例短信都经过脱敏：链接、邮箱、号码显示为 `<URL>`、`<EMAIL>`、`<NUM>`，原文从不输出。
+#
+# <!-- en -->
+# # Lesson 1. Exploratory data analysis: look at the data before any model
+#
+# No model is trained here. The lesson answers three questions:
+# 1. **Class balance**: what share is spam, and is it the same in train, validation and test?
+# 2. **Length**: are spam messages longer? How many exceed the models' `max_len = 64` tokens?
+# 3. **Duplicates**: does the same text occur several times, and does any test text also occur in train?
+#
+# Why first: with 87% ham, a model that always answers "ham" is 87% accurate, which is why the suite
+# reports average precision (AP) and spam precision/recall, not accuracy alone. Every example is
+# redacted (links, e-mails and numbers become `<URL>`, `<EMAIL>`, `<NUM>`); raw text is never shown.
+
 # %%
 from __future__ import annotations
 
@@ -33,7 +57,16 @@ SPLITS = ("train", "valid", "test")
 
 
 # %% [markdown]
+# ## 1. 类别分布：全部数据和每个划分
+#
+# 分层划分 (stratified split) 让训练集、验证集、测试集的垃圾短信比例几乎相同。
+# 下面的函数对每个划分数出每类的条数和占比 (share)。
+#
+# <!-- en -->
 # ## 1. Class balance, overall and per split
+#
+# A stratified split keeps the spam share almost the same in train, validation and test. The
+# function below counts each class and its share in every split.
 
 # %%
 def class_balance(data: LabelledTexts, split, lang: str) -> pd.DataFrame:
@@ -52,7 +85,17 @@ def class_balance(data: LabelledTexts, split, lang: str) -> pd.DataFrame:
 
 
 # %% [markdown]
-# ## 2. Message length per class (tokens as the scratch models see them, and characters)
+# ## 2. 每类短信的长度：词元数和字符数
+#
+# 词元数按从零实现的模型所用的分词方式计算 (`common.vocabulary.tokenize`)。
+# 表中给出均值、中位数、第 90 百分位数 (p90) 和最大值，以及超过 `max_len` 个词元、会被截断的短信比例。
+#
+# <!-- en -->
+# ## 2. Message length per class: tokens (as the scratch models see them) and characters
+#
+# Tokens are counted with the scratch models' tokenizer (`common.vocabulary.tokenize`). The table
+# gives mean, median, 90th percentile (p90) and maximum, and the share longer than `max_len` tokens,
+# which the models truncate.
 
 # %%
 def lengths(data: LabelledTexts) -> pd.DataFrame:
@@ -80,7 +123,19 @@ def length_summary(frame: pd.DataFrame, class_names, lang: str, max_len: int = 6
 
 
 # %% [markdown]
+# ## 3. 图：类别分布柱状图和长度箱线图
+#
+# **怎样读图**：左图是每类的短信条数和占比。中图和右图是箱线图 (box plot)：箱子是中间 50% 的短信
+# (第 25 到第 75 百分位数)，箱中横线是中位数，圆点是离群值。中图的灰色虚线是 `max_len = 64`：
+# 虚线以上的短信会被截断。两类的箱子位置不同，说明"长度"本身就是区分垃圾短信的线索。
+#
+# <!-- en -->
 # ## 3. Figure: class balance and length box plots
+#
+# **How to read it**: the left panel counts each class. The middle and right panels are box plots:
+# the box holds the middle 50% of messages (25th to 75th percentile), the line inside is the median,
+# dots are outliers. The dashed grey line in the middle panel is `max_len = 64`: messages above it
+# are truncated. The boxes sit at different heights: length alone is a clue to spam.
 
 # %%
 def plot(frame: pd.DataFrame, data: LabelledTexts, lang: str):
@@ -108,7 +163,18 @@ def plot(frame: pd.DataFrame, data: LabelledTexts, lang: str):
 
 
 # %% [markdown]
+# ## 4. 重复短信，以及每类几条脱敏示例
+#
+# 完全相同的短信会出现多次。如果同一条文本既在训练集又在测试集，模型等于"见过答案"，
+# 测试分数会略微偏高 (数据泄漏 data leakage 的一种)。表中给出重复行数和各划分之间共有的文本数。
+# 示例短信经过脱敏并截短。
+#
+# <!-- en -->
 # ## 4. Duplicates, and a few redacted examples per class
+#
+# Identical messages occur several times. A text in both train and test has been "seen" by the
+# model, which flatters the test score a little (a form of data leakage). The table gives the
+# duplicate rows and the texts shared between splits. Examples are redacted and shortened.
 
 # %%
 def redacted_examples(data: LabelledTexts, per_class: int, lang: str, seed: int = 0) -> pd.DataFrame:
@@ -122,6 +188,26 @@ def redacted_examples(data: LabelledTexts, per_class: int, lang: str, seed: int 
                          label("example", lang): snippet(data.texts[i], width=80)})
     return pd.DataFrame(rows)
 
+
+# %% [markdown]
+# ## 练习
+#
+# 1. 如果一个模型把所有短信都判为正常短信，它在测试集上的准确率是多少？平均精度 (AP) 呢？
+#    (提示：看类别分布表中测试集的垃圾短信占比。)
+# 2. 在长度表中找出超过 64 个词元的短信比例。把 `max_len` 改成 32，会有多少短信被截断？
+# 3. 测试集里有多少条短信的文本也出现在训练集中？这会让测试分数偏高还是偏低？为什么？
+#
+# 运行：`python -m comparisons.course.eda --lang zh`，结果写在 `results/course/zh/eda/`。
+#
+# <!-- en -->
+# ## Exercises
+#
+# 1. A model that calls every message ham: what is its test accuracy? Its average precision (AP)?
+#    (Hint: the test split's spam share in the class-balance table.)
+# 2. Find the share of messages longer than 64 tokens. How many would be truncated at `max_len = 32`?
+# 3. How many test messages have their text in train? Does that push the test score up or down, and why?
+#
+# Run: `python -m comparisons.course.eda`, results in `results/course/en/eda/`.
 
 # %%
 def run(args: argparse.Namespace) -> int:

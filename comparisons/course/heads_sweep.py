@@ -12,6 +12,33 @@ compared with the seed-to-seed spread: a lesson in reading error bars before dra
 Run: python -m comparisons.course.heads_sweep [--heads 1,2,4,8] [--seeds 3] [--epochs 3] [--d-model 32]
      [--out DIR] [--lang en|zh] [--quick]
 """
+# %% [markdown]
+# # 第 6 课　多头注意力：头数多少合适？在参数量相同的条件下做一次扫描
+#
+# **多头注意力** (multi-head attention) 把宽度 $d_{model}$ 分成 $H$ 个头，每个头的宽度是 $d_k = d_{model}/H$，
+# 各自做一次缩放点积注意力，再把结果拼接起来：
+#
+# $$\mathrm{MultiHead}(X) = \mathrm{Concat}(\mathrm{head}_1, \dots, \mathrm{head}_H)\,W^O, \quad
+# \mathrm{head}_h = \mathrm{Attention}(XW^Q_h, XW^K_h, XW^V_h)$$
+#
+# 无论 $H$ 是多少，$W^Q, W^K, W^V, W^O$ 加起来都是 $d_{model} \times d_{model}$ 的矩阵，所以本课每一行的
+# **参数量完全相同**：变的只是注意力怎样分割。头多，能同时关注几种关系；但每个头更窄 (这里 8 个头时每头只有 4 维)。
+# 本课对 1、2、4、8 个头各训练几个随机种子，在验证集上按平均精度 (AP) 选轮次 (epoch)，在测试集上只评一次。
+#
+# <!-- en -->
+# # Lesson 6. Multi-head attention: how many heads? A sweep at equal parameter count
+#
+# **Multi-head attention** splits the width $d_{model}$ into $H$ heads of width $d_k = d_{model}/H$, runs
+# scaled dot-product attention in each and concatenates the results:
+#
+# $$\mathrm{MultiHead}(X) = \mathrm{Concat}(\mathrm{head}_1, \dots, \mathrm{head}_H)\,W^O, \quad
+# \mathrm{head}_h = \mathrm{Attention}(XW^Q_h, XW^K_h, XW^V_h)$$
+#
+# Whatever $H$ is, $W^Q, W^K, W^V, W^O$ together stay $d_{model} \times d_{model}$ matrices, so every row
+# here has **exactly the same number of parameters**: only how attention is divided changes. More heads
+# can attend to several relations at once, but each is narrower (4 dimensions each with 8 heads here).
+# The lesson trains 1, 2, 4 and 8 heads with several seeds; validation AP chooses the epoch, test is scored once.
+
 # %%
 from __future__ import annotations
 
@@ -32,7 +59,15 @@ MODULE = "heads_sweep"
 
 
 # %% [markdown]
-# ## 1. One configuration per head count: only num_heads changes
+# ## 1. 每个头数一个配置：只有 `num_heads` 变化
+#
+# $d_{model}$ 必须能被头数整除 (否则每个头的宽度不是整数)，不能整除时本课给出一行清楚的错误提示。
+#
+# <!-- en -->
+# ## 1. One configuration per head count: only `num_heads` changes
+#
+# $d_{model}$ must be divisible by the number of heads (else a head's width is not an integer); otherwise
+# the lesson stops with one clear error line.
 
 # %%
 def sweep_configs(heads: list[int], d_model: int, epochs: int, quick: bool) -> dict[int, dict]:
@@ -48,7 +83,14 @@ def sweep_configs(heads: list[int], d_model: int, epochs: int, quick: bool) -> d
 
 
 # %% [markdown]
+# ## 2. 训练每个 (头数, 种子)：在验证集上选轮次，测试集只评一次
+#
+# 每一行记录参数量、选中的轮次、验证集 AP、测试集 AP 和训练时间。
+#
+# <!-- en -->
 # ## 2. Train every (heads, seed): the epoch is chosen on validation AP, test AP is scored once
+#
+# Each row records parameters, the chosen epoch, validation AP, test AP and training time.
 
 # %%
 def run_sweep(configs: dict[int, dict], seeds: int, splits) -> list[dict]:
@@ -74,7 +116,19 @@ def run_sweep(configs: dict[int, dict], seeds: int, splits) -> list[dict]:
 
 
 # %% [markdown]
+# ## 3. 每个头数的均值 ± 标准差，以及带误差棒的图
+#
+# **怎样读图**：横轴是头数，纵轴是测试集平均精度 (AP)。大点和误差棒是各种子的均值 ± 标准差，
+# 灰色小点是每个种子自己的结果。先看误差棒：如果几个头数的误差棒相互重叠，
+# 说明头数带来的差别还小于随机种子 (初始化和数据顺序) 带来的波动，不能说"某个头数更好"。
+#
+# <!-- en -->
 # ## 3. Mean ± std per head count, and a figure with error bars
+#
+# **How to read it**: x is the number of heads, y the test average precision (AP). Big dots with error
+# bars are the mean ± std over seeds, small grey dots each seed's own result. Look at the error bars
+# first: where they overlap, the effect of the head count is smaller than the seed-to-seed spread
+# (initialisation and data order), and no head count can be called better.
 
 # %%
 def summarize(rows: list[dict]) -> pd.DataFrame:
@@ -133,6 +187,24 @@ def plot(summary: pd.DataFrame, rows: list[dict], lang: str):
     fig.tight_layout()
     return fig
 
+
+# %% [markdown]
+# ## 练习
+#
+# 1. 参数量一列是否每行都相同？用公式 $4(d_{model}^2 + d_{model})$ 验证一层注意力的参数量。
+# 2. 哪个头数的平均 AP 最高？它与最低者的差别，大于还是小于种子间的标准差？
+# 3. 头数增加到 $d_{model}$ (每个头只有 1 维) 时，你预计会怎样？用 `--heads 1,32 --d-model 32` 试一试。
+#
+# 运行：`python -m comparisons.course.heads_sweep --lang zh [--heads 1,2,4,8] [--seeds 3]`。
+#
+# <!-- en -->
+# ## Exercises
+#
+# 1. Is the parameter column the same in every row? Check one attention layer's count with $4(d_{model}^2 + d_{model})$.
+# 2. Which head count has the highest mean AP? Is its lead over the lowest larger or smaller than the std over seeds?
+# 3. What do you expect with as many heads as $d_{model}$ (1 dimension per head)? Try `--heads 1,32 --d-model 32`.
+#
+# Run: `python -m comparisons.course.heads_sweep [--heads 1,2,4,8] [--seeds 3]`.
 
 # %%
 def parse_heads(value: str) -> list[int]:

@@ -44,16 +44,25 @@ def language_part(markdown: str, lang: str) -> str:
     return english.strip()
 
 
+MAIN_GUARD = 'if __name__ == "__main__":'
+
+
 def is_main_guard(source: str) -> bool:
-    return 'if __name__ == "__main__":' in source
+    return MAIN_GUARD in source
 
 
-def run_cell_source(lang: str, options: Sequence[str]) -> str:
+def run_cell_source(lesson: str, lang: str, options: Sequence[str]) -> str:
+    """main() with the notebook's language (and --out next to the notebook), then its figures shown."""
     argv = ["--lang", lang, *options]
+    if "--out" not in options:
+        argv += ["--out", f"outputs/{lesson}"]
     comment = ("# 运行本课：加上 \"--quick\" 几秒即可跑完；其余选项见 main(['--help'])" if lang == "zh"
                else "# Run the lesson: add \"--quick\" for a run of seconds; other options: main(['--help'])")
-    return (f"{comment}\nexit_code = main({json.dumps(argv, ensure_ascii=False)})\n"
-            "assert exit_code == 0, f\"the lesson stopped with exit code {exit_code}\"")
+    out = argv[argv.index("--out") + 1]
+    return (f"{comment}\nARGS = {json.dumps(argv, ensure_ascii=False)}\nexit_code = main(ARGS)\n"
+            "assert exit_code == 0, f\"the lesson stopped with exit code {exit_code}\"\n\n"
+            "from pathlib import Path\nfrom IPython.display import Image, display\n\n"
+            f"for figure in sorted(Path({out!r}).glob(\"*.png\")):\n    display(Image(filename=str(figure)))")
 
 
 def build_notebook(lesson: str, lang: str = "zh", options: Sequence[str] = ()):
@@ -65,16 +74,19 @@ def build_notebook(lesson: str, lang: str = "zh", options: Sequence[str] = ()):
     cells = list(notebook.cells)
     if cells and cells[0].cell_type == "code" and cells[0].source.lstrip().startswith('"""'):
         cells = cells[1:]  # the module docstring: the first Markdown cell says it for the student
+    if not any(cell.cell_type == "code" and is_main_guard(cell.source) for cell in cells):
+        raise UserInputError(f"lesson {lesson} has no `{MAIN_GUARD}` block to run it")
     built = []
     for cell in cells:
         if cell.cell_type == "markdown":
             built.append(nbformat.v4.new_markdown_cell(language_part(cell.source, lang)))
-        elif is_main_guard(cell.source):
-            built.append(nbformat.v4.new_code_cell(run_cell_source(lang, options)))
+        elif is_main_guard(cell.source):  # keep what precedes the guard, then the cell that runs the lesson
+            before = cell.source[: cell.source.index(MAIN_GUARD)].rstrip()
+            if before:
+                built.append(nbformat.v4.new_code_cell(before))
+            built.append(nbformat.v4.new_code_cell(run_cell_source(lesson, lang, options)))
         else:
             built.append(nbformat.v4.new_code_cell(cell.source))
-    if not any(is_main_guard(cell.source) for cell in cells):
-        raise UserInputError(f"lesson {lesson} has no `if __name__ == \"__main__\":` cell to run it")
     result = nbformat.v4.new_notebook(cells=built)
     result.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     result.metadata["language_info"] = {"name": "python"}

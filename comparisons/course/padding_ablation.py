@@ -8,6 +8,30 @@ Each message alone, with no padding at all, is the reference: there the two runs
 
     python -m comparisons.course.padding_ablation [--out DIR] [--lang en|zh] [--seeds 1] [--quick]
 """
+# %% [markdown]
+# # 第 4 课　填充与掩码：掩码正确时，填充什么也不改变；没有掩码，预测就会漂移
+#
+# 一个批次里的短信长短不一，要用填充符 `<pad>` 补齐到同一长度 $T$。填充不是文字，模型必须忽略它，
+# 靠两处**掩码** (mask)：
+# 1. **键掩码** (key padding mask)：在 softmax 之前把填充位置的得分设为 $-\infty$，于是填充得到的注意力权重为 0；
+# 2. **带掩码的平均池化** (masked mean pooling)：句子向量 $= \frac{1}{n}\sum_{t \le n} h_t$，只除以真实词元数 $n$，而不是 $T$。
+#
+# 本课训练一个小分类器，然后把同样的测试短信分别填充到 32、64、128 个词元，用**同一组权重**跑两遍：
+# 一遍带掩码 (模型本来的用法)，一遍 `ignore_padding=True` (不用键掩码，池化除以 $T$)。
+# 参照是每条短信单独输入、完全不填充时的垃圾短信概率。
+#
+# <!-- en -->
+# # Lesson 4. Padding and masks: with correct masks padding changes nothing; without them predictions drift
+#
+# Messages in a batch differ in length, so they are padded with `<pad>` to one length $T$. Padding is not
+# text and the model must ignore it, through two **masks**:
+# 1. the **key padding mask**: before the softmax, scores of padded positions are set to $-\infty$, so padding gets zero attention weight;
+# 2. **masked mean pooling**: the message vector is $\frac{1}{n}\sum_{t \le n} h_t$, divided by the number of real tokens $n$, not by $T$.
+#
+# The lesson trains a small classifier and feeds the same test messages padded to 32, 64 and 128 tokens
+# with **the same weights**, twice: with the masks (as the model is meant to run) and with
+# `ignore_padding=True` (no key mask, pooling divides by $T$). The reference is each message alone, not padded at all.
+
 # %% imports
 from __future__ import annotations
 
@@ -35,6 +59,18 @@ def train_classifier(train, valid, seed: int, quick: bool, max_len: int):
     config = scratch_config(quick, max_len=max_len)
     return TorchScratchBackend(config=config, seed=seed, device="cpu", progress=False).fit(train, valid)
 
+
+# %% [markdown]
+# ## 1. 同一组权重，带掩码或不带掩码，算垃圾短信概率
+#
+# `padding_shifts` 对每个填充长度和每种模式，计算概率相对参照的变化 $|\Delta p|$ 的最大值、平均值，
+# 以及以 0.5 为阈值时判定翻转的短信数。
+#
+# <!-- en -->
+# ## 1. The same weights, with or without the masks: spam probabilities
+#
+# For each padding length and mode, `padding_shifts` measures how far the probability moves from the
+# reference: max and mean $|\Delta p|$, and how many decisions flip at the 0.5 cut-off.
 
 # %% spam probability of ids, with or without the masks
 def spam_probability(backend, ids: np.ndarray, ignore_padding: bool) -> np.ndarray:
@@ -76,6 +112,21 @@ def padding_shifts(backend, texts, pad_lengths) -> list[dict]:
     return rows
 
 
+# %% [markdown]
+# ## 2. 图：填充越多，不带掩码的预测漂得越远
+#
+# **怎样读图**：左图横轴是填充到的长度，纵轴是概率的最大变化 $|\Delta p|$。带掩码的曲线贴近 0
+# (只有浮点舍入误差)，不带掩码的曲线随填充增多而上升。右图每个点是一条测试短信：横轴是无填充的概率，
+# 纵轴是填充后的概率；落在对角线上表示没有变化，偏离对角线表示填充改变了预测。
+#
+# <!-- en -->
+# ## 2. Figure: the more padding, the further the unmasked predictions drift
+#
+# **How to read it**: on the left, x is the padded length and y the largest $|\Delta p|$. The masked
+# curve stays near 0 (floating-point rounding only); the unmasked one rises with more padding. On the
+# right each dot is a test message: x its probability without padding, y with padding. On the diagonal
+# means unchanged; off it, padding changed the prediction.
+
 # %% figure
 def shift_figure(frame: pd.DataFrame, example: dict, lang: str):
     """Left: max |Δp| per padding length, both modes (log scale). Right: p unpadded vs p padded."""
@@ -107,6 +158,24 @@ def shift_figure(frame: pd.DataFrame, example: dict, lang: str):
     fig.tight_layout()
     return fig
 
+
+# %% [markdown]
+# ## 练习
+#
+# 1. 表中带掩码一行的最大 $|\Delta p|$ 是多少？它为什么不是严格的 0？
+# 2. 不带掩码时，填充到 128 有多少条短信的判定翻转？短短信还是长短信受影响更大？为什么？
+# 3. 只去掉键掩码、保留带掩码的池化 (或反过来)，你预计哪一个影响更大？
+#
+# 运行：`python -m comparisons.course.padding_ablation --lang zh [--seeds 1]`。
+#
+# <!-- en -->
+# ## Exercises
+#
+# 1. What is the largest $|\Delta p|$ in the masked rows? Why is it not exactly 0?
+# 2. Without masks, how many decisions flip at length 128? Are short or long messages hurt more, and why?
+# 3. Dropping only the key mask but keeping masked pooling (or the reverse): which would you expect to matter more?
+#
+# Run: `python -m comparisons.course.padding_ablation [--seeds 1]`.
 
 # %% main
 def _headers(lang: str) -> dict[str, str]:

@@ -8,6 +8,34 @@ residual at float32 rounding level (~1e-6).
 
     python -m comparisons.course.positional_encoding [--out DIR] [--lang en|zh] [--length 128] [--d-model 64]
 """
+# %% [markdown]
+# # 第 3 课　位置编码：正弦位置编码长什么样，为什么"平移 k 步"是一个线性映射
+#
+# 注意力本身不知道词的顺序：把句子里的词打乱，每个词得到的加权平均不变。所以 Transformer 在词嵌入上
+# 加一个**位置编码** (positional encoding, PE)。原论文的正弦位置编码是
+#
+# $$PE(pos, 2i) = \sin(\omega_i\, pos), \quad PE(pos, 2i+1) = \cos(\omega_i\, pos), \quad \omega_i = 10000^{-2i/d}$$
+#
+# 每一对维度 $(2i, 2i+1)$ 是一个以频率 $\omega_i$ 转动的"时钟指针"。向后移动 $k$ 个位置，相当于每根指针
+# 转过角度 $\omega_i k$，与 $pos$ 无关。所以存在一个固定矩阵 $M_k$ (由 $2\times2$ 旋转矩阵组成)，使
+# $PE(pos + k) = PE(pos)\, M_k$ 对所有位置成立：模型只需学一次"向左看 $k$ 个词"。
+# 本课用最小二乘拟合 $M_k$，残差应在 float32 舍入误差的量级 (约 $10^{-6}$)。
+#
+# <!-- en -->
+# # Lesson 3. Positional encoding: what the sinusoidal encoding looks like, and why a shift by k is linear
+#
+# Attention alone does not know word order: shuffle the tokens and each one gets the same weighted
+# average. So the Transformer adds a **positional encoding** (PE) to the embeddings. The original
+# sinusoidal encoding is
+#
+# $$PE(pos, 2i) = \sin(\omega_i\, pos), \quad PE(pos, 2i+1) = \cos(\omega_i\, pos), \quad \omega_i = 10000^{-2i/d}$$
+#
+# Each pair of dimensions $(2i, 2i+1)$ is a clock hand turning at frequency $\omega_i$. Moving $k$
+# positions on turns every hand by the angle $\omega_i k$, whatever $pos$ is. So one fixed matrix $M_k$
+# (made of $2\times2$ rotations) gives $PE(pos + k) = PE(pos)\, M_k$ at every position: a model can learn
+# "look $k$ tokens to the left" once. The lesson fits $M_k$ by least squares; the residual should be at
+# float32 rounding level (about $10^{-6}$).
+
 # %% imports
 from __future__ import annotations
 
@@ -37,6 +65,19 @@ def frequencies(d_model: int) -> np.ndarray:
     """w_i = 10000^(-2i/d) for i = 0 .. d/2 - 1 (the formula the encoder uses)."""
     return np.exp(np.arange(0, d_model, 2) * (-np.log(10000.0) / d_model))
 
+
+# %% [markdown]
+# ## 1. 检验：$PE(pos + k) = PE(pos)\,M_k$
+#
+# `linear_shift_fit` 做两种拟合：一个完整的 $d \times d$ 矩阵，以及每个频率单独一个 $2\times2$ 矩阵；
+# 并把拟合出的 $2\times2$ 矩阵与精确的旋转矩阵 $\begin{pmatrix}\cos\omega_i k & -\sin\omega_i k\\ \sin\omega_i k & \cos\omega_i k\end{pmatrix}$ 比较。
+#
+# <!-- en -->
+# ## 1. The check: $PE(pos + k) = PE(pos)\,M_k$
+#
+# `linear_shift_fit` fits one full $d \times d$ matrix and, separately, one $2\times2$ matrix per
+# frequency, and compares each fitted $2\times2$ block with the exact rotation
+# $\begin{pmatrix}\cos\omega_i k & -\sin\omega_i k\\ \sin\omega_i k & \cos\omega_i k\end{pmatrix}$.
 
 # %% the check: PE(pos + k) = PE(pos) M_k
 def linear_shift_fit(pe: np.ndarray, shift: int) -> dict[str, float]:
@@ -75,6 +116,21 @@ def shift_table(pe: np.ndarray, shifts, lang: str) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+# %% [markdown]
+# ## 2. 图：位置编码热图，和位置之间的点积
+#
+# **怎样读图**：左图每一行是一个位置的编码向量，每一列是一个维度。左边的维度频率高 (颜色变化快)，
+# 右边的维度频率低 (变化慢)，像时钟的秒针和时针。右图是位置 $i$ 与位置 $j$ 编码的点积：
+# 沿对角线方向颜色不变，说明点积只取决于距离 $i - j$，而不是绝对位置。
+#
+# <!-- en -->
+# ## 2. Figure: the encoding as a heatmap, and the dot products between positions
+#
+# **How to read it**: on the left each row is one position's vector, each column a dimension. Left
+# columns turn fast (high frequency), right columns slowly, like the second and hour hands of a clock.
+# On the right is the dot product of positions $i$ and $j$: colours are constant along each diagonal,
+# so the dot product depends only on the distance $i - j$, not on where the pair sits.
+
 # %% figure
 def encoding_figure(pe: np.ndarray, lang: str):
     """Left: the encoding as a heatmap; right: PE(pos)·PE(pos') depends only on the distance."""
@@ -95,6 +151,24 @@ def encoding_figure(pe: np.ndarray, lang: str):
     fig.tight_layout()
     return fig
 
+
+# %% [markdown]
+# ## 练习
+#
+# 1. 读残差表：完整矩阵和 $2\times2$ 分块的残差都接近 $10^{-6}$ 吗？这说明了什么？
+# 2. 为什么不能只用 $\sin$ 而不用 $\cos$？(提示：只有 $\sin$ 时，平移还能写成线性映射吗？)
+# 3. 可学习的位置嵌入 (learned positional embedding) 也满足这个性质吗？它能处理比训练时更长的句子吗？
+#
+# 运行：`python -m comparisons.course.positional_encoding --lang zh [--length 128] [--d-model 64]`。
+#
+# <!-- en -->
+# ## Exercises
+#
+# 1. Read the residual table: are both the full-matrix and the $2\times2$ residuals near $10^{-6}$? What does it show?
+# 2. Why both $\sin$ and $\cos$, not $\sin$ alone? (Hint: with $\sin$ alone, is a shift still a linear map?)
+# 3. Does a learned positional embedding have this property? Can it handle messages longer than in training?
+#
+# Run: `python -m comparisons.course.positional_encoding [--length 128] [--d-model 64]`.
 
 # %% main
 def _run(args: argparse.Namespace) -> int:

@@ -111,7 +111,7 @@ def scratch_config(quick: bool = False, **overrides) -> dict:
     config = {"d_model": 32, "num_heads": 2, "num_layers": 1, "ff_dim": 64, "max_len": 64, "epochs": 2,
               "batch_size": 32, "learning_rate": 2e-3}
     if quick:
-        config.update(d_model=16, ff_dim=32, epochs=1)
+        config.update(d_model=16, ff_dim=32, epochs=1, min_steps=0)  # min_steps=0: no budget scaling, seconds
     config.update(overrides)
     return config
 

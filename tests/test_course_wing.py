@@ -1,0 +1,131 @@
+"""The course wing: every lesson in LESSONS runs with --quick in both languages, reads in Chinese,
+imports no other lesson, and its notebook (jupytext) executes (nbclient, --quick)."""
+from __future__ import annotations
+
+import ast
+import importlib
+import re
+import subprocess
+import sys
+
+import pytest
+
+from comparisons.course import LESSONS
+from comparisons.course.notebooks import (COURSE_DIR, ENGLISH_MARKER, REPO_ROOT, build_notebook, execute_notebook,
+                                          language_part)
+
+# written under another issue; until its file exists it is skipped by name, any other missing lesson fails
+PENDING = {"scratch_vs_pretrained"}
+CJK = re.compile(r"[\u4e00-\u9fff]")
+MIN_CJK_PER_CELL, MIN_CJK_PER_LESSON = 8, 300
+
+
+def lesson_file(lesson: str):
+    path = COURSE_DIR / f"{lesson}.py"
+    if not path.is_file():
+        if lesson in PENDING:
+            pytest.skip(f"{lesson}: lesson not written yet (another issue)")
+        pytest.fail(f"{lesson} is in LESSONS but {path} does not exist")
+    return path
+
+
+def markdown_cells(lesson: str) -> list[str]:
+    import jupytext
+
+    return [cell.source for cell in jupytext.read(lesson_file(lesson), fmt="py:percent").cells
+            if cell.cell_type == "markdown"]
+
+
+def test_lessons_in_teaching_order():
+    assert LESSONS[:2] == ["eda", "attention_by_hand"] and LESSONS[-2:] == ["sine_forecast", "scratch_vs_pretrained"]
+    assert len(LESSONS) == len(set(LESSONS)) == 12
+
+
+@pytest.mark.parametrize("lesson", LESSONS)
+def test_no_lesson_imports_another(lesson):
+    tree = ast.parse(lesson_file(lesson).read_text(encoding="utf-8"))
+    imported = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            imported.add(node.module)
+            imported.update(f"{node.module}.{alias.name}" for alias in node.names)
+        elif isinstance(node, ast.Import):
+            imported.update(alias.name for alias in node.names)
+    others = {f"comparisons.course.{other}" for other in LESSONS if other != lesson}
+    assert not imported & others, f"{lesson} imports another lesson: {imported & others}"
+
+
+@pytest.mark.parametrize("lesson", LESSONS)
+def test_every_markdown_cell_reads_in_chinese(lesson):
+    cells = markdown_cells(lesson)
+    assert len(cells) >= 3, f"{lesson}: at least an introduction, a section and a how-to-read cell"
+    total = 0
+    for cell in cells:
+        chinese, english = language_part(cell, "zh"), language_part(cell, "en")
+        count = len(CJK.findall(chinese))
+        assert count >= MIN_CJK_PER_CELL, f"{lesson}: a Markdown cell without Chinese text: {cell[:80]!r}"
+        assert ENGLISH_MARKER in cell and len(re.findall(r"[A-Za-z]+", english)) >= 3, \
+            f"{lesson}: a Markdown cell without its English part: {cell[:80]!r}"
+        assert not CJK.search(english), f"{lesson}: Chinese after the English marker: {english[:80]!r}"
+        total += count
+    assert total >= MIN_CJK_PER_LESSON, f"{lesson}: only {total} Chinese characters in its Markdown cells"
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+@pytest.mark.parametrize("lesson", LESSONS)
+def test_lesson_runs_quick(lesson, lang, tmp_path):
+    lesson_file(lesson)
+    module = importlib.import_module(f"comparisons.course.{lesson}")
+    assert module.main(["--quick", "--lang", lang, "--out", str(tmp_path)]) == 0
+    written = [path for path in tmp_path.rglob("*") if path.is_file()]
+    assert any(path.suffix == ".png" for path in written), f"{lesson} wrote no figure"
+    tables = [path.read_text(encoding="utf-8") for path in written if path.suffix in (".md", ".csv")]
+    assert tables, f"{lesson} wrote no table"
+    has_chinese = any(CJK.search(table) for table in tables)
+    assert has_chinese == (lang == "zh"), f"{lesson}: tables {'lack' if lang == 'zh' else 'have'} Chinese"
+
+
+@pytest.mark.parametrize("lesson", LESSONS)
+def test_notebook_executes_quick(lesson, tmp_path):
+    lesson_file(lesson)
+    out = tmp_path / "out"
+    notebook = execute_notebook(build_notebook(lesson, "zh", ["--quick", "--out", str(out)]), cwd=tmp_path)
+    assert notebook.cells[0].cell_type == "markdown" and CJK.search(notebook.cells[0].source)
+    assert all(ENGLISH_MARKER not in cell.source for cell in notebook.cells)
+    outputs = [output for cell in notebook.cells if cell.cell_type == "code" for output in cell.outputs]
+    assert not [output for output in outputs if output.output_type == "error"]
+    assert any("image/png" in output.get("data", {}) for output in outputs), "the notebook shows no figure"
+    assert any(path.suffix == ".png" for path in out.iterdir())
+
+
+def test_english_notebook_keeps_only_english(tmp_path):
+    notebook = build_notebook("attention_by_hand", "en")
+    markdown = [cell.source for cell in notebook.cells if cell.cell_type == "markdown"]
+    assert markdown and not any(CJK.search(cell) for cell in markdown)
+    assert '"--lang", "en"' in notebook.cells[-1].source
+
+
+def test_notebooks_command_writes_both_languages(tmp_path):
+    from comparisons.course.__main__ import main
+
+    assert main(["notebooks", "--out", str(tmp_path), "--lessons", "eda", "positional_encoding"]) == 0
+    names = sorted(str(path.relative_to(tmp_path)) for path in tmp_path.rglob("*.ipynb"))
+    assert names == ["en/01_eda.ipynb", "en/03_positional_encoding.ipynb",
+                     "zh/01_eda.ipynb", "zh/03_positional_encoding.ipynb"]
+
+
+def test_unknown_lesson_is_one_line_exit_2(capsys):
+    from comparisons.course.__main__ import main
+
+    assert main(["notebooks", "--lessons", "no_such_lesson"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: unknown lesson") and err.strip().count("\n") == 0
+
+
+def test_lesson_runs_as_a_module_and_seeds_are_not_silently_ignored(tmp_path):
+    command = [sys.executable, "-m", "comparisons.course.attention_by_hand", "--out", str(tmp_path)]
+    done = subprocess.run(command, cwd=REPO_ROOT, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "weights.png").is_file()
+    rejected = subprocess.run([*command, "--seeds", "3"], cwd=REPO_ROOT, capture_output=True, text=True, timeout=300)
+    assert rejected.returncode == 2 and "--seeds" in rejected.stderr
