@@ -202,9 +202,9 @@ def test_fifty_training_messages_get_enough_steps_and_validation_chooses(mode, t
     rng = np.random.default_rng(0)
     spam, ham = np.flatnonzero(train.labels == 1), np.flatnonzero(train.labels == 0)
     small = train.subset(np.sort(np.concatenate([rng.choice(spam, 10, replace=False), rng.choice(ham, 40, replace=False)])))
-    backend = tiny(tiny_model_dir, mode=mode, epochs=2, batch_size=64, min_steps=30).fit(small, valid)
+    backend = tiny(tiny_model_dir, mode=mode, epochs=2, batch_size=64, min_steps=20).fit(small, valid)
     info = backend.fit_info_
-    assert info["batch_size"] <= 50 and info["epochs_run"] * -(-50 // info["batch_size"]) >= 30
+    assert info["batch_size"] <= 50 and info["epochs_run"] * -(-50 // info["batch_size"]) >= 20
     scores = [row["valid_average_precision"] for row in info["history"]]
     assert len(scores) == info["epochs_run"] > 2 and np.isfinite(scores).all()
     assert info["best_epoch"] == 1 + int(np.argmax(scores))

@@ -58,7 +58,7 @@ class EncodedTexts(torch.utils.data.Dataset):
 
 
 def average_precision_metric(positive_index: int | None):
-    """compute_metrics for the Trainer: validation AP from softmax probabilities, never NaN."""
+    """compute_metrics for the Trainer: validation AP from softmax probabilities (NaN if they are not finite)."""
 
     def compute(prediction) -> dict[str, float]:
         logits = torch.as_tensor(np.asarray(prediction.predictions, dtype=np.float64))  # (N, C)
