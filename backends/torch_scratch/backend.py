@@ -28,6 +28,7 @@ from backends.torch_scratch.encoder import TransformerClassifier, build_model
 from common.batching import epoch_batches, training_budget
 from common.config import EncoderConfig
 from common.datasets import LabelledTexts
+from common.progress import progress_line, progress_stream
 from common.errors import UserInputError
 from common.recipe import RECIPE
 from common.selection import BestEpoch, check_validation_labels, validation_average_precision
@@ -124,7 +125,7 @@ class TorchScratchBackend(Backend):
             self.model_.train()
             total_loss = 0.0
             bar = tqdm(epoch_batches(len(train), budget.batch_size, self.seed, epoch), disable=not self.progress,
-                       desc=f"torch_scratch epoch {epoch}/{budget.epochs}", leave=False)
+                       desc=f"torch_scratch epoch {epoch}/{budget.epochs}", leave=False, file=progress_stream())
             for rows in bar:
                 ids = torch.as_tensor(trim_padding(train_ids[rows]), device=self.device_)  # (B, T)
                 labels = train_labels[rows].to(self.device_)  # (B,)
@@ -138,6 +139,9 @@ class TorchScratchBackend(Backend):
                 bar.set_postfix(loss=f"{loss.item():.4f}")
             valid_ap = validation_average_precision(valid.labels, self.predict_proba(valid.texts), valid.positive_index)
             history.append({"epoch": epoch, "train_loss": total_loss / len(train), "valid_average_precision": valid_ap})
+            if self.progress:  # one line per epoch that stays: our numbers, shown unredacted
+                progress_line(f"torch_scratch epoch {epoch}/{budget.epochs}: train loss {total_loss / len(train):.4f}, "
+                              f"valid AP {valid_ap:.4f}")
             best.update(epoch, valid_ap, lambda: copy.deepcopy(self.model_.state_dict()))
             if cfg.patience and epoch - (best.best_epoch or 0) >= cfg.patience:
                 break  # early stopping: no better validation AP for `patience` epochs
