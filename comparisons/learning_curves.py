@@ -42,24 +42,38 @@ def size_label(size: int, full_size: int, lang: str = "en") -> str:
 
 def compare_sizes(out: Path, summary: pd.DataFrame, test_ids: np.ndarray, labels: np.ndarray,
                   positive_index: int | None, full_size: int) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(curve, pairs): the verdicts module called once per training size on that size's finished runs."""
+    """(curve, pairs) of a run folder: its finished runs grouped by training size, predictions from disk."""
     ok = summary[summary["status"] == "ok"].copy()
-    ok["messages"] = numeric_sizes(ok, full_size)
+    ok["train_size"] = numeric_sizes(ok, full_size)
     order = {name: i for i, name in enumerate(VARIANTS)}
+    ok = ok.sort_values(["variant", "seed"], key=lambda s: s.map(order) if s.name == "variant" else s)
+    records = [{"variant": r.variant, "seed": int(r.seed), "threshold": _number(r.threshold),
+                "train_size": None if r.train_size == full_size else int(r.train_size)} for r in ok.itertuples()]
+    predictions = load_predictions(out, records, test_ids)
+    predictions["train_size"] = ok["train_size"].to_numpy()
+    return curve_and_pairs(predictions, ok, labels, positive_index)
+
+
+def curve_and_pairs(predictions: pd.DataFrame, runs: pd.DataFrame, labels: np.ndarray,
+                    positive_index: int | None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The verdicts module called once per training size.
+
+    predictions: verdicts.compare's frame plus a numeric train_size column; runs: one row per run
+    with variant, seed, train_size, the METRICS and train_seconds (for the ± over seeds)."""
     curves, pairs = [], []
-    for size, runs in sorted(ok.groupby("messages"), key=lambda item: item[0]):
-        runs = runs.sort_values(["variant", "seed"], key=lambda s: s.map(order) if s.name == "variant" else s)
-        records = [{"variant": r.variant, "seed": int(r.seed), "threshold": _number(r.threshold),
-                    "train_size": None if size == full_size else int(size)} for r in runs.itertuples()]
-        verdicts = compare(load_predictions(out, records, test_ids), labels, positive_index)
+    for size in sorted(predictions["train_size"].unique()):
+        at_size = runs[runs["train_size"] == size]
+        verdicts = compare(predictions[predictions["train_size"] == size].drop(columns="train_size"), labels,
+                           positive_index)
         curve = verdicts.variants[["variant", "seeds"]].copy()
         for metric in METRICS:
-            by_variant = runs.groupby("variant", sort=False)[metric].agg(lambda v: v.astype(float).std(ddof=1))
+            spread = at_size.groupby("variant")[metric].agg(lambda v: v.astype(float).std(ddof=1))
             curve[f"{metric}_mean"] = verdicts.variants[f"{metric}_mean"]
-            curve[f"{metric}_std"] = curve["variant"].map(by_variant).fillna(0.0).to_numpy()
+            curve[f"{metric}_std"] = curve["variant"].map(spread).fillna(0.0).to_numpy()
             curve[f"{metric}_ci_low"] = verdicts.variants[f"{metric}_ci_low"]
             curve[f"{metric}_ci_high"] = verdicts.variants[f"{metric}_ci_high"]
-        curve["train_seconds_mean"] = curve["variant"].map(runs.groupby("variant")["train_seconds"].mean()).to_numpy()
+        seconds = at_size.groupby("variant")["train_seconds"].mean()
+        curve["train_seconds_mean"] = curve["variant"].map(seconds).to_numpy()
         curve.insert(1, "train_size", int(size))
         curves.append(curve)
         pairs.append(verdicts.pairs.assign(train_size=int(size)))
@@ -94,7 +108,8 @@ def pretrained_vs_scratch(curve: pd.DataFrame, pairs: pd.DataFrame, metric: str 
                          "p_holm": row["p_holm"],
                          "verdict": "no detectable difference" if better is None else
                          ("pretrained better" if better == pretrained else "pretrained worse")})
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows, columns=["train_size", "pretrained", "best_without_pretraining", "metric", "difference",
+                                       "ci_low", "ci_high", "p_holm", "verdict"])
 
 
 def size_table(curve: pd.DataFrame, size: int, lang: str) -> pd.DataFrame:
@@ -172,32 +187,34 @@ def headline_markdown(headline: pd.DataFrame, full_size: int, lang: str) -> str:
 
 def write_learning_curves(out: Path, summary: pd.DataFrame, test_ids: np.ndarray, labels: np.ndarray,
                           positive_index: int | None, full_size: int, languages=("en",)) -> list[Path]:
-    """Every output listed in the module docstring, for each language; nothing for a single size."""
+    """Every output listed in the module docstring, in DIR (en) and DIR/zh (zh); nothing for a single size."""
     ok = summary[summary["status"] == "ok"]
     if ok.empty or numeric_sizes(ok, full_size).nunique() < 2:
         return []
     curve, pairs = compare_sizes(out, summary, test_ids, labels, positive_index, full_size)
-    headline = pretrained_vs_scratch(curve, pairs)
     paths: list[Path] = []
     for lang in languages:
-        target = Path(out) if lang == "en" else Path(out) / "zh"
-        paths += write_table(curve, target, "learning_curve")
-        paths.append(atomic_write_text(target / "learning_curve_verdicts.csv",
-                                       pairs.to_csv(index=False, float_format="%.6g")))
-        if not headline.empty:
-            paths.append(atomic_write_text(target / "pretrained_vs_scratch.csv",
-                                           headline.to_csv(index=False, float_format="%.6g")))
-            paths.append(atomic_write_text(target / "pretrained_vs_scratch.md",
-                                           headline_markdown(headline, full_size, lang)))
-        for size in sorted(curve["train_size"].unique()):
-            name = "all" if size == full_size else str(size)
-            title = text(f"Training messages: {size_label(size, full_size)} (mean ± std over seeds "
-                         "[95% interval over test items])",
-                         f"训练样本数：{size_label(size, full_size, lang)}（多种子均值 ± 标准差 [测试样本上的 95% 区间]）",
-                         lang)
-            paths += write_table(size_table(curve, size, lang), target / "learning_curves", f"size_{name}",
-                                 title=title)
-            paths.append(atomic_write_text(target / "learning_curves" / f"verdicts_{name}.md",
-                                           verdicts_markdown(pairs, size, full_size, lang)))
-        paths.append(plot_curves(curve, full_size, lang, target / "figures" / "learning_curves.png"))
+        paths += write_curve_outputs(Path(out) if lang == "en" else Path(out) / "zh", curve, pairs, full_size, lang)
+    return paths
+
+
+def write_curve_outputs(target: Path, curve: pd.DataFrame, pairs: pd.DataFrame, full_size: int,
+                        lang: str, figure_dir: str = "figures") -> list[Path]:
+    """The curve table, the verdicts of every size, the headline, a table per size and the figure, in `target`."""
+    headline = pretrained_vs_scratch(curve, pairs)
+    paths = write_table(curve, target, "learning_curve")
+    paths.append(atomic_write_text(target / "learning_curve_verdicts.csv", pairs.to_csv(index=False, float_format="%.6g")))
+    if not headline.empty:
+        paths.append(atomic_write_text(target / "pretrained_vs_scratch.csv",
+                                       headline.to_csv(index=False, float_format="%.6g")))
+        paths.append(atomic_write_text(target / "pretrained_vs_scratch.md", headline_markdown(headline, full_size, lang)))
+    for size in sorted(curve["train_size"].unique()):
+        name = "all" if size == full_size else str(size)
+        title = text(f"Training messages: {size_label(size, full_size)} (mean ± std over seeds "
+                     "[95% interval over test items])",
+                     f"训练样本数：{size_label(size, full_size, lang)}（多种子均值 ± 标准差 [测试样本上的 95% 区间]）", lang)
+        paths += write_table(size_table(curve, size, lang), target / "learning_curves", f"size_{name}", title=title)
+        paths.append(atomic_write_text(target / "learning_curves" / f"verdicts_{name}.md",
+                                       verdicts_markdown(pairs, size, full_size, lang)))
+    paths.append(plot_curves(curve, full_size, lang, target / figure_dir / "learning_curves.png"))
     return paths
