@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 import subprocess
 import sys
 import time
@@ -15,8 +16,10 @@ from pathlib import Path
 from backends.base import VARIANTS, resolve_variant
 from common.datasets import DataSpec, fingerprint, load
 from common.errors import UserInputError
-from common.splits import DEFAULT_SPLIT_SEED, Split, duplicate_report, stratified_split
+from common.splits import (DEFAULT_SPLIT_SEED, Split, check_train_sizes, duplicate_report, stratified_split,
+                           train_subsets_record)
 from comparisons.executors import EXECUTORS, open_executor
+from comparisons.comparability import code_state, library_versions
 from comparisons.i18n import LANGUAGES, check_language
 from comparisons.measure import machine_description, thread_environment
 from comparisons.outputs import atomic_write_json
@@ -147,7 +150,12 @@ def prepare(args) -> tuple[list[str], object, Split, DataSpec]:
     args.timeout = args.timeout or budget["timeout_s"]
     spec = data_spec(args)
     data = load(spec)
-    return variants, data, stratified_split(data, args.split_seed), spec
+    split = stratified_split(data, args.split_seed)
+    train_sizes = parse_train_sizes(args.train_sizes)
+    check_train_sizes(train_sizes, data.labels[split.train])
+    # a size equal to the whole training split is 'all' (today's run names, so folders resume)
+    args.train_sizes = list(dict.fromkeys(None if n == len(split.train) else n for n in train_sizes))
+    return variants, data, split, spec
 
 
 def command_run(args) -> int:
@@ -175,10 +183,14 @@ def run_in_folder(args, out: Path, variants, data, split, spec, executor) -> int
         if earlier != split.sha256:
             raise UserInputError(f"{out} holds runs of another split; choose another --out or add --force")
     duplicates = duplicate_report(data, split)
-    atomic_write_json(splits_file, split.to_dict())
+    recorded = json.loads(splits_file.read_text()).get("train_subsets", {}).get("sizes", {}) \
+        if splits_file.exists() and not args.force else {}
+    subset_sizes = sorted({*map(int, recorded), *(n for n in args.train_sizes if n is not None)})
+    atomic_write_json(splits_file, {**split.to_dict(),  # every training subset drawn in this folder
+                                    "train_subsets": train_subsets_record(split, data.labels, subset_sizes)})
     manifest = {
-        "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "command": " ".join(sys.argv),
-        "git_commit": git_commit(), "versions": versions(), "machine": machine_description(),
+        "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "command": "python -m comparisons " + shlex.join(sys.argv[1:]),
+        "git_commit": git_commit(), **code_state(), "versions": library_versions(), "machine": machine_description(),
         "threads": args.threads, "thread_environment": thread_environment(args.threads), "device": args.device,
         "profile": args.profile, "seeds": list(range(args.seeds)), "timeout_s": args.timeout,
         "variants": {v: {"backend": resolve_variant(v)[0], "params": {**resolve_variant(v)[1],
@@ -189,6 +201,7 @@ def run_in_folder(args, out: Path, variants, data, split, spec, executor) -> int
                  "class_names": list(data.class_names), "positive_index": data.positive_index,
                  "duplicates": duplicates},
         "split": {"seed": split.seed, "sizes": split.sizes(), "sha256": split.sha256},
+        "train_sizes": [size or "all" for size in args.train_sizes],
     }
     atomic_write_json(out / "manifest.json", manifest)
     sizes = split.sizes()
@@ -198,8 +211,9 @@ def run_in_folder(args, out: Path, variants, data, split, spec, executor) -> int
     plan = [RunSpec(variant=v, seed=s, profile=args.profile, threads=args.threads, device=args.device,
                     timeout_s=args.timeout, data=spec, data_sha256=manifest["data"]["sha256"],
                     split_seed=split.seed, split_sha256=split.sha256, hf_model=args.hf_model,
-                    executor=args.executor)
-            for v in variants for s in range(args.seeds)]
+                    executor=args.executor, code_commit=manifest["code_commit"], code_dirty=manifest["code_dirty"],
+                    train_size=n)
+            for n in args.train_sizes for v in variants for s in range(args.seeds)]
     inputs = RunInputs(data, split.to_dict()).to_json_bytes()  # the data by value, for every worker
     failed = 0
     numbers = {request: number for number, request in enumerate(plan, start=1)}
@@ -234,22 +248,25 @@ def run_in_folder(args, out: Path, variants, data, split, spec, executor) -> int
 
 def write_all_reports(out: Path, lang: str) -> None:
     """Tables, figures and report.html from the run records that exist (en always, zh when asked)."""
-    import numpy as np
-
     from comparisons.figures import write_figures
-    from comparisons.report import aggregate_frame, write_reports
+    from comparisons.learning_curves import write_learning_curves
+    from comparisons.report import build_reports, largest_size, write_reports
     from comparisons.report_page import write_report_page
 
     if not read_runs(out):
         return
-    manifest = json.loads((out / "manifest.json").read_text())
-    data = load(DataSpec(**manifest["data"]["spec"]))
+    reports = build_reports(out)  # the plan's comparable runs, their aggregate and verdicts, once
     split = Split.from_dict(json.loads((out / "splits.json").read_text()))
-    test_labels = np.asarray(data.labels)[split.test]
+    if reports.left_out:
+        print(f"report: left out {len(reports.left_out)} run(s) not comparable with this folder's plan: "
+              + ", ".join(reports.left_out), file=sys.stderr)
+    pairs = None if reports.verdicts is None else reports.verdicts.pairs
+    write_learning_curves(out, reports.summary, split.test, reports.test_labels, reports.positive_index,
+                          len(split.train), list(dict.fromkeys(["en", lang])))  # a sweep: before the page embeds it
     for language in dict.fromkeys(["en", lang]):
-        summary = write_reports(out, language)
-        write_figures(out, summary, aggregate_frame(summary), test_labels, tuple(data.class_names),
-                      data.positive_index, language)
+        write_reports(out, language, reports)
+        write_figures(out, largest_size(reports.summary), reports.aggregate, reports.test_labels,
+                      reports.class_names, reports.positive_index, language, pairs)
         write_report_page(out, language)  # last: it embeds the tables and figures written above
 
 
