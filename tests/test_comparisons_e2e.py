@@ -21,13 +21,20 @@ def test_every_variant_runs_on_the_identical_split(tmp_path):
     assert (summary["params_trainable"] <= summary["params_total"]).all()
     frozen, full = (summary.set_index("variant").loc[v] for v in ("hf_bert:frozen", "hf_bert:full"))
     assert frozen["params_trainable"] < full["params_trainable"] == full["params_total"]
-    assert (summary["peak_rss_train_mb"] > summary["rss_after_import_mb"] * 0.5).all()
+    # memory is this worker's own reading: the framework import shows, and training's peak (VmHWM reset on
+    # entry) is at least the memory held when it began; a missing, stale or mis-scaled reading fails here
+    assert summary["peak_rss_train_mb"].notna().all()
+    assert (summary["peak_rss_train_mb"] >= 0.95 * summary["rss_after_import_mb"]).all()
     for run in (out / "runs").glob("*.json"):  # cold start and serving memory: a fresh process per run
         record = json.loads(run.read_text())
         assert record["serve_pid"] != record["worker_pid"] and record["serve_max_abs_diff"] < 1e-4, run.name
         assert record["cold_start_s"] > record["serve_load_s"] > 0 and record["peak_rss_serve_mb"] > 50, run.name
-    for run in (out / "runs").glob("*.json"):
-        assert json.loads(run.read_text())["fit_info"] is not None
+    for run in (out / "runs").glob("*.json"):  # every backend that trains by epochs says what validation chose
+        record = json.loads(run.read_text())
+        assert record["rss_after_import_mb"] > record["rss_process_start_mb"], run.name
+        if record["backend"] != "tfidf_logreg":
+            info = record["fit_info"]
+            assert 1 <= info["best_epoch"] <= info["epochs_run"], (run.name, info)
     for figure in ("metrics.png", "pareto.png", "pr_curves.png", "confusion_matrices.png"):
         assert (out / "figures" / figure).stat().st_size > 5000
     assert_no_raw_text(out)

@@ -2,7 +2,6 @@
 import json
 
 import numpy as np
-import pytest
 
 from comparisons.course import attention_by_hand as module
 
@@ -34,6 +33,5 @@ def test_chinese_headers(tmp_path):
 
 
 def test_bad_language_is_one_line_exit_2(tmp_path, capsys):
-    with pytest.raises(SystemExit) as exc:  # argparse choices reject it before our code
-        module.main(["--out", str(tmp_path), "--lang", "fr"])
-    assert exc.value.code == 2
+    assert module.main(["--out", str(tmp_path), "--lang", "fr"]) == 2
+    assert capsys.readouterr().err == "error: unknown language 'fr'; use --lang en or --lang zh\n"

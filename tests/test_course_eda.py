@@ -38,7 +38,8 @@ def test_eda_never_writes_raw_text(tmp_path, tiny_data):
 
 def test_eda_bad_input_is_one_line_exit_2(tmp_path, capsys):
     assert eda.main(["--quick", "--out", str(tmp_path), "--examples", "-1"]) == 2
-    assert capsys.readouterr().err.strip().count("\n") == 0
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and err.count("\n") == 1 and err.endswith("\n"), err
 
 
 def test_eda_chinese_headers(tmp_path):

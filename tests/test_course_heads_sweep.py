@@ -46,4 +46,5 @@ def test_module_quick_runs(tmp_path):
 @pytest.mark.parametrize("argv", [["--heads", "3"], ["--heads", "a,b"], ["--epochs", "0"]])
 def test_bad_input_is_one_line_exit_2(tmp_path, capsys, argv):
     assert heads_sweep.main(["--quick", "--out", str(tmp_path), *argv]) == 2
-    assert capsys.readouterr().err.strip().count("\n") == 0
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and err.count("\n") == 1 and err.endswith("\n"), err

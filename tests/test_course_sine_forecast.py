@@ -111,4 +111,5 @@ def test_module_quick_runs(tmp_path):
 
 def test_bad_input_is_one_line_exit_2(tmp_path, capsys):
     assert sine_forecast.main(["--quick", "--out", str(tmp_path), "--scheduled-sampling", "2"]) == 2
-    assert capsys.readouterr().err.strip().count("\n") == 0
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and err.count("\n") == 1 and err.endswith("\n"), err

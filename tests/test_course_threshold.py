@@ -53,7 +53,8 @@ def test_threshold_quick_torch_scratch(tmp_path):
 @pytest.mark.parametrize("argv", [["--precision-floor", "1.5"], ["--backend", "no_such_model"], ["--epochs", "0"]])
 def test_bad_input_is_one_line_exit_2(tmp_path, capsys, argv):
     assert threshold.main(["--quick", "--out", str(tmp_path), *argv]) == 2
-    assert capsys.readouterr().err.strip().count("\n") == 0
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and err.count("\n") == 1 and err.endswith("\n"), err
 
 
 def test_seeds_give_an_interval_over_seeds(tmp_path):

@@ -43,8 +43,8 @@ def course_parser(module: str, description: str | None = None, seeds: int | None
     parser.add_argument("--out", type=Path, default=None,
                         help=f"output folder (default {COURSE_RESULTS}/<lang>/{module})")
     parser.set_defaults(lesson=module)
-    parser.add_argument("--lang", default="en", choices=LANGUAGES,
-                        help="language of table headers, titles and axis labels")
+    parser.add_argument("--lang", default="en",  # checked by check_language: one `error:` line, not argparse's usage
+                        help=f"language of table headers, titles and axis labels: {' or '.join(LANGUAGES)}")
     if seeds is not None:
         parser.add_argument("--seeds", type=int, default=seeds, help=f"number of model seeds (default {seeds})")
     parser.add_argument("--quick", action="store_true",
