@@ -190,6 +190,10 @@ def test_failed_skipped_and_sweep_runs_all_show(browser, troubled):
             (troubled if lang == "en" else troubled / "zh").glob("figures/*.png")))
         page.close()
     assert (troubled / "figures" / "learning_curves.png").exists()
+    import html5lib
+
+    for lang in ("en", "zh"):  # the sweep's and the failures' markup is valid too
+        html5lib.HTMLParser(strict=True).parse(page_path(troubled, lang).read_text(encoding="utf-8"))
     assert "tfidf_logreg__seed7 (seed not in the plan)" in page_path(troubled, "en").read_text()
     assert "09061701461" not in page_path(troubled, "en").read_text()
 
