@@ -5,7 +5,8 @@ aggregated; `build_reports` says which it left out and why. Two spreads, named a
 ± over seeds (training randomness) and the 95% interval over test items (test-set sampling),
 which with the pairwise verdicts is recomputed from predictions/*.npz (comparisons.verdicts).
 
-Written: summary.csv; aggregate.csv (per variant: seeds, {measure}_mean/_std, and for quality
+Written: summary.csv (one row per run, with each run's {metric}_ci_low/_ci_high over test
+items); aggregate.csv (per variant: seeds, {measure}_mean/_std, and for quality
 {metric}_ci_low/_ci_high over test items), summary_table.{csv,md,html}, verdicts.{csv,md}
 (columns: comparisons/verdicts.py); the Chinese twins of all but summary.csv in DIR/zh.
 """
@@ -23,7 +24,7 @@ from comparisons.comparability import select_runs
 from comparisons.i18n import label, text
 from comparisons.outputs import atomic_write_text, write_table
 from comparisons.runs import prediction_path, read_runs
-from comparisons.verdicts import N_RESAMPLES, PAIR_METRICS, Verdicts, compare, load_predictions
+from comparisons.verdicts import N_RESAMPLES, PAIR_METRICS, Verdicts, compare, load_predictions, run_intervals
 
 # accuracy and macro-F1 at the 0.5 cut (the arg-max) and at the threshold chosen on validation
 QUALITY = ["accuracy", "accuracy_at_threshold", "macro_f1", "macro_f1_at_threshold", "average_precision"]
@@ -173,10 +174,22 @@ def build_reports(out: Path) -> Reports:
     if ok:
         order = {name: i for i, name in enumerate(manifest.get("variants") or VARIANTS)}
         ok.sort(key=lambda r: (order.get(r["variant"], len(order)), r["seed"]))
-        verdicts = compare(load_predictions(out, ok, test_ids), labels, positive_index)
+        predictions = load_predictions(out, ok, test_ids)
+        verdicts = compare(predictions, labels, positive_index)
+        summary = _with_run_intervals(summary, run_intervals(predictions, labels, positive_index), main)
     aggregate = aggregate_frame(main, None if verdicts is None else verdicts.variants)
     return Reports(summary, aggregate, verdicts, labels, tuple(manifest["data"]["class_names"]), positive_index,
                    left_out)
+
+
+def _with_run_intervals(summary: pd.DataFrame, intervals: pd.DataFrame, main: pd.DataFrame) -> pd.DataFrame:
+    """summary.csv with each run's 95% interval over test items (runs of the largest training size)."""
+    columns = [c for c in intervals.columns if c.endswith(("_ci_low", "_ci_high"))]
+    main_size = main["train_size"].iloc[0] if len(main) else None
+    keyed = intervals.assign(train_size=main_size).set_index(["variant", "train_size", "seed"])
+    found = summary.set_index(["variant", "train_size", "seed"]).index
+    extra = keyed.reindex(found)[columns].reset_index(drop=True)
+    return pd.concat([summary.reset_index(drop=True), extra], axis=1)
 
 
 def write_reports(out: Path, lang: str = "en", reports: Reports | None = None) -> pd.DataFrame:

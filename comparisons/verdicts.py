@@ -264,6 +264,18 @@ PAIR_COLUMNS = (
 
 
 
+def run_intervals(predictions: pd.DataFrame, labels: np.ndarray, positive_index: int | None) -> pd.DataFrame:
+    """Per run (variant, seed): each metric's 95% interval over test items (summary.csv's interval columns)."""
+    rows = []
+    for row in predictions.itertuples():
+        _, distribution = _bootstrap(predictions.loc[[row.Index]], np.asarray(labels), positive_index)
+        values: dict = {"variant": row.variant, "seed": row.seed}
+        for k, metric in enumerate(METRICS):
+            values[f"{metric}_ci_low"], values[f"{metric}_ci_high"] = interval(distribution[k])
+        rows.append(values)
+    return pd.DataFrame(rows)
+
+
 def compare(predictions: pd.DataFrame, labels: np.ndarray, positive_index: int | None) -> Verdicts:
     """Intervals per variant and verdicts per pair for ONE group of runs (one split, one training size).
 

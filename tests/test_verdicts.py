@@ -4,8 +4,8 @@ import pandas as pd
 import pytest
 from sklearn.metrics import accuracy_score, average_precision_score, f1_score
 
-from comparisons.verdicts import (PAIR_COLUMNS, PAIR_METRICS, VERDICTS, compare, holm, mcnemar_exact, weighted_average_precision,
-                                  weighted_metric)
+from comparisons.verdicts import (PAIR_COLUMNS, PAIR_METRICS, VERDICTS, compare, holm, mcnemar_exact,
+                                  run_intervals, weighted_average_precision, weighted_metric)
 
 N_ITEMS = 300
 
@@ -104,3 +104,14 @@ def test_predictions_of_another_length_are_refused():
     labels, score = labels_and_scores()
     with pytest.raises(ValueError, match="predictions for"):
         compare(frame({"a": [score[:-1]]}), labels, 1)
+
+
+def test_a_single_run_interval_is_the_one_seed_variant_interval():
+    labels, score = labels_and_scores()
+    other = labels_and_scores(seed=5)[1]
+    predictions = frame({"a": [score, other]})
+    runs = run_intervals(predictions, labels, 1)
+    alone = compare(predictions[predictions["seed"] == 1], labels, 1).variants.iloc[0]
+    assert list(runs["seed"]) == [0, 1]
+    assert runs.loc[1, "average_precision_ci_low"] == pytest.approx(alone["average_precision_ci_low"])
+    assert runs.loc[0, "average_precision_ci_low"] != runs.loc[1, "average_precision_ci_low"]
