@@ -110,3 +110,52 @@ def test_learning_curves_from_a_run_folder(tmp_path):
     assert set(headline["best_without_pretraining"]) == {"tfidf_logreg"}
     for figure in (tmp_path / "figures", tmp_path / "zh" / "figures"):
         assert (figure / "learning_curves.png").stat().st_size > 5000
+
+
+def test_a_sweep_with_two_sizes_writes_curves_tables_and_resumes(tmp_path):
+    """tfidf_logreg and torch_scratch (tiny) at 20 messages and all, on the tests' small subset."""
+    import json
+
+    import pandas as pd
+
+    from tests.test_cli import assert_no_raw_text, run_cli
+
+    out = tmp_path / "sweep"
+    command = ("run", "--profile", "tiny", "--limit-per-class", "40", "--backends", "tfidf_logreg,torch_scratch",
+               "--train-sizes", "20,all", "--out", str(out), "--lang", "zh")
+    result = run_cli(*command, timeout=600)
+    assert result.returncode == 0, result.stderr[-3000:]
+    summary = pd.read_csv(out / "summary.csv")
+    assert sorted(summary["train_size"].astype(str)) == ["20", "20", "all", "all"]
+    assert (summary["status"] == "ok").all(), summary[["variant", "train_size", "status", "reason"]]
+    names = sorted(p.stem for p in (out / "runs").glob("*.json"))
+    assert names == ["tfidf_logreg__n20__seed0", "tfidf_logreg__seed0",
+                     "torch_scratch__n20__seed0", "torch_scratch__seed0"]
+    splits = json.loads((out / "splits.json").read_text())
+    subset = splits["train_subsets"]["sizes"]["20"]
+    assert len(subset) == 20 and set(subset) <= set(splits["train"])
+    record = json.loads((out / "runs" / "torch_scratch__n20__seed0.json").read_text())
+    assert record["train_size"] == 20
+    curve = pd.read_csv(out / "learning_curve.csv")
+    assert sorted(curve["train_size"].unique()) == [20, len(splits["train"])]
+    for folder in (out, out / "zh"):
+        assert {p.name for p in (folder / "learning_curves").glob("size_*.md")} == {"size_20.md", "size_all.md"}
+        assert (folder / "learning_curves" / "verdicts_20.md").exists()
+        assert (folder / "figures" / "learning_curves.png").stat().st_size > 5000
+    assert set(pd.read_csv(out / "learning_curve_verdicts.csv")["train_size"]) == set(curve["train_size"])
+    for page in out.rglob("report.html"):  # its embedded PNGs (base64) trip the phone-number pattern
+        page.unlink()                       # the page's own privacy is tested in its own tests
+    assert_no_raw_text(out)
+    again = run_cli(*command, timeout=600)  # resume: every (variant, size, seed) kept
+    assert again.returncode == 0 and again.stderr.count("finished earlier, kept") == 4, again.stderr[-2000:]
+
+
+@pytest.mark.parametrize("sizes, message", [("50,abc", "not a positive whole number"), ("4,all", "per class"),
+                                            ("99999", "larger than the training split"), (",", "is empty")])
+def test_bad_train_sizes_are_one_line_and_write_nothing(tmp_path, sizes, message):
+    from tests.test_cli import run_cli
+
+    result = run_cli("run", "--backends", "tfidf_logreg", "--train-sizes", sizes, "--out", str(tmp_path / "run"))
+    assert result.returncode == 2 and message in result.stderr, result.stderr
+    assert result.stderr.strip().count("\n") == 0 and result.stderr.startswith("error: ")
+    assert not (tmp_path / "run").exists()
