@@ -35,6 +35,8 @@ def test_every_variant_runs_on_the_identical_split(tmp_path):
         if record["backend"] != "tfidf_logreg":
             info = record["fit_info"]
             assert 1 <= info["best_epoch"] <= info["epochs_run"], (run.name, info)
-    for figure in ("metrics.png", "pareto.png", "pr_curves.png", "confusion_matrices.png"):
+    for figure in ("metrics.png", "pareto.png", "pr_curves.png", "confusion_matrices.png", "forest.png"):
         assert (out / "figures" / figure).stat().st_size > 5000
+    verdicts = pd.read_csv(out / "verdicts.csv")  # every pair of the five variants, for each metric
+    assert len(verdicts) == 10 * verdicts["metric"].nunique() and verdicts["p_holm"].between(0, 1).all()
     assert_no_raw_text(out)
