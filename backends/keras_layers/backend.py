@@ -2,7 +2,7 @@
 
 Trained the Keras way: `model.fit` on a keras.utils.PyDataset with a callback that scores
 validation AP after each epoch and restores the best epoch's weights (backends/keras_layers/
-training.py), the Keras progress bar when progress=True. The twin of torch_scratch: the same
+training.py), one line per epoch (common.progress) when progress=True. The twin of torch_scratch: the same
 numpy initial state (common.initial_weights, loaded through the parity map), the same batches in
 the same order (common.batching.epoch_batches), the same AdamW settings, schedule, clipping,
 budget that scales with the data and epoch choice (common.selection.BestEpoch). With dropout 0
@@ -36,6 +36,7 @@ from common.batching import training_budget
 from common.config import EncoderConfig
 from common.datasets import LabelledTexts
 from common.errors import UserInputError
+from common.progress import progress_line
 from common.initial_weights import initial_state
 from common.recipe import RECIPE
 from common.selection import check_validation_labels, validation_average_precision
@@ -165,8 +166,13 @@ class KerasLayersBackend(Backend):
             load_state(self.model_, initial_state(cfg, self.seed), cfg)  # torch_scratch's initial weights
             compile_for_training(self.model_, cfg, budget.total_steps)
             keeper = BestValidationAP(valid_ap, batches, cfg.patience)
-            self.model_.fit(batches, epochs=budget.epochs, callbacks=[keeper], shuffle=False,
-                            verbose=1 if self.progress else 0)  # ends with the best epoch's weights
+            # one line per epoch through common.progress (shown unredacted), not Keras's bar: the
+            # orchestrator would redact its unmarked counts and losses as if they were phone numbers
+            epoch_line = keras.callbacks.LambdaCallback(on_epoch_end=lambda epoch, logs: progress_line(
+                f"keras_layers epoch {epoch + 1}/{budget.epochs}: train loss {keeper.history[-1]['train_loss']:.4f}, "
+                f"valid AP {keeper.history[-1]['valid_average_precision']:.4f}"))
+            self.model_.fit(batches, epochs=budget.epochs, callbacks=[keeper, *([epoch_line] if self.progress else [])],
+                            shuffle=False, verbose=0)  # ends with the best epoch's weights
             # the model kept is an uncompiled twin holding the best weights: no optimizer state to save
             trained, self.model_ = self.model_, build_keras_model(cfg)
             self.model_.set_weights(trained.get_weights())
