@@ -10,7 +10,7 @@ BROWSER_STAMP := $(VENV)/.browser
 THREADS ?= 2
 OUT ?= runs/fast
 
-.PHONY: compare test reference clean-venv
+.PHONY: compare test reference notebooks clean-venv
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -38,6 +38,10 @@ $(BROWSER_STAMP): | $(STAMP)
 reference: $(STAMP) $(BROWSER_STAMP)
 	$(BIN)/python -m comparisons run --profile full --seeds 3 --threads $(THREADS) --lang zh --out results/reference
 	$(BIN)/python -m comparisons.report_page --out results/reference --screenshot  # the README's pictures
+
+# Every course lesson as a notebook, in Chinese and English (notebooks/zh, notebooks/en; jupytext).
+notebooks: $(STAMP)
+	$(BIN)/python -m comparisons.course notebooks --out notebooks
 
 clean-venv:
 	rm -rf $(VENV)

@@ -91,13 +91,38 @@ def test_naive_forecasts_on_a_clean_sine():
 
 def test_tiny_training_reduces_the_loss():
     data = sine_forecast.make_splits(quick=True)
-    _, history, best = sine_forecast.train_model(tiny_config(), data, epochs=4, learning_rate=3e-3, seed=0)
+    _, history, best = sine_forecast.train_model(tiny_config(), data, steps=12, learning_rate=3e-3, seed=0,
+                                                 eval_every=3)
+    assert [h["step"] for h in history] == [3, 6, 9, 12]
     assert history[-1]["train_loss"] < 0.7 * history[0]["train_loss"]
-    assert 1 <= best <= 4
+    assert best == min(history, key=lambda h: h["valid_mse"])["step"]
+
+
+def test_splits_have_their_own_streams_and_scaling_uses_the_past_only():
+    splits = sine_forecast.make_splits(quick=True)
+    length = 2 * (sine_forecast.HISTORY + sine_forecast.HORIZON)
+    rng = np.random.default_rng([sine_forecast.DATA_SEED, 1])  # the validation stream, whatever train holds
+    valid = sine_forecast.cut_windows(*sine_forecast.make_series(4, length, rng))
+    np.testing.assert_array_equal(splits["valid"].source, valid.source)
+    source = splits["test"].source
+    mean, scale = sine_forecast.window_scale(source)
+    np.testing.assert_allclose(mean[:, 0], source.mean(axis=1), rtol=1e-6)
+    np.testing.assert_allclose(scale[:, 0], source.std(axis=1) + 1e-3, rtol=1e-6)
+
+
+def test_normalised_forecast_is_scaled_back():
+    class Zero(torch.nn.Module):  # predicts 0 in normalised units: the window's past mean in data units
+        def forecast(self, source, horizon):
+            return torch.zeros(source.shape[0], horizon, 1)
+
+    windows = sine_forecast.make_splits(quick=True)["test"]
+    forecast = sine_forecast.forecast_windows(Zero(), windows, normalise=True)
+    np.testing.assert_allclose(forecast, np.repeat(windows.source.mean(axis=1, keepdims=True), 30, axis=1),
+                               rtol=1e-5, atol=1e-6)
 
 
 def test_module_quick_runs(tmp_path):
-    argv = ["--quick", "--out", str(tmp_path), "--scheduled-sampling", "--lang", "zh"]
+    argv = ["--quick", "--out", str(tmp_path), "--scheduled-sampling", "--lang", "zh", "--norms", "pre", "post"]
     assert sine_forecast.main(argv) == 0
     for name in ("sine_forecast.csv", "sine_forecast.md", "sine_forecast.json", "sine_forecast.png"):
         assert (tmp_path / name).stat().st_size > 0, name
@@ -106,6 +131,7 @@ def test_module_quick_runs(tmp_path):
     report = json.loads((tmp_path / "sine_forecast.json").read_text())
     assert report["scheduled_sampling"] == 0.5
     assert report["rows"][2]["history"][-1]["sampling_probability"] == pytest.approx(0.5)
+    assert report["normalise"] is True and report["steps"] == sine_forecast.QUICK_STEPS
     assert all(np.isfinite(row["test_mse"]) for row in report["rows"])
 
 

@@ -11,6 +11,8 @@ results/course/<lang>/<lesson>/, and records each one's wall time in results/cou
 from __future__ import annotations
 
 import argparse
+import os
+import resource
 import subprocess
 import sys
 import time
@@ -51,6 +53,11 @@ def notebooks_command(args: argparse.Namespace) -> int:
     return 0
 
 
+def _children_cpu_seconds() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def run_command(args: argparse.Namespace) -> int:
     """Each lesson at its defaults in a fresh process, one at a time; wall times to wall_times.csv."""
     import pandas as pd
@@ -64,9 +71,13 @@ def run_command(args: argparse.Namespace) -> int:
             command = [sys.executable, "-m", f"comparisons.course.{lesson}", "--lang", lang, "--out", str(out)]
             command += ["--quick"] if args.quick else []
             print("$ " + " ".join(command[1:]), flush=True)
+            load_before, cpu_before = os.getloadavg()[0], _children_cpu_seconds()
             started = time.perf_counter()
             code = subprocess.call(command)
+            # CPU seconds beside wall seconds: on a shared machine the wall time also counts waiting
             rows.append({"lesson": lesson, "lang": lang, "wall_s": round(time.perf_counter() - started, 1),
+                         "cpu_s": round(_children_cpu_seconds() - cpu_before, 1),
+                         "load_1min": round((load_before + os.getloadavg()[0]) / 2, 1),
                          "exit_code": code, "quick": args.quick})
             print(f"{lesson} ({lang}): exit {code}, {rows[-1]['wall_s']} s", flush=True)
     if args.record and not args.quick:

@@ -13,6 +13,36 @@ one thing; it also moves the text off the training distribution.
 
     python -m comparisons.course.attention_deletion [--out DIR] [--lang en|zh] [--seeds 3] [--k 3] [--quick]
 """
+# %% [markdown]
+# # 第 9 课　删词实验：删掉最受关注的词，比随机删词伤害更大吗？
+#
+# 上一课的注意力图容易让人以为"模型因为这些词才判为垃圾短信"。本课用**干预** (intervention) 来检验：
+# 对每条测试垃圾短信，删掉最后一层中平均被关注最多的 $k$ 个词，再另外随机删掉 $k$ 个词，
+# 比较垃圾短信概率下降了多少：$\Delta p = p_{删后} - p_{删前}$。
+#
+# 同一条短信的两种删法构成一对 (paired)，所以比较的是**配对差** $\Delta p_{top} - \Delta p_{random}$，
+# 并给出均值的 95% 置信区间 (按短信做配对 $t$ 区间，以及自助法 bootstrap 区间)，每个模型随机种子一组，
+# 最后把各种子合起来再算一次。如果区间不含 0，才能说两种删法有可检测的差别。
+#
+# 无论结果如何，注意力权重都**不是因果解释**：权重说明一个位置被混入另一个位置多少，不说明判定依赖它多少
+# (Jain & Wallace 2019, "Attention is not Explanation"; Wiegreffe & Pinter 2019)。
+#
+# <!-- en -->
+# # Lesson 9. Attention deletion: does removing the most-attended tokens hurt more than removing random ones?
+#
+# The last lesson's map invites "the model called it spam because of these words". This lesson tests that by
+# **intervention**: for every test spam message, delete the $k$ tokens that receive the most last-layer
+# attention, and separately $k$ random tokens, and record how far the spam probability falls:
+# $\Delta p = p_{after} - p_{before}$.
+#
+# The two deletions of one message form a pair, so the lesson compares the **paired difference**
+# $\Delta p_{top} - \Delta p_{random}$, with a 95% confidence interval of its mean (paired $t$ over messages,
+# and a bootstrap), per model seed and over all seeds. Only an interval that excludes 0 shows a detectable difference.
+#
+# Whatever the numbers, attention weights are **not causal explanations**: a weight says how much one
+# position was mixed into another, not how much the decision depends on it (Jain & Wallace 2019,
+# "Attention is not Explanation"; Wiegreffe & Pinter 2019).
+
 # %% imports
 from __future__ import annotations
 
@@ -56,6 +86,20 @@ def spam_probability(backend, sequences: list[list[int]]) -> np.ndarray:
         return torch.softmax(logits.double(), dim=-1)[:, 1].cpu().numpy()
 
 
+# %% [markdown]
+# ## 1. 两种删法
+#
+# `attention_received` 计算每个真实词元平均收到的关注 (最后一层，对头和真实查询位置取平均)。
+# `deletion_effects` 对每条短信删掉最受关注的 $k$ 个词和随机 $k$ 个词，记录删前概率和两个 $\Delta p$。
+# 删掉后至少要剩一个词，所以太短的短信被跳过。
+#
+# <!-- en -->
+# ## 1. The two deletions
+#
+# `attention_received` is the mean attention each real token receives (last layer, averaged over heads and
+# real query positions). `deletion_effects` deletes the top-$k$ and $k$ random tokens of each message and
+# records the probability before and both $\Delta p$. Something must be left, so very short messages are skipped.
+
 # %% the two deletions
 def attention_received(weights: np.ndarray, length: int) -> np.ndarray:
     """(T,) mean weight each real token receives: last layer (H, T, T) averaged over heads and real queries."""
@@ -87,6 +131,19 @@ def deletion_effects(backend, texts, k: int, rng: np.random.Generator) -> pd.Dat
     })
 
 
+# %% [markdown]
+# ## 2. 配对差的 95% 置信区间
+#
+# 配对 $t$ 区间：$\bar d \pm t_{0.975,\,n-1}\, s_d/\sqrt{n}$，其中 $d_i$ 是第 $i$ 条短信的配对差。
+# 自助法：对短信有放回地重采样 5000 次，取均值的 2.5% 和 97.5% 分位数。两种区间应大致一致。
+#
+# <!-- en -->
+# ## 2. 95% confidence intervals of the paired difference
+#
+# Paired $t$: $\bar d \pm t_{0.975,\,n-1}\, s_d/\sqrt{n}$, with $d_i$ the paired difference of message $i$.
+# Bootstrap: resample messages with replacement 5000 times and take the 2.5% and 97.5% quantiles of the
+# mean. The two intervals should roughly agree.
+
 # %% paired 95% confidence intervals
 def paired_interval(differences: np.ndarray, level: float = 0.95, resamples: int = 5000, seed: int = 0) -> dict:
     """Mean of paired differences with a t interval and a percentile bootstrap interval."""
@@ -104,6 +161,22 @@ def paired_interval(differences: np.ndarray, level: float = 0.95, resamples: int
     return {"mean": mean, "t_low": mean - half, "t_high": mean + half, "boot_low": float(low),
             "boot_high": float(high), "n": n}
 
+
+# %% [markdown]
+# ## 3. 图：每个种子的平均 $\Delta p$，以及配对差的分布
+#
+# **怎样读图**：左图横轴是模型种子，纵轴是垃圾短信概率的平均变化 (负数表示概率下降)，误差棒是 95% 置信区间；
+# 圆点是删最受关注的词，方块是随机删词。右图是所有短信、所有种子的配对差 $\Delta p_{top} - \Delta p_{random}$ 的直方图：
+# 大部分落在 0 的左边，说明删最受关注的词通常伤害更大；但即使如此，这也只是对这个模型的一次干预，不是"解释"。
+#
+# <!-- en -->
+# ## 3. Figure: mean $\Delta p$ per seed, and the distribution of paired differences
+#
+# **How to read it**: on the left x is the model seed and y the mean change of the spam probability
+# (negative = it fell), with 95% intervals; circles delete the most-attended tokens, squares random ones.
+# On the right, the histogram of paired differences $\Delta p_{top} - \Delta p_{random}$ over all messages and
+# seeds: mass left of 0 means the top-$k$ deletion usually hurts more. Even so, it is one intervention on one
+# model, not an explanation.
 
 # %% figure
 def deletion_figure(summary: pd.DataFrame, pooled: pd.DataFrame, lang: str):
@@ -132,6 +205,24 @@ def deletion_figure(summary: pd.DataFrame, pooled: pd.DataFrame, lang: str):
     fig.tight_layout()
     return fig
 
+
+# %% [markdown]
+# ## 练习
+#
+# 1. 读 `deletion` 表：合并各种子后，配对差的 95% 区间含 0 吗？你能得出什么结论，不能得出什么结论？
+# 2. 把 $k$ 从 3 改成 1 和 5 (`--k`)，差别怎样变化？
+# 3. 删词后的文本不再像正常短信 (偏离训练分布)。这对结论有什么影响？能想出更好的干预吗？
+#
+# 运行：`python -m comparisons.course.attention_deletion --lang zh [--seeds 3] [--k 3]`。
+#
+# <!-- en -->
+# ## Exercises
+#
+# 1. Read the `deletion` table: over all seeds, does the 95% interval of the paired difference hold 0? What can you conclude, and what not?
+# 2. Change $k$ from 3 to 1 and 5 (`--k`): how does the difference change?
+# 3. Text with tokens deleted no longer looks like a real message (off the training distribution). How does that weaken the conclusion? Can you think of a better intervention?
+#
+# Run: `python -m comparisons.course.attention_deletion [--seeds 3] [--k 3]`.
 
 # %% main
 def _run(args: argparse.Namespace) -> int:

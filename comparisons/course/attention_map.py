@@ -9,6 +9,34 @@ printed or written). A map shows where weight went, not why the model decided: s
 
     python -m comparisons.course.attention_map [--out DIR] [--lang en|zh] [--message N] [--quick]
 """
+# %% [markdown]
+# # 第 8 课　注意力图：最后一层看了哪里
+#
+# 训练一个小的从零实现的分类器，取一条测试垃圾短信在**最后一层**的注意力权重，把各头取平均，
+# 画成热图：行是发出关注的词 (查询)，列是被关注的词 (键)。坐标轴上的词经过脱敏：电话号码、链接、
+# 邮箱显示为 `<NUM>`、`<URL>`、`<EMAIL>`，原文从不输出。
+#
+# 只训练一两轮的模型几乎均匀地关注每个词，热图是"平的"，看不出什么。所以本课让模型最多训练 20 轮，
+# 在验证集上按平均精度 (AP) 选出**最好的轮次** (validation early stopping，连续 4 轮没有提高就停止)，
+# 画的是这一轮的权重。我们还用**平坦度** (每行权重的熵除以 $\log T$) 量化热图有多平：1 表示完全均匀，越小越集中。
+#
+# 注意：注意力图显示权重流向了哪里，**不**说明模型为什么这样判定 (见第 9 课)。
+#
+# <!-- en -->
+# # Lesson 8. The attention map: where the last layer looked
+#
+# A small scratch classifier is trained; for one test spam message its **last layer's** attention
+# weights, averaged over heads, are drawn as a heatmap: rows are the tokens that look (queries), columns
+# the tokens looked at (keys). Tick labels are redacted: phone numbers, links and e-mails appear as
+# `<NUM>`, `<URL>`, `<EMAIL>`; the raw message is never printed or written.
+#
+# A model trained for one or two epochs attends almost uniformly and its map is flat. So the lesson trains
+# up to 20 epochs and validation average precision (AP) chooses the **best epoch** (early stopping after 4
+# epochs without gain); the map is that epoch's. **Flatness** (mean row entropy over $\log T$) says how flat
+# the map is: 1 is uniform, lower is more focused.
+#
+# A map shows where weight went, **not** why the model decided (see lesson 9).
+
 # %% imports
 from __future__ import annotations
 
@@ -25,6 +53,21 @@ from comparisons.outputs import atomic_write_json, save_figure, write_table
 
 MODULE = "attention_map"
 
+
+# %% [markdown]
+# ## 1. 训练到验证集上最好的轮次，取最后一层的权重
+#
+# `train_classifier` 使用套件的 `torch_scratch` 后端：每轮结束在验证集上计算 AP，保留最好一轮的权重
+# (`common.selection.BestEpoch`)。`last_layer_mean` 取出最后一层 $(H, T, T)$ 的权重并对头取平均，得到 $(T, T)$。
+# `flatness` 计算平坦度 $\frac{1}{T}\sum_t \frac{-\sum_s w_{ts}\log w_{ts}}{\log T}$。
+#
+# <!-- en -->
+# ## 1. Train to the best validation epoch, take the last layer's weights
+#
+# `train_classifier` uses the suite's `torch_scratch` backend: after every epoch it scores validation AP
+# and keeps the best epoch's weights (`common.selection.BestEpoch`). `last_layer_mean` takes the last
+# layer's $(H, T, T)$ weights and averages the heads into $(T, T)$. `flatness` is
+# $\frac{1}{T}\sum_t \frac{-\sum_s w_{ts}\log w_{ts}}{\log T}$.
 
 # %% train the model to its best validation epoch
 EPOCHS, QUICK_EPOCHS, PATIENCE = 20, 1, 4
@@ -59,6 +102,35 @@ def flatness(weights: np.ndarray) -> float:
     entropy = -(weights * np.log(np.clip(weights, 1e-12, None))).sum(axis=-1)  # (T,)
     return float(entropy.mean() / np.log(length))
 
+
+# %% [markdown]
+# ## 2. 怎样读图，以及练习
+#
+# **怎样读图**：每一行之和为 1。一整列颜色都很亮，说明几乎所有词都在关注这个词 (比如 `<NUM>` 或 "free"
+# 这类垃圾短信常见词)；颜色处处相近说明注意力是平的。标题给出选中的轮次、垃圾短信概率和平坦度；
+# `training` 表列出每一轮的验证集 AP，星号是选中的一轮。
+#
+# **练习**
+# 1. 用 `--epochs 1` 再跑一次，比较两次的平坦度和热图。训练更久的模型注意力更集中吗？
+# 2. 哪几个词得到的平均关注最多 (看 `attention_received` 表)？它们是你认为"像垃圾短信"的词吗？
+# 3. 换一条短信 (`--message N`)，模式还一样吗？一张图能说明模型的"理由"吗？
+#
+# 运行：`python -m comparisons.course.attention_map --lang zh [--message N] [--epochs 20]`。
+#
+# <!-- en -->
+# ## 2. How to read the figure, and exercises
+#
+# **How to read it**: every row sums to 1. A bright column means almost every token attends to that one
+# (often `<NUM>` or a spam word such as "free"); similar colours everywhere mean flat attention. The title
+# gives the chosen epoch, the spam probability and the flatness; the `training` table lists validation
+# AP per epoch, with a star on the chosen one.
+#
+# **Exercises**
+# 1. Run again with `--epochs 1` and compare flatness and map. Does the longer-trained model attend more sharply?
+# 2. Which tokens receive the most attention on average (`attention_received` table)? Are they the ones you would call spammy?
+# 3. Pick another message (`--message N`): is the pattern the same? Can one map tell the model's "reason"?
+#
+# Run: `python -m comparisons.course.attention_map [--message N] [--epochs 20]`.
 
 # %% main
 def _run(args: argparse.Namespace) -> int:

@@ -11,6 +11,33 @@ with the chosen point, so the student sees how far validation and test disagree.
 Run: python -m comparisons.course.threshold [--backend tfidf_logreg|torch_scratch] [--precision-floor 0.98]
      [--epochs N] [--out DIR] [--lang en|zh] [--quick]
 """
+# %% [markdown]
+# # 第 10 课　决策阈值：在验证集上选定，在测试集上只评一次
+#
+# 分类器输出的是垃圾短信的概率 $p$，把 $p \ge 0.5$ 判为垃圾短信只是默认做法。如果"误杀" (把正常短信放进垃圾箱)
+# 比"漏掉"一条垃圾短信代价更高，我们会要求一个**精确率下限** (precision floor)，例如
+# "被标为垃圾短信的里面至少 98% 真是垃圾短信"，然后在满足下限的阈值中选召回率最高的一个：
+#
+# $$\text{精确率} = \frac{TP}{TP + FP}, \qquad \text{召回率} = \frac{TP}{TP + FN}$$
+#
+# 阈值**只在验证集上选** (`common.metrics.choose_threshold`)，然后在测试集上**只评一次**：
+# 如果在测试集上选阈值，测试分数就成了调过参的、偏乐观的数字。`--seeds N` (仅对有随机性的模型，如
+# `torch_scratch`) 训练 N 个种子，给出阈值和测试分数在种子之间的均值、标准差和 95% 区间。
+#
+# <!-- en -->
+# # Lesson 10. The decision threshold: chosen on validation, scored once on test
+#
+# A classifier outputs a spam probability $p$; calling $p \ge 0.5$ spam is a default, not a law. When a false
+# alarm (a real message sent to the spam folder) costs more than a missed spam, we ask for a **precision
+# floor**, e.g. "at least 98% of what we flag is spam", and take the threshold with the highest recall that keeps it:
+#
+# $$\text{precision} = \frac{TP}{TP + FP}, \qquad \text{recall} = \frac{TP}{TP + FN}$$
+#
+# The threshold is chosen **on validation only** (`common.metrics.choose_threshold`) and evaluated **once** on
+# test: choosing on test would make the test score a tuned, optimistic number. `--seeds N` (for models with
+# randomness, such as `torch_scratch`) trains N seeds and reports the mean, std and 95% interval over seeds of
+# the threshold and its test scores.
+
 # %%
 from __future__ import annotations
 
@@ -32,7 +59,15 @@ QUICK_ENCODER = {"d_model": 16, "num_heads": 2, "num_layers": 1, "ff_dim": 32, "
 
 
 # %% [markdown]
-# ## 1. Train one model (train split), and score validation and test
+# ## 1. 在训练集上训练模型，给验证集和测试集打分
+#
+# 默认模型是 TF-IDF + 逻辑回归 (几秒即可)，也可以用 `--backend torch_scratch`。验证集只用来选轮次和阈值。
+#
+# <!-- en -->
+# ## 1. Train one model on the train split, and score validation and test
+#
+# The default model is TF-IDF + logistic regression (seconds); `--backend torch_scratch` works too.
+# Validation only chooses the epoch and the threshold.
 
 # %%
 def backend_overrides(variant: str, quick: bool, epochs: int | None, seed: int = 0) -> dict:
@@ -63,7 +98,17 @@ def fit_and_score(variant: str, quick: bool, epochs: int | None, seed: int = 0, 
 
 
 # %% [markdown]
+# ## 2. 在验证集上选阈值；在测试集上只评一次
+#
+# 表中三行：验证集上选定的阈值及其验证集分数；同一阈值在测试集上的分数 (唯一一次看测试集)；
+# 作为对照，默认阈值 0.5 在测试集上的分数。TN、FP、FN、TP 是混淆矩阵 (confusion matrix) 的四格。
+#
+# <!-- en -->
 # ## 2. Choose the threshold on validation; evaluate it ONCE on test
+#
+# Three rows: the threshold chosen on validation with its validation scores; the same threshold on test
+# (the one and only look at test); for reference, the default 0.5 on test. TN, FP, FN, TP are the four
+# cells of the confusion matrix.
 
 # %%
 def evaluate(valid, test, valid_score, test_score, precision_floor: float) -> tuple[dict, list[dict]]:
@@ -122,7 +167,19 @@ def over_seeds(per_seed: list[dict], lang: str) -> pd.DataFrame:
 
 
 # %% [markdown]
+# ## 3. 图：验证集和测试集的精确率-召回率曲线，标出选定的点
+#
+# **怎样读图**：横轴召回率，纵轴精确率。蓝线是验证集的 PR 曲线，橙线是测试集的；灰色虚线是精确率下限。
+# 两个大圆点是同一个阈值分别在验证集和测试集上的位置：验证集上的点在虚线上方 (按定义)，
+# 测试集上的点可能落到虚线下方，这就是"在验证集上选，在测试集上看"的诚实之处。
+#
+# <!-- en -->
 # ## 3. Figure: precision-recall curves of validation and test, the chosen point marked
+#
+# **How to read it**: x is recall, y precision. Blue is the validation PR curve, orange the test one; the
+# dashed grey line is the precision floor. The two large dots are the same threshold on validation and on
+# test: the validation dot is above the line by construction, the test dot may fall below it. That gap is
+# the honest part of "choose on validation, look at test".
 
 # %%
 def plot(valid, test, valid_score, test_score, choice: dict, rows: list[dict], floor: float, variant: str, lang: str):
@@ -154,6 +211,24 @@ def plot(valid, test, valid_score, test_score, choice: dict, rows: list[dict], f
     fig.tight_layout()
     return fig
 
+
+# %% [markdown]
+# ## 练习
+#
+# 1. 测试集上的精确率达到下限了吗？如果没有，为什么？(提示：测试集只有约 112 条垃圾短信，一条误判就改变约 1%。)
+# 2. 把 `--precision-floor` 从 0.98 改成 0.9，阈值和召回率怎样变化？
+# 3. 用 `--backend torch_scratch --seeds 3`：阈值在种子之间波动多大？95% 区间告诉你什么？
+#
+# 运行：`python -m comparisons.course.threshold --lang zh [--precision-floor 0.98] [--backend torch_scratch --seeds 3]`。
+#
+# <!-- en -->
+# ## Exercises
+#
+# 1. Does test precision reach the floor? If not, why? (Hint: the test split has about 112 spam messages; one error moves precision by about 1%.)
+# 2. Change `--precision-floor` from 0.98 to 0.9: how do the threshold and recall change?
+# 3. With `--backend torch_scratch --seeds 3`: how much does the threshold move between seeds? What does the 95% interval tell you?
+#
+# Run: `python -m comparisons.course.threshold [--precision-floor 0.98] [--backend torch_scratch --seeds 3]`.
 
 # %%
 def run(args: argparse.Namespace) -> int:
