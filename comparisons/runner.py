@@ -173,10 +173,12 @@ STOP_SIGNALS = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SI
 class StopOnSignals:
     """`with StopOnSignals():` SIGTERM and SIGHUP (kill, a closed terminal) stop the orchestrator
     as Ctrl-C does: an Interrupted exception, so the running worker's group is ended, nothing
-    half-done is recorded and the user is told how to resume. Main thread only."""
+    half-done is recorded and the user is told how to resume. Python lets only the main thread
+    install handlers; elsewhere (main() called from a thread) this does nothing."""
 
     def __enter__(self) -> "StopOnSignals":
-        self._previous = {signum: signal.signal(signum, self._stop) for signum in STOP_SIGNALS}
+        in_main_thread = threading.current_thread() is threading.main_thread()
+        self._previous = {signum: signal.signal(signum, self._stop) for signum in STOP_SIGNALS} if in_main_thread else {}
         return self
 
     @staticmethod
