@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from common.errors import UserInputError
+from common.recipe import RECIPE as SCRATCH_RECIPE
 
 TINY_ENCODER = {"d_model": 16, "num_heads": 2, "num_layers": 1, "ff_dim": 32, "max_len": 32, "epochs": 1,
                 "min_steps": 16}
@@ -22,15 +23,19 @@ PROFILES: dict[str, dict[str, Any]] = {
     },
     "fast": {
         "variants": {
-            "torch_scratch": {"config": {"epochs": 3}},
-            "keras_layers": {"config": {"epochs": 3}},
+            # the scratch recipe (common/recipe.py, chosen on validation) at 2 of its 3 epochs
+            "torch_scratch": {"config": {"epochs": 2}, "tokenizer": SCRATCH_RECIPE["tokenizer"]},
+            "keras_layers": {"config": {"epochs": 2}, "tokenizer": SCRATCH_RECIPE["tokenizer"]},
             "hf_bert:full": {"epochs": 1},
         },
         "latency": {"min_calls": 20, "min_seconds": 1.0},
         "timeout_s": 900,
     },
     "full": {
-        "variants": {},  # each backend's own defaults
+        "variants": {  # each backend's own defaults, and the scratch recipe's tokenizer (common/recipe.py)
+            "torch_scratch": {"tokenizer": SCRATCH_RECIPE["tokenizer"]},
+            "keras_layers": {"tokenizer": SCRATCH_RECIPE["tokenizer"]},
+        },
         "latency": {"min_calls": 50, "min_seconds": 3.0},
         "timeout_s": 1800,
     },

@@ -88,7 +88,7 @@ class KerasLayersBackend(Backend):
     name = "keras_layers"
 
     def __init__(self, config: dict | None = None, seed: int = 0, device: str = "auto",
-                 vectorizer: str = "shared", tokenizer: str = RECIPE["tokenizer"], vocab_min_count: int = 2,
+                 vectorizer: str = "shared", tokenizer: str = "regex", vocab_min_count: int = 2,
                  vocab_max_size: int = 8000, progress: bool = True):
         self.config = config
         self.seed = seed

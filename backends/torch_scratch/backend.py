@@ -69,7 +69,7 @@ class TorchScratchBackend(Backend):
     name = "torch_scratch"
 
     def __init__(self, config: dict | None = None, seed: int = 0, device: str = "auto",
-                 attention: str = "scratch", tokenizer: str = RECIPE["tokenizer"], vocab_min_count: int = 2,
+                 attention: str = "scratch", tokenizer: str = "regex", vocab_min_count: int = 2,
                  vocab_max_size: int = 8000, progress: bool = True):
         self.config = config
         self.seed = seed
