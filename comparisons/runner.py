@@ -24,7 +24,7 @@ from comparisons.comparability import differences
 from comparisons.measure import thread_environment
 from comparisons.outputs import atomic_write_json
 from comparisons.run_spec import RunSpec
-from comparisons.runs import log_path, run_name, run_path
+from comparisons.runs import log_path, prediction_path, run_name, run_path
 from comparisons.worker import EXIT_MISSING_DEPENDENCY, PARENT_VARIABLE
 
 
@@ -32,10 +32,11 @@ ROOT = Path(__file__).resolve().parent.parent  # the project, put on the worker'
 
 
 def finished(out: Path, request: RunSpec, split_sha256: str, data_sha256: str) -> bool:
-    """A run is finished when its JSON says ok and it is comparable with the plan in manifest.json:
-    same split, data, budget, threads, device, model choice, code and library versions."""
+    """A run is finished when its JSON says ok, its predictions exist and it is comparable with the plan
+    in manifest.json: same split, data, budget, threads, device, model choice, code and library versions."""
     path = run_path(out, request.variant, request.seed, request.train_size)
-    if not path.exists() or not (Path(out) / "manifest.json").exists():
+    predictions = prediction_path(out, request.variant, request.seed, request.train_size)
+    if not path.exists() or not predictions.exists() or not (Path(out) / "manifest.json").exists():
         return False
     record = json.loads(path.read_text())
     manifest = json.loads((Path(out) / "manifest.json").read_text())
