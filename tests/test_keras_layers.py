@@ -235,7 +235,7 @@ def test_scratch_twins_fit_on_fifty_messages(make, tiny_data):
     config = {key: TINY[key] for key in ("d_model", "num_heads", "num_layers", "ff_dim", "max_len")}
     backend = make(config={**config, "min_steps": 40}, seed=0, progress=False).fit(train, valid)
     info = backend.fit_info_
-    assert info["train_rows"] == 50 and info["batch_size"] <= 50 and info["epochs_planned"] >= 6
+    assert info["train_rows"] == 50 and info["batch_size"] <= 50 and info["epochs_planned"] > 3  # 3 configured
     assert info["epochs_planned"] * info["steps_per_epoch"] >= 40
     assert all(math.isfinite(h["train_loss"]) for h in info["history"])
     seen = {token for text in train.texts for token in backend.vocabulary_.tokenize(text)}
