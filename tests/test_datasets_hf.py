@@ -71,3 +71,43 @@ def test_a_hub_dataset_missing_offline_gives_one_line(tmp_path):
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: ") and "HF_DATASETS_OFFLINE=0" in lines[0], lines
     assert not (tmp_path / "run").exists()
+
+
+def tiny_bert_folder(folder, texts) -> str:
+    """A random 2-layer BERT (hidden 32) with a WordPiece vocabulary of the given texts (as tests/test_hf_bert.py)."""
+    import torch
+    from transformers import BertConfig, BertModel, BertTokenizer
+
+    characters = "abcdefghijklmnopqrstuvwxyz0123456789"
+    words = sorted({w for text in texts for w in re.findall(r"[a-z0-9]+", text.lower()) if len(w) > 1})
+    tokens = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *characters, *("##" + c for c in characters), *words]
+    tokenizer = BertTokenizer(vocab={token: i for i, token in enumerate(dict.fromkeys(tokens))})
+    config = BertConfig(vocab_size=len(tokenizer), hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                        intermediate_size=64, max_position_embeddings=64)
+    torch.manual_seed(0)
+    BertModel(config).save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    return str(folder)
+
+
+def test_every_variant_runs_on_a_multi_class_hub_dataset(hf_folder, tmp_path):
+    """`--data hf:FOLDER` end to end: three classes, every variant (tiny budgets) to an ok row."""
+    from backends.base import VARIANTS
+    from tests.test_cli import run_cli
+
+    texts, _ = three_class_rows(per_class=40)
+    model = tiny_bert_folder(tmp_path / "tiny_bert", texts)
+    out = tmp_path / "run"
+    result = run_cli("run", "--profile", "tiny", "--data", f"hf:{hf_folder}", "--text-col", "sentence",
+                     "--label-col", "topic", "--hf-model", model, "--out", str(out),
+                     timeout=1800)
+    assert result.returncode == 0, result.stderr[-3000:]
+    summary = pd.read_csv(out / "summary.csv")
+    assert sorted(summary["variant"].unique()) == sorted(VARIANTS)
+    assert (summary["status"] == "ok").all(), summary[["variant", "train_size", "status", "reason"]]
+    assert len(summary) == len(VARIANTS)
+    for run in (out / "runs").glob("*.json"):
+        record = __import__("json").loads(run.read_text())
+        assert np.asarray(record["confusion_matrix"]).shape == (3, 3)
+    manifest = __import__("json").loads((out / "manifest.json").read_text())
+    assert manifest["data"]["class_names"] == CLASSES and manifest["data"]["positive_index"] is None
