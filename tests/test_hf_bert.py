@@ -201,7 +201,8 @@ def test_fifty_training_messages_get_enough_steps_and_validation_chooses(mode, t
     train, valid, test = tiny_splits
     rng = np.random.default_rng(0)
     spam, ham = np.flatnonzero(train.labels == 1), np.flatnonzero(train.labels == 0)
-    small = train.subset(np.sort(np.concatenate([rng.choice(spam, 10, replace=False), rng.choice(ham, 40, replace=False)])))
+    chosen = np.concatenate([rng.choice(spam, 10, replace=False), rng.choice(ham, 40, replace=False)])
+    small = train.subset(np.sort(chosen))
     backend = tiny(tiny_model_dir, mode=mode, epochs=2, batch_size=64, min_steps=20).fit(small, valid)
     info = backend.fit_info_
     assert info["batch_size"] <= 50 and info["epochs_run"] * -(-50 // info["batch_size"]) >= 20
