@@ -9,7 +9,7 @@ from tests.test_cli import REQUIRED_COLUMNS, assert_no_raw_text, run_cli
 
 def test_every_variant_runs_on_the_identical_split(tmp_path):
     out = tmp_path / "run"
-    result = run_cli("run", "--profile", "tiny", "--limit-per-class", "40", "--out", str(out), timeout=900)
+    result = run_cli("run", "--profile", "tiny", "--limit-per-class", "40", "--out", str(out), timeout=1800)
     assert result.returncode == 0, result.stderr[-3000:]
     summary = pd.read_csv(out / "summary.csv")
     assert set(REQUIRED_COLUMNS) <= set(summary.columns)
