@@ -92,7 +92,7 @@ def test_naive_forecasts_on_a_clean_sine():
 def test_tiny_training_reduces_the_loss():
     data = sine_forecast.make_splits(quick=True)
     _, history, best = sine_forecast.train_model(tiny_config(), data, steps=12, learning_rate=3e-3, seed=0,
-                                                 eval_every=3)
+                                                 normalise=True, eval_every=3)
     assert [h["step"] for h in history] == [3, 6, 9, 12]
     assert history[-1]["train_loss"] < 0.7 * history[0]["train_loss"]
     assert best == min(history, key=lambda h: h["valid_mse"])["step"]
@@ -131,7 +131,7 @@ def test_module_quick_runs(tmp_path):
     report = json.loads((tmp_path / "sine_forecast.json").read_text())
     assert report["scheduled_sampling"] == 0.5
     assert report["rows"][2]["history"][-1]["sampling_probability"] == pytest.approx(0.5)
-    assert report["normalise"] is True and report["steps"] == sine_forecast.QUICK_STEPS
+    assert report["normalise"] is sine_forecast.NORMALISE and report["steps"] == sine_forecast.QUICK_STEPS
     assert all(np.isfinite(row["test_mse"]) for row in report["rows"])
 
 
