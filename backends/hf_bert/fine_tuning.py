@@ -9,9 +9,12 @@ one line per epoch with its validation AP, readable in a log file.
 """
 from __future__ import annotations
 
+import os
+import shutil
 import tempfile
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import torch
@@ -24,6 +27,7 @@ from common.progress import progress_stream
 from common.selection import BestEpoch
 
 METRIC = "average_precision"  # Trainer logs it as eval_average_precision
+CHECKPOINTS_PREFIX = "hf_bert_checkpoints_"  # + process id + "_": a killed worker's folder is found later
 
 
 @dataclass
@@ -147,6 +151,20 @@ def training_arguments(recipe: Recipe, output_dir: str) -> TrainingArguments:
     )
 
 
+def remove_stale_checkpoints() -> None:
+    """Delete checkpoint folders left by a process that no longer runs (killed before cleaning up)."""
+    for folder in Path(tempfile.gettempdir()).glob(CHECKPOINTS_PREFIX + "*_*"):
+        pid = folder.name[len(CHECKPOINTS_PREFIX):].split("_")[0]
+        if not pid.isdigit():
+            continue
+        try:
+            os.kill(int(pid), 0)  # signal 0: only asks whether the process exists
+        except ProcessLookupError:
+            shutil.rmtree(folder, ignore_errors=True)
+        except PermissionError:
+            pass  # alive, someone else's
+
+
 def fine_tune(network, tokenizer, train_encoded: dict, train_labels: np.ndarray, valid_encoded: dict,
               valid_labels: np.ndarray, positive_index: int | None, recipe: Recipe) -> tuple[list[dict], int]:
     """Train every weight of `network` in place; it ends holding the best epoch's weights.
@@ -154,7 +172,9 @@ def fine_tune(network, tokenizer, train_encoded: dict, train_labels: np.ndarray,
     Returns (history, best epoch). Raises UnusableValidationError when no epoch had a finite AP.
     """
     report = EpochReport(recipe)
-    with tempfile.TemporaryDirectory(prefix="hf_bert_checkpoints_") as checkpoints, quiet_transformers():
+    remove_stale_checkpoints()
+    prefix = f"{CHECKPOINTS_PREFIX}{os.getpid()}_"
+    with tempfile.TemporaryDirectory(prefix=prefix) as checkpoints, quiet_transformers():
         trainer = Trainer(
             model=network,
             args=training_arguments(recipe, checkpoints),
