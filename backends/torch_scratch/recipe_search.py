@@ -7,6 +7,9 @@ split's train part; its score is the validation AP of the epoch that validation 
 split is never loaded into a model). One JSON line per (candidate, seed) is appended to
 backends/torch_scratch/recipe_search.jsonl; a rerun skips the lines already there. The chosen
 recipe and its figures are written by hand into common/recipe.py.
+
+Run on 2026-11-30 on a shared 2-core machine (load 10 to 25): subword_e3 (3 seeds) and regex_e3
+(seed 0) finished, at 4 to 20 minutes a run; the later candidates did not get CPU time.
 """
 from __future__ import annotations
 
