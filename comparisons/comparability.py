@@ -20,10 +20,15 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def code_state() -> dict:
-    """{"code_commit": the git commit of this checkout, "code_dirty": whether tracked files differ}; None outside git."""
+    """{"code_commit": the git commit of this checkout, "code_dirty": whether tracked code differs}; None outside git.
+
+    Only code counts: the run folders under results/ and runs/ change while a run writes them
+    (the committed reference is tracked), and they do not change what a run computes.
+    """
     try:
         commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True, timeout=10)
-        status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT,
+        status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--", ".",
+                                 ":(exclude)results", ":(exclude)runs"], cwd=ROOT,
                                 capture_output=True, text=True, timeout=10)
     except (OSError, subprocess.SubprocessError):
         return {"code_commit": None, "code_dirty": None}
