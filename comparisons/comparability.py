@@ -37,6 +37,13 @@ def code_state() -> dict:
     return {"code_commit": commit.stdout.strip(), "code_dirty": bool(status.stdout.strip())}
 
 
+def described_commit(state: dict) -> str | None:
+    """The commit as people read it: `abc123...-dirty` when tracked code differed from it."""
+    if not state.get("code_commit"):
+        return None
+    return state["code_commit"] + ("-dirty" if state.get("code_dirty") else "")
+
+
 def library_versions() -> dict[str, str | None]:
     """Python and the installed version of every library a run may use (None: not installed)."""
     found = {"python": sys.version.split()[0]}

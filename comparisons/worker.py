@@ -18,7 +18,6 @@ import argparse
 import inspect
 import os
 import platform
-import shutil
 import sys
 import tempfile
 import time

@@ -1,8 +1,6 @@
 """common/: the seed's split and baseline figures, tokenizer/vocabulary, metrics (redaction: test_redaction.py)."""
 import gzip
 import hashlib
-import io
-import json
 import zipfile
 
 import numpy as np

@@ -44,7 +44,6 @@ from __future__ import annotations
 import argparse
 import time
 
-import numpy as np
 import pandas as pd
 
 from backends.base import build, missing_modules, resolve_variant
