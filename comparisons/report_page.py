@@ -191,6 +191,15 @@ def _figures(folder: Path, lang: str) -> str:
 
 # --- per-variant details, problems, environment -----------------------------------------------
 
+TWINS = ("torch_scratch", "keras_layers")
+TWIN_NOTE = ("torch_scratch and keras_layers are one model: they start from the same initial weights "
+             "(common/initial_weights.py) and see the same batches in the same order (common/batching.py); "
+             "only their dropout masks are each framework's own, so with dropout > 0 their runs still differ.",
+             "torch_scratch 与 keras_layers 是同一个模型：它们从同一组初始权重出发（common/initial_weights.py），"
+             "以同样的顺序看到同样的批次（common/batching.py）；只有 dropout 掩码由各自的框架生成，"
+             "所以 dropout > 0 时两者的结果仍会不同。")
+
+
 def _details(records: list[dict], manifest: dict, lang: str) -> str:
     parts = []
     planned = list(manifest.get("variants", {}))
@@ -205,6 +214,8 @@ def _details(records: list[dict], manifest: dict, lang: str) -> str:
         for name in ("seed", "progress"):  # the seed is per run; progress bars are no parameter
             params.pop(name, None)
         parts.append(f"<h3>{_e(variant)}</h3>")
+        if variant in TWINS:
+            parts.append(paragraph(TWIN_NOTE[lang == "zh"], "note"))
         parts.append(facts([(text("backend", "后端", lang), spec.get("backend") or runs[0].get("backend", ""))]
                            + [(name, _short(value)) for name, value in params.items()]))
         parts.append(table(*_per_seed(runs, lang)))
