@@ -7,6 +7,7 @@ Fitted on the training texts only. Ids: <pad>=0, <unk>=1, then tokens by falling
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from collections import Counter
@@ -88,8 +89,13 @@ def fit_vocabulary(kind: str, texts: Iterable[str], min_count: int = 2, max_size
     if kind == "subword":
         from common.subword import SubwordVocabulary
 
-        return SubwordVocabulary.fit(texts, min_count, max_size)
+        return SubwordVocabulary.fit_cached(texts, min_count, max_size)  # trained once per training set
     raise UserInputError(f"tokenizer={kind!r} is not one of {TOKENIZERS}")
+
+
+def vocabulary_sha256(vocabulary) -> str:
+    """Fingerprint of a vocabulary's tokens and ids: equal for two models that read text alike."""
+    return hashlib.sha256("\n".join(vocabulary.itos).encode("utf-8")).hexdigest()
 
 
 def load_vocabulary(path: Path):

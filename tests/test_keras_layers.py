@@ -180,11 +180,15 @@ def test_same_seed_gives_both_twins_the_same_initial_logits(norm, positional, po
 
 
 def test_twins_train_alike_over_a_whole_epoch(tiny_splits):
-    """Dropout 0: same start, same batches, same optimizer -> same epoch loss and validation AP (1e-4)."""
+    """Dropout 0: same start, same batches, same optimizer -> same epoch loss and validation AP (1e-4).
+
+    With the recipe's subword tokenizer: both read the one vocabulary trained for these texts."""
     train, valid, test = tiny_splits
     config = {**TINY, "num_layers": 2, "dropout": 0.0, "epochs": 1}
-    twins = [make(config=config, seed=5, progress=False).fit(train, valid)
+    twins = [make(config=config, seed=5, tokenizer="subword", progress=False).fit(train, valid)
              for make in (TorchScratchBackend, KerasLayersBackend)]
+    assert twins[0].fit_info_["vocabulary_sha256"] == twins[1].fit_info_["vocabulary_sha256"]
+    assert twins[0].fit_info_["vocab_size"] == twins[1].fit_info_["vocab_size"]
     (torch_epoch,), (keras_epoch,) = (twin.fit_info_["history"] for twin in twins)
     assert torch_epoch["train_loss"] == pytest.approx(keras_epoch["train_loss"], abs=1e-4)
     assert torch_epoch["valid_average_precision"] == pytest.approx(keras_epoch["valid_average_precision"], abs=1e-4)

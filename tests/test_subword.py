@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from common.subword import SubwordVocabulary
-from common.vocabulary import PAD_ID, UNK_ID, fit_vocabulary, load_vocabulary, trim_padding
+from common.vocabulary import PAD_ID, UNK_ID, fit_vocabulary, load_vocabulary, trim_padding, vocabulary_sha256
 
 TEST_ONLY = "zyxquv"  # a made-up word that only the test texts hold
 
@@ -50,3 +50,21 @@ def test_unknown_tokenizer_is_refused():
 
     with pytest.raises(UserInputError, match="tokenizer"):
         fit_vocabulary("bpe", ["a b"])
+
+
+def test_refits_on_the_same_training_texts_give_the_identical_vocabulary(monkeypatch, tmp_path):
+    """HF WordPiece training breaks ties in hash-map order (tokenizers#1794); the twins must still
+    read identical ids, so a second fit on the same texts reuses the first (and a fresh fit would not)."""
+    from common.datasets import load_sms_spam
+    from common.splits import stratified_split
+
+    monkeypatch.setenv("AI_COURSE_DATA_DIR", str(tmp_path / "cache"))
+    data = load_sms_spam()
+    train_texts = list(data.subset(stratified_split(data).train).texts)
+    first = fit_vocabulary("subword", train_texts)
+    again = fit_vocabulary("subword", train_texts)
+    assert again.itos == first.itos and vocabulary_sha256(again) == vocabulary_sha256(first)
+    assert len(list((tmp_path / "cache" / "vocabularies").glob("subword-*.json"))) == 1
+    other = fit_vocabulary("subword", train_texts[:-1])  # other training texts: a vocabulary of their own
+    assert len(list((tmp_path / "cache" / "vocabularies").glob("subword-*.json"))) == 2
+    assert isinstance(other, SubwordVocabulary)

@@ -40,7 +40,7 @@ from common.progress import progress_line
 from common.initial_weights import initial_state
 from common.recipe import RECIPE
 from common.selection import check_validation_labels, validation_average_precision
-from common.vocabulary import TOKENIZERS, fit_vocabulary, load_vocabulary, trim_padding
+from common.vocabulary import TOKENIZERS, fit_vocabulary, load_vocabulary, trim_padding, vocabulary_sha256
 
 VECTORIZERS = ("shared", "textvectorization")
 INFERENCE_BATCH = 256  # rows per compiled predict call in predict_proba
@@ -183,6 +183,8 @@ class KerasLayersBackend(Backend):
                           "train_rows": len(train), "device": self.device_, "history": keeper.history,
                           "tokenizer": self.tokenizer if self.vectorizer == "shared" else "textvectorization",
                           "vocab_size": vocab_size, "vectorizer": self.vectorizer,
+                          "vocabulary_sha256": (vocabulary_sha256(self.vocabulary_) if self.vectorizer == "shared"
+                                                else None),
                           "keras_backend": keras.backend.backend(), "recipe": RECIPE}
         return self
 

@@ -31,7 +31,7 @@ from common.progress import progress_line, progress_stream
 from common.errors import UserInputError
 from common.recipe import RECIPE
 from common.selection import BestEpoch, check_validation_labels, validation_average_precision
-from common.vocabulary import PAD_ID, TOKENIZERS, fit_vocabulary, load_vocabulary, trim_padding
+from common.vocabulary import PAD_ID, TOKENIZERS, fit_vocabulary, load_vocabulary, trim_padding, vocabulary_sha256
 
 CLS = "<cls>"
 INFERENCE_BATCH = 256  # rows per forward pass in predict_proba / attention_maps
@@ -150,7 +150,8 @@ class TorchScratchBackend(Backend):
                           "epochs_run": len(history), "epochs_planned": budget.epochs,
                           "batch_size": budget.batch_size, "steps_per_epoch": budget.steps_per_epoch,
                           "train_rows": len(train), "device": str(self.device_), "history": history,
-                          "tokenizer": self.tokenizer, "vocab_size": len(self.vocabulary_), "recipe": RECIPE}
+                          "tokenizer": self.tokenizer, "vocab_size": len(self.vocabulary_),
+                          "vocabulary_sha256": vocabulary_sha256(self.vocabulary_), "recipe": RECIPE}
         return self
 
     # -- inference ---------------------------------------------------------------------------
