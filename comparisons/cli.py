@@ -187,6 +187,7 @@ def run_in_folder(args, out: Path, variants, data, split, spec, executor) -> int
                     timeout_s=args.timeout, data=spec, data_sha256=manifest["data"]["sha256"],
                     split_seed=split.seed, split_sha256=split.sha256, hf_model=args.hf_model,
                     executor=args.executor, code_commit=manifest["code_commit"], code_dirty=manifest["code_dirty"],
+                    code_sha256=manifest["code_sha256"],
                     train_size=n)
             for n in args.train_sizes for v in variants for s in range(args.seeds)]
     inputs = RunInputs(data, split.to_dict()).to_json_bytes()  # the data by value, for every worker

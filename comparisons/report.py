@@ -39,7 +39,7 @@ SUMMARY_COLUMNS = [
     "compile_seconds", "cold_start_s", "serve_load_s", "rss_after_import_mb", "peak_rss_train_mb",
     "peak_rss_serve_mb", "serve_max_abs_diff", "gpu_peak_mb", "size_mb", "device", "threads", "profile",
     "executor", "node_cpu", "runs_sharing_node", "timings_shared",
-    "code_commit", "code_dirty", "split_sha256",
+    "code_commit", "code_dirty", "code_sha256", "split_sha256",
 ]
 
 

@@ -37,6 +37,7 @@ class RunSpec:
     executor: str = "local"  # where it runs: local | ray (recorded in the run's row)
     code_commit: str | None = None  # the driver's git commit and dirty flag (comparability.code_state)
     code_dirty: bool | None = None
+    code_sha256: str | None = None  # hash of the code a run executes: what resume and report compare
 
     @property
     def name(self) -> str:

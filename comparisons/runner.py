@@ -204,7 +204,8 @@ def _write_row(out: Path, request: RunSpec, split_sha256: str, status: str, reas
               "reason": reason, "split_sha256": split_sha256, "profile": request.profile,
               "hf_model": request.hf_model, "data_sha256": request.data_sha256, "train_size": request.train_size,
               "threads": request.threads, "executor": request.executor, "device_requested": request.device,
-              "code_commit": request.code_commit, "code_dirty": request.code_dirty, "wall_seconds": seconds}
+              "code_commit": request.code_commit, "code_dirty": request.code_dirty,
+              "code_sha256": request.code_sha256, "wall_seconds": seconds}
     atomic_write_json(run_path(out, request.variant, request.seed, request.train_size), record)
     return record
 

@@ -9,7 +9,7 @@ Costs are measured alike for every backend (comparisons.measure): fit wall time 
 and s/epoch, the training peak RSS, warm latency, throughput over the test texts at one batch
 size with compilation apart; then the saved model is served by a fresh process
 (comparisons.serve_probe) for cold start and serving memory. The record carries what makes runs
-comparable (comparisons.comparability): code commit and dirty flag, threads, requested device,
+comparable (comparisons.comparability): the code's hash (and commit, dirty flag), threads, requested device,
 profile, split and data hashes, library versions.
 """
 from __future__ import annotations
@@ -182,7 +182,8 @@ def run(args: RunSpec, out: Path, inputs: RunInputs) -> dict:
         "profile": args.profile, "hf_model": args.hf_model, "train_size": args.train_size,
         "executor": args.executor, **node_description(), "worker_pid": os.getpid(), "threads": threads,
         "device_requested": args.device,
-        "code_commit": args.code_commit, "code_dirty": args.code_dirty, "versions": library_versions(), "device": getattr(model, "fit_info_", {}).get("device", "cpu"),
+        "code_commit": args.code_commit, "code_dirty": args.code_dirty, "code_sha256": args.code_sha256,
+        "versions": library_versions(), "device": getattr(model, "fit_info_", {}).get("device", "cpu"),
         "params": _jsonable_params(model.get_params()), "fit_info": getattr(model, "fit_info_", {}),
     }
 

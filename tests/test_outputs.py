@@ -27,35 +27,36 @@ def test_tables_are_written_as_csv_markdown_and_html(tmp_path):
 # -- which runs may be compared (comparisons/comparability.py) --------------------------------
 PLAN = {"profile": "fast", "threads": 2, "device": "auto", "hf_model": None, "variants": {"tfidf_logreg": {}},
         "seeds": [0, 1], "split": {"sha256": "s" * 64}, "data": {"sha256": "d" * 64},
-        "code_commit": "c" * 40, "code_dirty": False, "versions": {"numpy": "2.4.6"}}
+        "code_commit": "c" * 40, "code_dirty": False, "code_sha256": "h" * 64, "versions": {"numpy": "2.4.6"}}
 
 
 def record(**changes):
     base = {"variant": "tfidf_logreg", "seed": 0, "status": "ok", "profile": "fast",
             "threads": {"threads": 2, "OMP_NUM_THREADS": "2"}, "device_requested": "auto", "hf_model": None,
             "split_sha256": "s" * 64, "data_sha256": "d" * 64, "code_commit": "c" * 40, "code_dirty": False,
-            "versions": {"numpy": "2.4.6"}}
+            "code_sha256": "h" * 64, "versions": {"numpy": "2.4.6"}}
     return {**base, **changes}
 
 
 def test_runs_of_another_profile_split_threads_code_or_seed_are_left_out_with_their_reason():
     runs = [record(), record(seed=1, profile="tiny"), record(seed=1, split_sha256="x" * 64),
-            record(seed=1, threads={"threads": 4}), record(seed=1, code_dirty=True), record(seed=7),
+            record(seed=1, threads={"threads": 4}), record(seed=1, code_sha256="e" * 64), record(seed=7),
+            record(code_commit="f" * 40, code_dirty=True),  # other commit, same code: comparable
             record(seed=1, versions={"numpy": "1.0"}), record(variant="keras_layers")]
     kept, left_out = select_runs(runs, PLAN)
-    assert kept == [runs[0]]
+    assert kept == [runs[0], runs[6]]
     assert left_out == ["tfidf_logreg__seed1 (profile tiny, plan fast)",
                         "tfidf_logreg__seed1 (split xxxxxxxxxxxx, plan ssssssssssss)",
-                        "tfidf_logreg__seed1 (threads 4, plan 2)", "tfidf_logreg__seed1 (dirty tree True, plan False)",
+                        "tfidf_logreg__seed1 (threads 4, plan 2)", "tfidf_logreg__seed1 (code eeeeeeeeeeee, plan hhhhhhhhhhhh)",
                         "tfidf_logreg__seed7 (seed not in the plan)", "tfidf_logreg__seed1 (library versions)",
                         "keras_layers__seed0 (variant not in the plan)"]
 
 
 def test_resume_needs_every_identity_field_but_report_judges_older_records_on_what_they_carry():
-    old = {k: v for k, v in record().items() if k not in ("code_commit", "code_dirty", "versions", "device_requested")}
+    old = {k: v for k, v in record().items() if k not in ("code_sha256", "versions", "device_requested")}
     assert differences(record(), PLAN) == []
-    assert differences(old, PLAN, strict=True) == ["device not recorded", "code commit not recorded",
-                                                    "dirty tree not recorded", "library versions not recorded"]
+    assert differences(old, PLAN, strict=True) == ["device not recorded", "code not recorded",
+                                                    "library versions not recorded"]
     assert differences(old, PLAN, strict=False) == [] and select_runs([old], PLAN)[0] == [old]
 
 
@@ -76,12 +77,12 @@ def test_report_leaves_out_runs_of_another_thread_count_and_run_reruns_them(tmp_
     again = run_cli("run", "--backends", "tfidf_logreg", "--seeds", "2", *SMALL, "--threads", "1", "--out", str(out))
     assert again.returncode == 0, again.stderr
     manifest = json.loads((out / "manifest.json").read_text())
-    if (manifest["code_commit"], manifest["code_dirty"]) == (planned["code_commit"], planned["code_dirty"]):
-        assert "tfidf_logreg__seed0: finished earlier, kept" in again.stderr  # (else a commit landed meanwhile)
+    assert manifest["code_sha256"] == planned["code_sha256"]
+    assert "tfidf_logreg__seed0: finished earlier, kept" in again.stderr
     assert "tfidf_logreg__seed1: finished earlier" not in again.stderr and "left out" not in again.stderr
     assert json.loads(changed.read_text())["threads"]["threads"] == 1
     assert manifest["command"].startswith("python -m comparisons run ") and str(ROOT) not in manifest["command"]
-    assert {"code_commit", "code_dirty", "versions"} <= set(manifest)
+    assert {"code_commit", "code_dirty", "code_sha256", "versions"} <= set(manifest)
 
 
 def test_report_recomputes_verdicts_from_the_predictions_alone(tmp_path):
