@@ -79,6 +79,24 @@ def test_windows_do_not_overlap_and_series_are_split():
     assert not (rows["train"] & rows["test"]) and not (rows["train"] & rows["valid"])
 
 
+def test_training_windows_overlap_by_stride_and_leave_valid_and_test_unchanged():
+    rng = np.random.default_rng(0)
+    series, period = sine_forecast.make_series(2, 200, rng)
+    windows = sine_forecast.cut_windows(series, period, history=60, horizon=30, stride=10)
+    assert windows.source.shape == (2 * 12, 60)  # starts 0, 10, ..., 110: 12 whole windows per series
+    np.testing.assert_array_equal(windows.source[1], series[0, 10:70])
+    np.testing.assert_array_equal(windows.target[11], series[0, 170:200])
+    np.testing.assert_array_equal(windows.source[12], series[1, :60])
+    assert np.all(windows.period[:12] == period[0]) and np.all(windows.period[12:] == period[1])
+    dense, sparse = (sine_forecast.make_splits(quick=True, train_stride=s) for s in (10, 90))
+    assert len(dense["train"].source) == 5 * len(sparse["train"].source)  # 10 starts per series of 180, not 2
+    for name in ("valid", "test"):  # the stride touches training windows only
+        np.testing.assert_array_equal(dense[name].source, sparse[name].source)
+        np.testing.assert_array_equal(dense[name].target, sparse[name].target)
+    rows = {name: {w.tobytes() for w in s.source} for name, s in dense.items()}
+    assert not (rows["train"] & rows["test"]) and not (rows["train"] & rows["valid"])
+
+
 def test_naive_forecasts_on_a_clean_sine():
     steps = np.arange(90, dtype=np.float32)
     clean = np.sin(2 * np.pi * steps / 20)[None, :]
@@ -132,6 +150,8 @@ def test_module_quick_runs(tmp_path):
     assert report["scheduled_sampling"] == 0.5
     assert report["rows"][2]["history"][-1]["sampling_probability"] == pytest.approx(0.5)
     assert report["normalise"] is sine_forecast.NORMALISE and report["steps"] == sine_forecast.QUICK_STEPS
+    assert report["train_stride"] == sine_forecast.QUICK_TRAIN_STRIDE
+    assert all(np.isfinite(row["valid_mse"]) for row in report["rows"])  # validation shown for every method
     assert all(np.isfinite(row["test_mse"]) for row in report["rows"])
 
 
@@ -139,3 +159,6 @@ def test_bad_input_is_one_line_exit_2(tmp_path, capsys):
     assert sine_forecast.main(["--quick", "--out", str(tmp_path), "--scheduled-sampling", "2"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: ") and err.count("\n") == 1 and err.endswith("\n"), err
+    assert sine_forecast.main(["--quick", "--out", str(tmp_path / "s"), "--train-stride", "0"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: --train-stride") and err.count("\n") == 1, err
