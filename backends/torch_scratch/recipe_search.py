@@ -8,8 +8,10 @@ split is never loaded into a model). One JSON line per (candidate, seed) is appe
 backends/torch_scratch/recipe_search.jsonl; a rerun skips the lines already there. The chosen
 recipe and its figures are written by hand into common/recipe.py.
 
-Run on 2026-11-30 on a shared 2-core machine (load 10 to 25): subword_e3 (3 seeds) and regex_e3
-(seed 0) finished, at 4 to 20 minutes a run; the later candidates did not get CPU time.
+Run on 2026-11-30 on a shared 2-core machine: subword_e3 (3 seeds) and regex_e3 (seed 0) at 1
+thread under load 10 to 25; the later candidates at 2 threads (`--threads 2 --only ...`) under load
+3 to 6, after the subword vocabulary became one cached fit per training split (so their train_seconds
+are not costs). Chosen: subword_e3_lr2e-3 (common/recipe.py says why).
 """
 from __future__ import annotations
 
@@ -33,6 +35,12 @@ CANDIDATES: dict[str, dict] = {  # name -> backend keyword arguments, in the ord
     "subword_e6_p2_reg": {"tokenizer": "subword",
                           "config": {"epochs": 6, "patience": 2, "dropout": 0.2, "weight_decay": 0.05}},
     "subword_e6_p2_lr5e-4": {"tokenizer": "subword", "config": {"epochs": 6, "patience": 2, "learning_rate": 5e-4}},
+    "subword_e3_lr2e-3": {"tokenizer": "subword", "config": {"epochs": 3, "learning_rate": 2e-3}},
+    "subword_e3_len96": {"tokenizer": "subword", "config": {"epochs": 3, "max_len": 96}},
+    # from here on every fit reads the one cached vocabulary of the training split (common/subword.py);
+    # subword_e3's rows above came from separately trained vocabularies (6,098 to 6,105 pieces)
+    "subword_e3_lr1e-3": {"tokenizer": "subword", "config": {"epochs": 3, "learning_rate": 1e-3}},
+    "subword_e3_lr3e-3": {"tokenizer": "subword", "config": {"epochs": 3, "learning_rate": 3e-3}},
 }
 
 
