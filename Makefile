@@ -9,6 +9,9 @@ BROWSER_STAMP := $(VENV)/.browser
 # Threads are set alike for every worker; 2 cores here.
 THREADS ?= 2
 OUT ?= runs/fast
+# The tests run in 2 pytest-xdist processes: most of their time is spent waiting on worker
+# subprocesses and kernels, so 2 processes on 2 cores roughly halve the wall time.
+TEST_WORKERS ?= 2
 
 .PHONY: compare test reference notebooks clean-venv
 
@@ -22,7 +25,7 @@ compare: $(STAMP)
 	$(BIN)/python -m comparisons run --profile fast --seeds 1 --threads $(THREADS) --out $(OUT)
 
 test: $(STAMP) $(BROWSER_STAMP)
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS)
 
 # The report page's browser tests use Debian's Chromium and a CJK font, never a downloaded browser
 # build. As root with apt (CI, a fresh machine) they are installed once; otherwise those tests skip

@@ -3,8 +3,8 @@
 
 A run is comparable with the plan when it was made with the same code, budget (profile), threads,
 requested device, model choice, split, data and library versions. "The same code" is judged on
-`code_sha256`, a hash of the files a run executes (common/, backends/, comparisons/ outside the
-course wing, constraints.txt; Markdown left out), read from the working tree, so a commit that
+`code_sha256`, a hash of the files a run executes (the Python files of common/, backends/ and
+comparisons/ outside the course wing, constraints.txt and pyproject.toml), read from the working tree, so a commit that
 touches only documentation or results does not force a long run to start over, and an edit not
 yet committed does. The commit and whether the tree was dirty are recorded beside it for people. Resume keeps a run only when every one of them is recorded and equal; report
 aggregates only such runs of the plan's variants and seeds, and names in one line those it left out.
@@ -55,8 +55,8 @@ def code_sha256() -> str | None:
         return None
     digest = hashlib.sha256()
     for name in sorted(listed.stdout.decode("utf-8").split("\0")):
-        if not name or name.endswith(".md") or name.startswith(NOT_CODE):
-            continue
+        if not name or name.startswith(NOT_CODE) or not (name.endswith(".py") or name in CODE_PATHS):
+            continue  # documentation, data files and notes (recipe_search.jsonl grows while a search runs)
         path = ROOT / name
         digest.update(name.encode("utf-8") + b"\0")
         digest.update(path.read_bytes() if path.is_file() else b"<deleted>")

@@ -50,7 +50,7 @@ def course_parser(module: str, description: str | None = None, seeds: int | None
     parser.add_argument("--quick", action="store_true",
                         help="tiny settings (a small data subset, 1 epoch): for tests, seconds not minutes")
     parser.add_argument("--threads", type=int, default=None,
-                        help="CPU threads for torch/numpy (default: leave as is)")
+                        help="CPU threads for torch/numpy (default: %(default)s; None leaves the libraries' own setting)")
     return parser
 
 
