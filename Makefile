@@ -37,7 +37,7 @@ $(BROWSER_STAMP): | $(STAMP)
 	    chromium fonts-noto-cjk fontconfig && touch $@; \
 	else echo "note: chromium or fonts-noto-cjk is missing and this is not root: the browser tests will skip"; fi
 
-# The committed reference run (about 18 minutes on 2 cores), English and Chinese reports.
+# The committed reference run (5 seeds; about 55 minutes on 2 cores), English and Chinese reports.
 reference: $(STAMP) $(BROWSER_STAMP)
 	$(BIN)/python -m comparisons run --profile full --seeds 5 --threads $(THREADS) --lang zh --out results/reference
 	$(BIN)/python -m comparisons.report_page --out results/reference --screenshot  # the README's pictures
