@@ -30,6 +30,7 @@ import numpy as np
 import tokenizers
 from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, trainers
 
+from common.datasets import data_cache_dir
 from common.vocabulary import PAD, PAD_ID, UNK, UNK_ID
 
 CONTINUATION = "##"
@@ -96,11 +97,7 @@ class SubwordVocabulary:
                    cache_dir: Path | None = None) -> "SubwordVocabulary":
         """`fit`, trained once per (texts, settings) and reloaded from `cache_dir`/vocabularies after."""
         texts = list(texts)
-        if cache_dir is None:
-            from common.datasets import data_cache_dir
-
-            cache_dir = data_cache_dir()
-        folder = Path(cache_dir) / "vocabularies"
+        folder = Path(cache_dir or data_cache_dir()) / "vocabularies"
         folder.mkdir(mode=0o700, parents=True, exist_ok=True)
         path = folder / f"subword-{training_key(texts, min_count, max_size)}.json"
         with open(folder / ".lock", "w") as lock:  # two workers fitting at once: one trains, one waits

@@ -4,9 +4,10 @@
 A run is comparable with the plan when it was made with the same code, budget (profile), threads,
 requested device, model choice, split, data and library versions. "The same code" is judged on
 `code_sha256`, a hash of the files a run executes (the Python files of common/, backends/ and
-comparisons/ outside the course wing, constraints.txt and pyproject.toml), read from the working tree, so a commit that
-touches only documentation or results does not force a long run to start over, and an edit not
-yet committed does. The commit and whether the tree was dirty are recorded beside it for people. Resume keeps a run only when every one of them is recorded and equal; report
+comparisons/ outside the course wing, constraints.txt and pyproject.toml), read from the working
+tree: a commit that touches only documentation or results does not force a long run to start
+over, and an edit not yet committed does. The commit and dirty flag are recorded beside it.
+Resume keeps a run only when every one of them is recorded and equal; report
 aggregates only such runs of the plan's variants and seeds, and names in one line those it left out.
 Records made before a field existed are judged on the fields they carry (report only).
 """
