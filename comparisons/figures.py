@@ -23,11 +23,10 @@ def write_figures(out: Path, summary: pd.DataFrame, aggregate: pd.DataFrame, tes
     done = aggregate[aggregate["seeds"] > 0].reset_index(drop=True)
     if done.empty:
         return []
-    paths = [
-        _metric_bars(plt, done, lang, target / "metrics.png"),
-        _pareto(plt, done, lang, target / "pareto.png"),
-        _confusion(plt, out, summary, class_names, test_labels, lang, target / "confusion_matrices.png"),
-    ]
+    paths = [_metric_bars(plt, done, lang, target / "metrics.png")]
+    if done["latency_ms_b1_p50_mean"].notna().any():  # a sweep without 'all' measured no serving costs
+        paths.append(_pareto(plt, done, lang, target / "pareto.png"))
+    paths.append(_confusion(plt, out, summary, class_names, test_labels, lang, target / "confusion_matrices.png"))
     if positive_index is not None and len(class_names) == 2:
         paths.append(_pr_curves(plt, out, summary, test_labels, positive_index, lang, target / "pr_curves.png"))
     if pairs is not None and (pairs["metric"] == "average_precision").any():

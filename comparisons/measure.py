@@ -7,8 +7,9 @@ Used by the worker, the serving probe, the backends' benchmark scripts and the l
 - `PeakRss()`: a context that resets VmHWM on entry; `.mb` is the peak inside it, `.baseline_mb`
   the RSS at entry (Linux; None elsewhere). `peak_rss_mb`, `reset_peak_rss`, `rss_mb` underneath.
 - `measure_throughput(predict, texts, batch_size)`: one untimed pass over the texts first (it
-  pays any compilation/tracing, reported as `compile_seconds`), then the timed pass: the same
-  texts in the same order, in batches of the declared size.
+  pays any compilation/tracing, reported as `compile_seconds`, and its probabilities are returned
+  as `proba`, so the worker scores the test split once), then the timed pass: the same texts in
+  the same order, in batches of the declared size.
 Nothing here imports a deep-learning framework; `set_framework_threads` only touches the
 frameworks that the caller has already imported.
 """
@@ -161,20 +162,20 @@ def measure_throughput(predict: Callable[[Sequence[str]], np.ndarray], texts: Se
 
     The first pass (untimed for throughput) meets every batch shape once, so graph compilation,
     tracing and lazy initialisation happen there; `compile_seconds` is how much longer it took
-    than the timed second pass (0 for a backend that compiles nothing, up to noise).
+    than the timed second pass (0 for a backend that compiles nothing, up to noise). `proba` holds
+    the first pass's outputs, row i for texts[i]: the caller's scoring of these texts.
     """
     batches = [list(texts[start:start + batch_size]) for start in range(0, len(texts), batch_size)]
 
-    def one_pass() -> float:
+    def one_pass() -> tuple[float, list[np.ndarray]]:
         started = time.perf_counter()
-        for batch in batches:
-            predict(batch)
-        return time.perf_counter() - started
+        outputs = [predict(batch) for batch in batches]
+        return time.perf_counter() - started, outputs
 
-    first, timed = one_pass(), one_pass()
+    (first, outputs), (timed, _) = one_pass(), one_pass()
     return {"throughput_per_s": len(texts) / timed, "throughput_batch": batch_size,
             "throughput_texts": len(texts), "first_pass_seconds": first,
-            "compile_seconds": max(0.0, first - timed)}
+            "compile_seconds": max(0.0, first - timed), "proba": np.concatenate(outputs)}
 
 
 def machine_description() -> dict:

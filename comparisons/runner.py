@@ -215,6 +215,9 @@ def describe(record: dict) -> str:
     name = run_name(record["variant"], record["seed"], record.get("train_size"))
     if record["status"] != "ok":
         return f"{name}: {record['status']} ({record['reason']})"
-    return (f"{name}: ok  AP {record['average_precision']:.4f}  macro-F1 {record['macro_f1']:.4f}  "
-            f"train {record['train_seconds']:.1f}s  b1 {record['latency_ms_b1_p50']:.2f}ms  "
+    line = (f"{name}: ok  AP {record['average_precision']:.4f}  macro-F1 {record['macro_f1']:.4f}  "
+            f"train {record['train_seconds']:.1f}s")
+    if "latency_ms_b1_p50" not in record:  # a training-subset run: serving costs are measured at the whole split
+        return line
+    return (f"{line}  b1 {record['latency_ms_b1_p50']:.2f}ms  "
             f"cold start {record['cold_start_s']:.1f}s  serve peak {record['peak_rss_serve_mb']:.0f}MB")

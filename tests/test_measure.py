@@ -54,7 +54,7 @@ def test_throughput_scores_the_same_texts_in_order_at_the_declared_batch_and_kee
         if len(batch) not in compiled:  # a new shape "compiles" once, as Keras/XLA would
             compiled.add(len(batch))
             time.sleep(0.05)
-        return np.zeros((len(batch), 2))
+        return np.array([[1.0 - len(t) / 10, len(t) / 10] for t in batch])
 
     texts = [f"text {i}" for i in range(70)]
     result = measure_throughput(predict, texts, batch_size=32)
@@ -63,6 +63,8 @@ def test_throughput_scores_the_same_texts_in_order_at_the_declared_batch_and_kee
     assert result["throughput_batch"] == 32 and result["throughput_texts"] == 70
     assert result["compile_seconds"] >= 0.09  # both shapes' compilation is outside the timed pass
     assert result["throughput_per_s"] > 70 / 0.09
+    expected = np.array([[1.0 - len(t) / 10, len(t) / 10] for t in texts])
+    np.testing.assert_array_equal(result["proba"], expected)  # the first pass's scores, row i for texts[i]
 
 
 def test_peak_rss_context_measures_the_block_only():

@@ -136,6 +136,10 @@ def test_a_sweep_with_two_sizes_writes_curves_tables_and_resumes(tmp_path):
     assert len(subset) == 20 and set(subset) <= set(splits["train"])
     record = json.loads((out / "runs" / "torch_scratch__n20__seed0.json").read_text())
     assert record["train_size"] == 20
+    # serving costs are the model's, measured once at the whole split; a subset run records quality and training
+    assert "latency_ms_b32_p50" not in record and "cold_start_s" not in record and record["train_seconds"] > 0
+    whole = json.loads((out / "runs" / "torch_scratch__seed0.json").read_text())
+    assert whole["latency_ms_b32_p50"] > 0 and whole["cold_start_s"] > 0 and whole["serve_max_abs_diff"] < 1e-4
     curve = pd.read_csv(out / "learning_curve.csv")
     assert sorted(curve["train_size"].unique()) == [20, len(splits["train"])]
     for folder in (out, out / "zh"):
