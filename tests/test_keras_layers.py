@@ -165,6 +165,48 @@ def test_schedule_and_one_training_step_match_torch(sms_ids):
         np.testing.assert_allclose(mine, theirs, atol=2e-6, rtol=0)
 
 
+def test_clipped_steps_after_the_first_match_torch(sms_ids):
+    """Three clipped steps: Keras clips by torch's global norm, repeated tokens included.
+
+    On TensorFlow an embedding's gradient is sparse, one row per token occurrence; clipping by the
+    norm of those rows (repeats not summed) scales each step differently from torch. Adam's first
+    step is blind to the scale (m / sqrt(v) is the sign), so one step cannot show it; later ones do.
+    """
+    config = tiny_config(dropout=0.0, learning_rate=1e-2, clip_norm=0.05, weight_decay=0.1, warmup_fraction=0.5)
+    labels = np.array([0, 1, 0, 1, 1, 0, 1, 0, 0, 1])
+    batches = [np.arange(0, 6), np.arange(4, 10), np.array([0, 2, 4, 6, 8, 9])]  # rows 8, 9: empty, all <unk>
+    torch_model = perturbed_torch_model(config).train()
+    keras_model = build_keras_model(config)
+    copy_torch_weights(torch_model, keras_model)
+    keras_model.compile(optimizer=make_optimizer(keras_model, config, total_steps=6), loss=keras.losses.
+                        SparseCategoricalCrossentropy(from_logits=True, reduction="mean_with_sample_weight"))
+    decay = [p for p in torch_model.parameters() if p.dim() >= 2]
+    no_decay = [p for p in torch_model.parameters() if p.dim() < 2]
+    torch_optimizer = torch.optim.AdamW([{"params": decay, "weight_decay": config.weight_decay},
+                                         {"params": no_decay, "weight_decay": 0.0}], lr=config.learning_rate)
+    schedule = torch.optim.lr_scheduler.LambdaLR(torch_optimizer, warmup_then_linear_decay(6, config.warmup_fraction))
+    norms = []
+    for rows in batches:
+        ids, batch_labels, weights = full_batch(sms_ids[rows].astype("int32"), labels[rows].astype("int32"), 8)
+        keras_model.train_on_batch(ids, batch_labels, sample_weight=weights)  # padded rows of weight 0
+        loss = torch.nn.functional.cross_entropy(torch_model(torch.as_tensor(sms_ids[rows])),
+                                                 torch.as_tensor(labels[rows]))
+        torch_optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        norms.append(float(torch.nn.utils.clip_grad_norm_(torch_model.parameters(), config.clip_norm)))
+        torch_optimizer.step()
+        schedule.step()
+    assert min(norms) > 2 * config.clip_norm, f"every step must be clipped: {norms}"
+
+    after_torch = build_keras_model(config)
+    copy_torch_weights(torch_model.eval(), after_torch)
+    for mine, theirs in zip(keras_model.weights, after_torch.weights):
+        if mine.path.endswith("key/bias"):
+            continue  # true gradient 0: Adam magnifies float noise (see the one-step test)
+        np.testing.assert_allclose(keras.ops.convert_to_numpy(mine), keras.ops.convert_to_numpy(theirs),
+                                   atol=2e-5, rtol=0, err_msg=mine.path)  # 3e-6 measured; 3e-4 unfixed
+
+
 @pytest.mark.parametrize("norm, positional, pooling", VARIANTS[:2] + VARIANTS[3:])
 def test_same_seed_gives_both_twins_the_same_initial_logits(norm, positional, pooling, sms_ids):
     config = tiny_config(norm, positional, pooling)

@@ -11,6 +11,17 @@ once, for this diagnosis only; no recipe choice reads it). On the tiny test data
 Measured on 2026-11-30 (seed 2, dropout 0, 2 threads, quiet machine): first-epoch loss 0.1222 (torch)
 against 0.1175 (Keras), validation AP per epoch 0.9812 / 0.9875 / 0.9880 against 0.9807 / 0.9766 /
 0.9789, test AP 0.9851 against 0.9816: they drift apart within the first epoch even without dropout.
+
+Why (backends/keras_layers/twin_steps.py, step by step): Keras clipped by a wrong global norm.
+TensorFlow's embedding gradient is sparse (one row per token occurrence) and Keras's
+clip_by_global_norm did not sum a token's repeats (6.358 against torch's 6.393 on step 0, up to
+11% off later), so from step 1 every clipped step was scaled differently; their losses parted by
+more than 1e-4 at step 12. Fixed in training.dense_gradients: losses now agree to 1e-5 up to step
+21 and part by 1e-4 at step 30, which is float rounding amplified: torch against itself with
+its initial weights scaled by 1 + 1e-5 N(0, 1) parts at step 34 (1e-7: step 46), and its
+first-epoch loss moves from 0.1222 to 0.1175..0.1206 over six such perturbations (1e-7 to 1e-5).
+After the fix (same command, 2026-11-30): first-epoch loss 0.1222 against 0.1180, validation AP
+0.9812 / 0.9875 / 0.9880 against 0.9789 / 0.9865 / 0.9912, test AP 0.9851 against 0.9856.
 """
 from __future__ import annotations
 
