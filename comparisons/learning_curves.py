@@ -11,6 +11,9 @@ Written, in DIR (en) or DIR/zh (zh):
   pretrained_vs_scratch.{csv,md}    per size, each pretrained variant against the best variant without
                                 pretraining: difference, interval, verdict
   figures/learning_curves.png   AP and macro-F1 against training messages (log x), band = interval
+Two classes: macro-F1 at the validation-chosen threshold beside the 0.5 cut (a model that ranks well
+but is not yet calibrated, as briefly fine-tuned MiniLM on a few hundred messages, fails only the
+latter); more classes: macro-F1 of the arg-max.
 Framework-free (pandas, scipy, matplotlib); nothing is written for a single training size.
 """
 from __future__ import annotations
@@ -25,7 +28,7 @@ from comparisons.i18n import label, setup_matplotlib, text
 from comparisons.outputs import atomic_write_text, save_figure, write_table
 from comparisons.verdicts import compare, load_predictions
 
-METRICS = ("average_precision", "macro_f1")  # macro-F1 of the arg-max decisions: the same for 2 or more classes
+METRICS = ("average_precision", "macro_f1_at_threshold", "macro_f1")  # the first two: those the runs have
 PRETRAINED = ("hf_bert:frozen", "hf_bert:full")
 VERDICT_ZH = {"A better": "A 更好", "B better": "B 更好", "no detectable difference": "无可检测的差异"}
 
@@ -66,7 +69,7 @@ def curve_and_pairs(predictions: pd.DataFrame, runs: pd.DataFrame, labels: np.nd
         verdicts = compare(predictions[predictions["train_size"] == size].drop(columns="train_size"), labels,
                            positive_index)
         curve = verdicts.variants[["variant", "seeds"]].copy()
-        for metric in METRICS:
+        for metric in curve_metrics(runs):
             spread = at_size.groupby("variant")[metric].agg(lambda v: v.astype(float).std(ddof=1))
             curve[f"{metric}_mean"] = verdicts.variants[f"{metric}_mean"]
             curve[f"{metric}_std"] = curve["variant"].map(spread).fillna(0.0).to_numpy()
@@ -80,6 +83,19 @@ def curve_and_pairs(predictions: pd.DataFrame, runs: pd.DataFrame, labels: np.nd
     curve = pd.concat(curves, ignore_index=True)
     pairs = pd.concat(pairs, ignore_index=True)
     return curve, pairs[["train_size"] + [c for c in pairs.columns if c != "train_size"]]
+
+
+def curve_metrics(frame: pd.DataFrame) -> list[str]:
+    """The METRICS a runs frame or a curve holds values of: the validation-threshold macro-F1 only with
+    two classes (a run of more classes records none)."""
+    present = [m for m in METRICS if any(c in frame and frame[c].notna().any() for c in (m, f"{m}_mean"))]
+    return present if "macro_f1_at_threshold" in present else [m for m in present if m != "macro_f1_at_threshold"]
+
+
+def metric_label(metric: str, metrics: list[str], lang: str) -> str:
+    """macro-F1 names its cut when both cuts are shown."""
+    both = metric == "macro_f1" and "macro_f1_at_threshold" in metrics
+    return label("macro_f1_0_5_cut" if both else metric, lang)
 
 
 def _number(value) -> float | None:
@@ -116,8 +132,9 @@ def size_table(curve: pd.DataFrame, size: int, lang: str) -> pd.DataFrame:
     """The readable table of one size: mean ± std over seeds [95% interval over test items]."""
     rows = curve[curve["train_size"] == size]
     table = pd.DataFrame({label("variant", lang): rows["variant"], label("seeds", lang): rows["seeds"]})
-    for metric in METRICS:
-        table[label(metric, lang)] = [
+    metrics = curve_metrics(curve)
+    for metric in metrics:
+        table[metric_label(metric, metrics, lang)] = [
             f"{m:.4f} ± {s:.4f} [{lo:.4f}, {hi:.4f}]"
             for m, s, lo, hi in zip(rows[f"{metric}_mean"], rows[f"{metric}_std"], rows[f"{metric}_ci_low"],
                                     rows[f"{metric}_ci_high"])]
@@ -132,8 +149,9 @@ def plot_curves(curve: pd.DataFrame, full_size: int, lang: str, path: Path) -> P
     from matplotlib.ticker import NullFormatter
 
     sizes = sorted(curve["train_size"].unique())
-    fig, axes = plt.subplots(1, len(METRICS), figsize=(12, 4.8), sharex=True)
-    for ax, metric in zip(axes, METRICS):
+    metrics = curve_metrics(curve)
+    fig, axes = plt.subplots(1, len(metrics), figsize=(6 * len(metrics), 4.8), sharex=True)
+    for ax, metric in zip(axes, metrics):
         for variant, rows in curve.groupby("variant", sort=False):
             rows = rows.sort_values("train_size")
             style = "-" if variant in PRETRAINED else "--"
@@ -144,7 +162,7 @@ def plot_curves(curve: pd.DataFrame, full_size: int, lang: str, path: Path) -> P
         ax.set_xticks(sizes, [size_label(s, full_size, lang) for s in sizes])
         ax.xaxis.set_minor_formatter(NullFormatter())
         ax.set_xlabel(text("training messages (log scale)", "训练样本数（对数刻度）", lang))
-        ax.set_ylabel(label(metric, lang))
+        ax.set_ylabel(metric_label(metric, metrics, lang))
         ax.grid(alpha=0.3)
     axes[0].legend(loc="lower right", fontsize=8)
     fig.suptitle(text("Test quality against training messages: mean over seeds, band = 95% interval over test items",
@@ -152,10 +170,10 @@ def plot_curves(curve: pd.DataFrame, full_size: int, lang: str, path: Path) -> P
     return save_figure(fig, path)
 
 
-def verdicts_markdown(pairs: pd.DataFrame, size: int, full_size: int, lang: str) -> str:
+def verdicts_markdown(pairs: pd.DataFrame, size: int, full_size: int, lang: str, metrics: list[str]) -> str:
     """The pairs of one training size, AP and macro-F1, as people read them."""
     lines = [f"# {text('Paired verdicts at', '配对结论：训练样本数', lang)} {size_label(size, full_size, lang)}", ""]
-    for metric in METRICS:
+    for metric in metrics:
         rows = pairs[(pairs["train_size"] == size) & (pairs["metric"] == metric)]
         shown = pd.DataFrame({
             text("pair", "比较对", lang): [f"{a} − {b}" for a, b in zip(rows["variant_a"], rows["variant_b"])],
@@ -164,7 +182,7 @@ def verdicts_markdown(pairs: pd.DataFrame, size: int, full_size: int, lang: str)
             "p (Holm)": [f"{p:.3g}" for p in rows["p_holm"]],
             text("verdict", "结论", lang): [VERDICT_ZH[v] if lang == "zh" else v for v in rows["verdict"]],
         })
-        lines += [f"## {label(metric, lang)}", "", shown.to_markdown(index=False), ""]
+        lines += [f"## {metric_label(metric, metrics, lang)}", "", shown.to_markdown(index=False), ""]
     return "\n".join(lines)
 
 
@@ -215,6 +233,6 @@ def write_curve_outputs(target: Path, curve: pd.DataFrame, pairs: pd.DataFrame, 
                      f"训练样本数：{size_label(size, full_size, lang)}（多种子均值 ± 标准差 [测试样本上的 95% 区间]）", lang)
         paths += write_table(size_table(curve, size, lang), target / "learning_curves", f"size_{name}", title=title)
         paths.append(atomic_write_text(target / "learning_curves" / f"verdicts_{name}.md",
-                                       verdicts_markdown(pairs, size, full_size, lang)))
+                                       verdicts_markdown(pairs, size, full_size, lang, curve_metrics(curve))))
     paths.append(plot_curves(curve, full_size, lang, target / figure_dir / "learning_curves.png"))
     return paths

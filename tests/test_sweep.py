@@ -63,8 +63,11 @@ def test_impossible_sizes_say_what_to_do(sms):
         train_subsets_record(split, data.labels, [len(split.train) + 1])
 
 
-def test_learning_curves_from_a_run_folder(tmp_path):
-    """Predictions that improve with size: the curve rises, each size has its table and verdicts, figures drawn."""
+@pytest.mark.parametrize("binary_runs", [False, True])
+def test_learning_curves_from_a_run_folder(tmp_path, binary_runs):
+    """Predictions that improve with size: the curve rises, each size has its table and verdicts, figures drawn.
+
+    Runs of two classes record macro-F1 at the validation threshold too: the curve shows both cuts."""
     import io
 
     import pandas as pd
@@ -89,6 +92,8 @@ def test_learning_curves_from_a_run_folder(tmp_path):
                 atomic_write_bytes(prediction_path(tmp_path, variant, seed, size), buffer.getvalue())
                 records.append({"variant": variant, "seed": seed, "train_size": size, "status": "ok",
                                 "train_seconds": 1.0, "threshold": 0.5, **classification_metrics(labels, proba, 1)})
+                if binary_runs:
+                    records[-1]["macro_f1_at_threshold"] = records[-1]["macro_f1"]
     summary = summary_frame(records)
     assert summary["train_size"].astype(str).tolist()[:3] == ["50", "50", "200"]
     paths = write_learning_curves(tmp_path, summary, test_ids, labels, 1, full_size=1000, languages=("en", "zh"))
@@ -104,6 +109,11 @@ def test_learning_curves_from_a_run_folder(tmp_path):
         assert "±" in (tmp_path / "learning_curves" / f"{name}.md").read_text()
         assert "−" in (tmp_path / "learning_curves" / f"{name.replace('size', 'verdicts')}.md").read_text()
     assert "训练样本数" in (tmp_path / "zh" / "learning_curves" / "size_all.md").read_text()
+    table = (tmp_path / "learning_curves" / "size_all.md").read_text()
+    verdicts = (tmp_path / "learning_curves" / "verdicts_all.md").read_text()
+    shown = "macro_f1_at_threshold_mean" in curve
+    assert shown == binary_runs and ("macro-F1 (validation threshold)" in table) == binary_runs
+    assert ("macro-F1 (0.5 cut)" in table) == binary_runs == ("macro-F1 (validation threshold)" in verdicts)
     headline = pd.read_csv(tmp_path / "pretrained_vs_scratch.csv")
     assert list(headline["train_size"]) == [50, 200, 1000]
     assert set(headline["verdict"]) == {"pretrained better"}, headline  # skill 2 against 1 on 300 items
