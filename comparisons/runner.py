@@ -15,6 +15,7 @@ import subprocess
 import sys
 import threading
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 from backends.base import missing_modules, resolve_variant
@@ -64,12 +65,14 @@ def execute(out: Path, request: RunSpec, inputs: bytes) -> dict:
     log.parent.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
     with open(log, "wb") as log_file:
-        process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                   env=env, start_new_session=True)
-        tee = threading.Thread(target=_tee, args=(process.stdout, log_file, mark.encode()), daemon=True)
-        tee.start()
-        threading.Thread(target=_feed, args=(process.stdin, inputs), daemon=True).start()
+        with StopOnSignals.held():  # a stop arriving while the worker starts would orphan it: raised just below
+            process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                       stderr=subprocess.STDOUT, env=env, start_new_session=True)
+            tee = threading.Thread(target=_tee, args=(process.stdout, log_file, mark.encode()), daemon=True)
+            tee.start()
+            threading.Thread(target=_feed, args=(process.stdin, inputs), daemon=True).start()
         try:
+            StopOnSignals.raise_held()
             code = process.wait(timeout=request.timeout_s)
         except subprocess.TimeoutExpired:
             end_worker(process)
@@ -177,14 +180,37 @@ class StopOnSignals:
     half-done is recorded and the user is told how to resume. Python lets only the main thread
     install handlers; elsewhere (main() called from a thread) this does nothing."""
 
+    holding = False            # True while a worker process is being started (see held)
+    pending: int | None = None  # a stop signal that arrived meanwhile
+
     def __enter__(self) -> "StopOnSignals":
         in_main_thread = threading.current_thread() is threading.main_thread()
         self._previous = {signum: signal.signal(signum, self._stop) for signum in STOP_SIGNALS} if in_main_thread else {}
         return self
 
-    @staticmethod
-    def _stop(signum, frame) -> None:
+    @classmethod
+    def _stop(cls, signum, frame) -> None:
+        if cls.holding:
+            cls.pending = signum
+            return
         raise Interrupted(signum)
+
+    @classmethod
+    @contextmanager
+    def held(cls):
+        """Hold a stop signal while a worker starts: raised inside Popen, it would leave the started
+        worker running with nobody to end it. `raise_held()` raises it once the worker can be ended."""
+        cls.holding = True
+        try:
+            yield
+        finally:
+            cls.holding = False
+
+    @classmethod
+    def raise_held(cls) -> None:
+        if cls.pending is not None:
+            signum, cls.pending = cls.pending, None
+            raise Interrupted(signum)
 
     def __exit__(self, *exc) -> None:
         for signum, handler in self._previous.items():

@@ -233,6 +233,31 @@ def start_hanging_run(out: Path) -> tuple[subprocess.Popen, int]:
 
 
 @pytest.mark.skipif(not Path("/proc").is_dir(), reason="finds the worker through /proc")
+def test_a_stop_signal_while_the_worker_starts_still_ends_it(tmp_path, monkeypatch, capsys):
+    """SIGTERM landing inside Popen, after the worker exists: the orchestrator must still end it."""
+    import signal
+
+    import comparisons.runner as runner
+
+    real_popen, started = subprocess.Popen, []
+
+    def popen_then_stopped(command, *args, **kwargs):
+        process = real_popen(command, *args, **kwargs)
+        if "comparisons.worker" in command:  # not git and the like
+            started.append(process.pid)
+            os.kill(os.getpid(), signal.SIGTERM)  # the handler runs here, before Popen has returned
+        return process
+
+    monkeypatch.setenv("COMPARISONS_FAULT", "tfidf_logreg:hang")
+    monkeypatch.setattr(runner.subprocess, "Popen", popen_then_stopped)
+    out = tmp_path / "run"
+    assert main(["run", "--backends", "tfidf_logreg", *SMALL, "--out", str(out)]) == 143
+    assert "interrupted by SIGTERM" in capsys.readouterr().err
+    assert len(started) == 1 and not alive(started[0]), "the worker outlived its orchestrator"
+    assert not worker_pids(out) and not (out / ".run.lock").exists()
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="finds the worker through /proc")
 @pytest.mark.parametrize("signum, code", [(15, 143), (1, 129), (2, 130)])  # SIGTERM, SIGHUP, SIGINT
 def test_a_signal_ends_the_worker_records_nothing_and_says_how_to_resume(tmp_path, signum, code):
     import signal

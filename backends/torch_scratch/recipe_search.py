@@ -41,6 +41,9 @@ CANDIDATES: dict[str, dict] = {  # name -> backend keyword arguments, in the ord
     # subword_e3's rows above came from separately trained vocabularies (6,098 to 6,105 pieces)
     "subword_e3_lr1e-3": {"tokenizer": "subword", "config": {"epochs": 3, "learning_rate": 1e-3}},
     "subword_e3_lr3e-3": {"tokenizer": "subword", "config": {"epochs": 3, "learning_rate": 3e-3}},
+    # a larger small model at the chosen learning rate (issue 17: "unless validation shows a better one")
+    "subword_e3_lr2e-3_d128": {"tokenizer": "subword",
+                               "config": {"epochs": 3, "learning_rate": 2e-3, "d_model": 128, "ff_dim": 512}},
 }
 
 
