@@ -11,7 +11,9 @@ recipe and its figures are written by hand into common/recipe.py.
 Run on 2026-11-30 on a shared 2-core machine: subword_e3 (3 seeds) and regex_e3 (seed 0) at 1
 thread under load 10 to 25; the later candidates at 2 threads (`--threads 2 --only ...`) under load
 3 to 6, after the subword vocabulary became one cached fit per training split (so their train_seconds
-are not costs). Chosen: subword_e3_lr2e-3 (common/recipe.py says why).
+are not costs). Chosen then: subword_e3_lr2e-3. Session 4 (later on 2026-11-30, 2 threads, load
+under 2): that recipe on seeds 3 and 4, then the pooling, batch, vocabulary-size, dropout and
+length candidates below it on seeds 0-4. Chosen: subword_e3_lr2e-3_cls (common/recipe.py says why).
 """
 from __future__ import annotations
 
@@ -44,6 +46,18 @@ CANDIDATES: dict[str, dict] = {  # name -> backend keyword arguments, in the ord
     # a larger small model at the chosen learning rate (issue 17: "unless validation shows a better one")
     "subword_e3_lr2e-3_d128": {"tokenizer": "subword",
                                "config": {"epochs": 3, "learning_rate": 2e-3, "d_model": 128, "ff_dim": 512}},
+    # session 4: the input representation and the step count around the chosen recipe, seeds 0-4
+    "subword_e3_lr2e-3_vocab2k": {"tokenizer": "subword", "vocab_max_size": 2000,
+                                  "config": {"epochs": 3, "learning_rate": 2e-3}},
+    "subword_e3_lr2e-3_vocab4k": {"tokenizer": "subword", "vocab_max_size": 4000,
+                                  "config": {"epochs": 3, "learning_rate": 2e-3}},
+    "subword_e3_lr2e-3_batch16": {"tokenizer": "subword", "config": {"epochs": 3, "learning_rate": 2e-3, "batch_size": 16}},
+    "subword_e5_lr2e-3": {"tokenizer": "subword", "config": {"epochs": 5, "learning_rate": 2e-3}},
+    "subword_e3_lr2e-3_drop0.2": {"tokenizer": "subword", "config": {"epochs": 3, "learning_rate": 2e-3, "dropout": 0.2}},
+    "subword_e3_lr2e-3_cls": {"tokenizer": "subword", "config": {"epochs": 3, "learning_rate": 2e-3, "pooling": "cls"}},
+    "subword_e3_lr1e-3_batch16": {"tokenizer": "subword", "config": {"epochs": 3, "learning_rate": 1e-3, "batch_size": 16}},
+    "subword_e3_lr2e-3_batch16_cls": {"tokenizer": "subword",
+                                      "config": {"epochs": 3, "learning_rate": 2e-3, "batch_size": 16, "pooling": "cls"}},
 }
 
 

@@ -109,7 +109,8 @@ def load_course_splits(quick: bool = False, limit_per_class: int | None = None):
 def scratch_config(quick: bool = False, **overrides) -> dict:
     """A small torch_scratch/keras_layers EncoderConfig dict: minutes on 2 CPUs, seconds with quick."""
     config = {"d_model": 32, "num_heads": 2, "num_layers": 1, "ff_dim": 64, "max_len": 64, "epochs": 2,
-              "batch_size": 32, "learning_rate": 2e-3}
+              "batch_size": 32, "learning_rate": 2e-3,
+              "pooling": "mean"}  # the masked mean the lessons teach (the comparison recipe reads a <cls>)
     if quick:
         config.update(d_model=16, ff_dim=32, epochs=1, min_steps=0)  # min_steps=0: no budget scaling, seconds
     config.update(overrides)
