@@ -37,7 +37,7 @@ $(BROWSER_STAMP): | $(STAMP)
 	    chromium fonts-noto-cjk fontconfig && touch $@; \
 	else echo "note: chromium or fonts-noto-cjk is missing and this is not root: the browser tests will skip"; fi
 
-# The committed reference run (5 seeds; 27 minutes on a quiet 2-core host, up to ~50 on a slow one), English and Chinese reports.
+# The committed reference run (5 seeds; 35 minutes on a 2-core host, MiniLM 4 epochs; more on a slow one), English and Chinese reports.
 reference: $(STAMP) $(BROWSER_STAMP)
 	$(BIN)/python -m comparisons run --profile full --seeds 5 --threads $(THREADS) --lang zh --out results/reference
 	$(BIN)/python -m comparisons.report_page --out results/reference --screenshot  # the README's pictures

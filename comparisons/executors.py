@@ -144,7 +144,7 @@ class RayExecutor(Executor):
 
     def _cancel(self, refs: list) -> None:
         """Cancel gently first (the task's runner ends its worker's process group), then by force
-        (the Ray worker is killed; the worker subprocess dies with it, see worker.die_with_parent)."""
+        (the Ray worker is killed; the worker subprocess dies with it, see parent_death.die_with_parent)."""
         ray = self._ray
         for ref in refs:
             ray.cancel(ref)

@@ -24,9 +24,10 @@ from common.redaction import redact
 from comparisons.comparability import differences
 from comparisons.measure import thread_environment
 from comparisons.outputs import atomic_write_json
+from comparisons.parent_death import PARENT_VARIABLE
 from comparisons.run_spec import RunSpec
 from comparisons.runs import log_path, prediction_path, run_name, run_path
-from comparisons.worker import EXIT_MISSING_DEPENDENCY, PARENT_VARIABLE
+from comparisons.worker import EXIT_MISSING_DEPENDENCY
 
 
 ROOT = Path(__file__).resolve().parent.parent  # the project, put on the worker's PYTHONPATH

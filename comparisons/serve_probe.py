@@ -21,6 +21,7 @@ from typing import Sequence
 import numpy as np
 
 from comparisons.measure import peak_rss_mb, rss_mb, set_framework_threads
+from comparisons.parent_death import die_with_parent
 
 
 def serve(variant: str, model_dir: Path, texts: Sequence[str], threads: int, device: str = "auto",
@@ -72,6 +73,7 @@ def probe(variant: str, model_dir: Path, texts: list[str], threads: int, device:
 
 
 def main(argv=None) -> int:
+    die_with_parent()  # a worker killed by its timeout or by Ray takes its probe with it
     parser = argparse.ArgumentParser(prog="python -m comparisons.serve_probe",
                                      description="Load a saved model in this fresh process and score the texts on stdin.")
     parser.add_argument("--variant", required=True)

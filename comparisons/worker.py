@@ -32,6 +32,7 @@ from comparisons.comparability import library_versions
 from comparisons.measure import (PeakRss, machine_description, measure_latency, measure_throughput, rss_mb,
                                  set_framework_threads)
 from comparisons.outputs import atomic_write_bytes, atomic_write_json
+from comparisons.parent_death import die_with_parent
 from comparisons.profiles import profile, variant_overrides
 from comparisons.run_spec import RunInputs, RunSpec
 from comparisons.runs import prediction_path, run_name, run_path
@@ -39,7 +40,6 @@ from comparisons.serve_probe import serve
 
 EXIT_MISSING_DEPENDENCY = 3
 FAULT_VARIABLE = "COMPARISONS_FAULT"  # testing hook: "<variant>[@seed]:crash|hang|unusable_validation", comma-separated
-PARENT_VARIABLE = "COMPARISONS_PARENT_PID"  # set by the executor: the process this worker must not outlive
 
 
 def parse_args(argv=None) -> argparse.Namespace:
@@ -48,24 +48,6 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--out", type=Path, required=True, help="folder for this run's record and predictions")
     parser.add_argument("--spec", required=True, help="the RunSpec as JSON")
     return parser.parse_args(argv)
-
-
-def die_with_parent() -> None:
-    """Ask Linux to kill this process when the process that started it dies.
-
-    A Ray worker killed by a cancel or by Ray's memory monitor does not end its children; this
-    does. Elsewhere (not Linux) the executor's process-group kill is the only guard.
-    """
-    if not sys.platform.startswith("linux"):
-        return
-    import ctypes
-    import signal
-
-    PR_SET_PDEATHSIG = 1
-    parent = int(os.environ.pop(PARENT_VARIABLE, "") or os.getppid())  # popped: not for our own children
-    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-    if os.getppid() != parent:  # the parent died before the request took effect (during our imports)
-        os._exit(1)
 
 
 def inject_fault(variant: str, seed: int) -> None:
