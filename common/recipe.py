@@ -34,7 +34,8 @@ Decisions:
   seeds, all below it: batch 16 0.9907, batch 16 with cls 0.9905, batch 16 at 1e-3 0.9894,
   WordPiece capped at 4,000 pieces 0.9886 and at 2,000 0.9873, dropout 0.2 0.9883, 5 epochs (best
   epoch chosen) 0.9872. The differences between the best four are within the seed spread (± 0.0015
-  to 0.0047): cls is the best mean at the same cost (64 more parameters), not a clear winner. The
+  to 0.0047): cls is the best mean at the same cost (128 more parameters: the <cls> vector and its
+  position), not a clear winner. The
   course's lessons keep mean pooling (comparisons/course/shared.py), which two of them teach.
 - dropout 0.1, weight decay 0.01: the seed course's values, kept; the issue's earlier trials (8
   epochs, a lower rate with more dropout, 128-token inputs) stayed at 0.981 to 0.986 with the
