@@ -11,10 +11,12 @@ Fitted on the texts passed to `fit` only: every piece is a substring of a normal
 text, and the alphabet is the training texts' own.
 
 HF WordPiece training is not deterministic (huggingface/tokenizers#1794: merges of equal count are
-taken in hash-map order, so two fits on the same texts differ by a few pieces, 5,667 to 5,670 on
-the default split). `fit_cached` therefore trains once per (training texts, settings) and stores
-the result in the data cache; every later fit on the same texts (another seed, the other twin, a
-resumed run) loads it, so both scratch twins read the identical vocabulary and ids.
+taken in hash-map order, so two fresh processes on the same texts gave 6,103 and 6,098 pieces).
+The pieces are therefore learned by common/wordpiece_training.py, which breaks every tie by the
+pieces' text: the vocabulary is a function of the training texts and settings alone. HF
+`tokenizers` still normalises, pre-tokenises and encodes. `fit_cached` keeps each trained
+vocabulary in the data cache, so later fits on the same texts (another seed, the other twin, a
+resumed run) load it instead of learning it again.
 """
 from __future__ import annotations
 
@@ -23,17 +25,17 @@ import hashlib
 import json
 import os
 import tempfile
+from collections import Counter
 from pathlib import Path
 from typing import Iterable, Sequence
 
 import numpy as np
 import tokenizers
-from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, trainers
+from tokenizers import Tokenizer, models, normalizers, pre_tokenizers
 
 from common.datasets import data_cache_dir
 from common.vocabulary import PAD, PAD_ID, UNK, UNK_ID
-
-CONTINUATION = "##"
+from common.wordpiece_training import CONTINUATION, learn_pieces
 
 
 def _untrained_tokenizer() -> Tokenizer:
@@ -61,11 +63,13 @@ class SubwordVocabulary:
     def fit(cls, texts: Iterable[str], min_count: int = 2, max_size: int = 8000) -> "SubwordVocabulary":
         """Train WordPiece on `texts`: at most max_size pieces besides <pad>/<unk>, merges seen min_count times."""
         tokenizer = _untrained_tokenizer()
-        trainer = trainers.WordPieceTrainer(
-            vocab_size=max_size + 2, min_frequency=min_count, special_tokens=[PAD, UNK],
-            continuing_subword_prefix=CONTINUATION, show_progress=False,
-        )
-        tokenizer.train_from_iterator(list(texts), trainer=trainer)
+        words: Counter = Counter()
+        for text in texts:
+            normalised = tokenizer.normalizer.normalize_str(text)
+            words.update(word for word, _ in tokenizer.pre_tokenizer.pre_tokenize_str(normalised))
+        pieces = [p for p in learn_pieces(words, max_size, min_count) if p not in (PAD, UNK)]
+        vocabulary = {piece: i for i, piece in enumerate([PAD, UNK, *pieces])}
+        tokenizer.model = models.WordPiece(vocab=vocabulary, unk_token=UNK, continuing_subword_prefix=CONTINUATION)
         return cls(tokenizer)
 
     def __len__(self) -> int:
@@ -114,7 +118,7 @@ class SubwordVocabulary:
 
 def training_key(texts: Sequence[str], min_count: int, max_size: int) -> str:
     """sha256 of the training texts (in order) and everything else the trained vocabulary depends on."""
-    digest = hashlib.sha256(f"wordpiece|{tokenizers.__version__}|{min_count}|{max_size}".encode())
+    digest = hashlib.sha256(f"wordpiece-ordered-ties|{tokenizers.__version__}|{min_count}|{max_size}".encode())
     for text in texts:
         digest.update(b"\x00" + text.encode("utf-8"))
     return digest.hexdigest()[:32]

@@ -55,16 +55,16 @@ def _forest(plt, pairs, lang, path):
     """Each pair's ΔAP (A − B) with its 95% paired interval over test items; the line at 0 is 'no difference'."""
     pairs = pairs.iloc[::-1].reset_index(drop=True)  # first pair on top
     fig, ax = plt.subplots(figsize=(7.5, 0.45 * len(pairs) + 1.6))
-    colors = {"A better": "tab:green", "B better": "tab:red", "no detectable difference": "tab:gray"}
+    colors = {"A better": "tab:green", "B better": "tab:red", "equivalent": "tab:blue", "inconclusive": "tab:gray"}
     for y, row in pairs.iterrows():
         ax.errorbar(row["difference"], y, xerr=[[row["difference"] - row["ci_low"]], [row["ci_high"] - row["difference"]]],
                     fmt="o", capsize=3, color=colors.get(row["verdict"], "black"))
     ax.axvline(0, color="black", linewidth=0.8)
     ax.set_yticks(range(len(pairs)), [f"{a} − {b}" for a, b in zip(pairs["variant_a"], pairs["variant_b"])], fontsize=8)
-    ax.set_xlabel(text("ΔAP (A − B) with its 95% paired interval over test items",
-                       "ΔAP（A − B）及其测试样本上的 95% 配对区间", lang))
-    ax.set_title(text("Pairwise differences: green A better, red B better, grey no detectable difference (Holm)",
-                      "两两差异：绿色 A 更好，红色 B 更好，灰色无可检测的差异（Holm 校正）", lang), fontsize=9)
+    ax.set_xlabel(text("ΔAP (A − B) with its 95% paired interval over seeds and test items",
+                       "ΔAP（A − B）及其种子与测试样本上的 95% 配对区间", lang))
+    ax.set_title(text("Pairwise differences: green A better, red B better, blue equivalent, grey inconclusive (Holm)",
+                      "两两差异：绿色 A 更好，红色 B 更好，蓝色等价，灰色无定论（Holm 校正）", lang), fontsize=9)
     ax.grid(axis="x", alpha=0.3)
     return save_figure(fig, path)
 

@@ -26,11 +26,11 @@ import pandas as pd
 from backends.base import VARIANTS
 from comparisons.i18n import label, setup_matplotlib, text
 from comparisons.outputs import atomic_write_text, save_figure, write_table
-from comparisons.verdicts import compare, load_predictions
+from comparisons.verdict_rules import correct_family, phrase
+from comparisons.verdicts import PAIR_COLUMNS, compare, load_predictions
 
 METRICS = ("average_precision", "macro_f1_at_threshold", "macro_f1")  # the first two: those the runs have
 PRETRAINED = ("hf_bert:frozen", "hf_bert:full")
-VERDICT_ZH = {"A better": "A 更好", "B better": "B 更好", "no detectable difference": "无可检测的差异"}
 
 
 def numeric_sizes(summary: pd.DataFrame, full_size: int) -> pd.Series:
@@ -81,8 +81,8 @@ def curve_and_pairs(predictions: pd.DataFrame, runs: pd.DataFrame, labels: np.nd
         curves.append(curve)
         pairs.append(verdicts.pairs.assign(train_size=int(size)))
     curve = pd.concat(curves, ignore_index=True)
-    pairs = pd.concat(pairs, ignore_index=True)
-    return curve, pairs[["train_size"] + [c for c in pairs.columns if c != "train_size"]]
+    pairs = correct_family(pd.concat(pairs, ignore_index=True))  # the family spans every training size
+    return curve, pairs[["train_size", *PAIR_COLUMNS]]
 
 
 def curve_metrics(frame: pd.DataFrame) -> list[str]:
@@ -122,7 +122,7 @@ def pretrained_vs_scratch(curve: pd.DataFrame, pairs: pd.DataFrame, metric: str 
             rows.append({"train_size": int(size), "pretrained": pretrained, "best_without_pretraining": best,
                          "metric": metric, "difference": sign * row["difference"], "ci_low": low, "ci_high": high,
                          "p_holm": row["p_holm"],
-                         "verdict": "no detectable difference" if better is None else
+                         "verdict": row["verdict"] if better is None else
                          ("pretrained better" if better == pretrained else "pretrained worse")})
     return pd.DataFrame(rows, columns=["train_size", "pretrained", "best_without_pretraining", "metric", "difference",
                                        "ci_low", "ci_high", "p_holm", "verdict"])
@@ -177,10 +177,11 @@ def verdicts_markdown(pairs: pd.DataFrame, size: int, full_size: int, lang: str,
         rows = pairs[(pairs["train_size"] == size) & (pairs["metric"] == metric)]
         shown = pd.DataFrame({
             text("pair", "比较对", lang): [f"{a} − {b}" for a, b in zip(rows["variant_a"], rows["variant_b"])],
-            text("A − B [95% interval over test items]", "A − B [测试样本上的 95% 区间]", lang):
+            text("A − B [95% interval over seeds and test items]", "A − B [种子与测试样本上的 95% 区间]", lang):
                 [f"{d:+.4f} [{lo:+.4f}, {hi:+.4f}]" for d, lo, hi in zip(rows["difference"], rows["ci_low"], rows["ci_high"])],
             "p (Holm)": [f"{p:.3g}" for p in rows["p_holm"]],
-            text("verdict", "结论", lang): [VERDICT_ZH[v] if lang == "zh" else v for v in rows["verdict"]],
+            text("verdict", "结论", lang): [phrase(v, a, b, lang) for v, a, b in
+                                           zip(rows["verdict"], rows["variant_a"], rows["variant_b"])],
         })
         lines += [f"## {metric_label(metric, metrics, lang)}", "", shown.to_markdown(index=False), ""]
     return "\n".join(lines)
@@ -189,12 +190,13 @@ def verdicts_markdown(pairs: pd.DataFrame, size: int, full_size: int, lang: str,
 def headline_markdown(headline: pd.DataFrame, full_size: int, lang: str) -> str:
     words = {"pretrained better": ("pretrained better", "预训练模型更好"),
              "pretrained worse": ("pretrained worse", "预训练模型更差"),
-             "no detectable difference": ("no detectable difference", "无可检测的差异")}
+             "equivalent": ("equivalent within the margin", "在容差内等价"),
+             "inconclusive": ("inconclusive", "无定论")}
     shown = pd.DataFrame({
         text("training messages", "训练样本数", lang): [size_label(s, full_size, lang) for s in headline["train_size"]],
         text("pretrained", "预训练模型", lang): headline["pretrained"],
         text("best without pretraining", "不用预训练的最佳模型", lang): headline["best_without_pretraining"],
-        text("ΔAP [95% interval over test items]", "ΔAP [测试样本上的 95% 区间]", lang):
+        text("ΔAP [95% interval over seeds and test items]", "ΔAP [种子与测试样本上的 95% 区间]", lang):
             [f"{d:+.4f} [{lo:+.4f}, {hi:+.4f}]" for d, lo, hi in zip(headline["difference"], headline["ci_low"], headline["ci_high"])],
         text("verdict", "结论", lang): [text(*words[v], lang) for v in headline["verdict"]],
     })

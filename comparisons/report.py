@@ -24,6 +24,7 @@ from comparisons.comparability import select_runs
 from comparisons.i18n import label, text
 from comparisons.outputs import atomic_write_text, write_table
 from comparisons.runs import prediction_path, read_runs
+from comparisons.verdict_rules import PRIMARY, phrase
 from comparisons.verdicts import N_RESAMPLES, PAIR_METRICS, Verdicts, compare, load_predictions, run_intervals
 
 # accuracy and macro-F1 at the 0.5 cut (the arg-max) and at the threshold chosen on validation
@@ -200,8 +201,8 @@ def write_reports(out: Path, lang: str = "en", reports: Reports | None = None) -
     target = out if lang == "en" else out / "zh"
     atomic_write_text(target / "aggregate.csv", reports.aggregate.to_csv(index=False, float_format="%.6g"))
     title = text("Comparison on one split: mean ± std over seeds (training randomness) "
-                 "[95% interval over test items (test-set sampling)]",
-                 "同一划分上的对比：多个种子的均值 ± 标准差（训练随机性）[测试样本上的 95% 区间（测试集抽样）]", lang)
+                 "[95% interval over seeds and test items (two-level bootstrap)]",
+                 "同一划分上的对比：多个种子的均值 ± 标准差（训练随机性）[种子与测试样本上的 95% 区间（两级自助法）]", lang)
     write_table(readable_table(reports.aggregate, lang), target, "summary_table", title=title, html=True)
     if reports.verdicts is not None:
         write_verdicts(target, reports.verdicts, lang)
@@ -209,24 +210,15 @@ def write_reports(out: Path, lang: str = "en", reports: Reports | None = None) -
 
 
 # -- verdicts.csv / verdicts.md -------------------------------------------------------------
-VERDICT_ZH = {"A better": "A 更好", "B better": "B 更好", "no detectable difference": "无可检测的差异"}
-
-
 def write_verdicts(target: Path, verdicts: Verdicts, lang: str) -> list[Path]:
     """verdicts.csv (the columns of comparisons/verdicts.py; zh: verdict words translated) and verdicts.md."""
     pairs = verdicts.pairs.copy()
     if lang == "zh":
         for column in ("verdict", "verdict_decisions"):
-            pairs[column] = pairs[column].map(VERDICT_ZH)
+            pairs[column] = [phrase(v, "A", "B", lang) for v in pairs[column]]
     paths = [atomic_write_text(Path(target) / "verdicts.csv", pairs.to_csv(index=False, float_format="%.6g"))]
     paths.append(atomic_write_text(Path(target) / "verdicts.md", verdicts_markdown(verdicts, lang)))
     return paths
-
-
-def _named(verdict: str, a: str, b: str, lang: str) -> str:
-    if verdict == "no detectable difference":
-        return text("no detectable difference", "无可检测的差异", lang)
-    return text(f"{a} better", f"{a} 更好", lang) if verdict == "A better" else text(f"{b} better", f"{b} 更好", lang)
 
 
 def verdicts_markdown(verdicts: Verdicts, lang: str) -> str:
@@ -234,35 +226,40 @@ def verdicts_markdown(verdicts: Verdicts, lang: str) -> str:
     pairs, variants = verdicts.pairs, verdicts.variants
     n_items = int(pairs["n_items"].iloc[0]) if len(pairs) else 0
     n_pairs = pairs[["variant_a", "variant_b"]].drop_duplicates().shape[0]
-    lines = [f"# {text('Verdicts: which differences this test set can carry', '结论：这个测试集能支撑哪些差异', lang)}", "",
-             text(f"Paired comparisons on the same {n_items} test items: 95% percentile bootstrap intervals "
-                  f"({N_RESAMPLES} resamples of the test items, every seed's predictions scored on each resample "
-                  f"and averaged), p-values Holm-corrected over the {n_pairs} pairs of each metric, McNemar's "
-                  "exact test on each seed's decisions. \"No detectable difference\" means the test set cannot "
-                  "tell the two apart, not that they are equal; the last column but two says how large a "
-                  "difference it could have detected.",
-                  f"在相同的 {n_items} 条测试样本上做配对比较：95% 百分位自助法区间（对测试样本重抽样 {N_RESAMPLES} 次，"
-                  f"每次对各种子的预测打分后取平均），p 值在每个指标的 {n_pairs} 对比较上做 Holm 校正，"
-                  "并对每个种子的判定做 McNemar 精确检验。“无可检测的差异”表示测试集分辨不出两者，而非两者相等；"
-                  "倒数第三列给出它能检测到的最小差异。", lang), ""]
+    lines = [f"# {text('Verdicts: which differences these seeds and this test set can carry', '结论：这些种子和这个测试集能支撑哪些差异', lang)}", "",
+             text(f"Paired comparisons on the same {n_items} test items: 95% percentile intervals from a two-level "
+                  f"bootstrap ({N_RESAMPLES} resamples, each drawing the seeds and then the test items with "
+                  f"replacement). Primary metric: average precision, Holm-corrected over its {n_pairs} pairs; the "
+                  "other metrics are secondary, each corrected on its own. Verdicts: better, equivalent within the "
+                  "declared margin (two one-sided tests), or inconclusive (neither shown different nor shown equal). "
+                  "What a verdict generalises over: other seeds of the same recipe and other test texts like these; "
+                  "not other training texts (one split). Decisions: one pooled sign-flip test over the test items.",
+                  f"在相同的 {n_items} 条测试样本上做配对比较：两级自助法的 95% 百分位区间（{N_RESAMPLES} 次重抽样，"
+                  f"每次先有放回地抽种子，再抽测试样本）。主指标：平均精度，在 {n_pairs} 对比较上做 Holm 校正；"
+                  "其余为次要指标，各自校正。结论：更好、在预先声明的容差内等价（双单侧检验），或无定论。"
+                  "结论所推广的范围：同一配方的其他种子、与此类似的其他测试文本；不包括其他训练文本（只有一个划分）。"
+                  "判定：对测试样本做一次合并的符号翻转检验。", lang), ""]
     table = pd.DataFrame({label("variant", lang): variants["variant"], label("seeds", lang): variants["seeds"]})
     for metric in PAIR_METRICS:
         table[quality_label(metric, lang)] = [f"{m:.4f} [{lo:.4f}, {hi:.4f}]" for m, lo, hi in zip(
             variants[f"{metric}_mean"], variants[f"{metric}_ci_low"], variants[f"{metric}_ci_high"])]
-    lines += [f"## {text('Each variant: seed mean [95% interval over test items]', '各模型变体：种子均值 [测试样本上的 95% 区间]', lang)}",
+    lines += [f"## {text('Each variant: seed mean [95% interval over seeds and test items]', '各模型变体：种子均值 [种子与测试样本上的 95% 区间]', lang)}",
               "", table.to_markdown(index=False), ""]
     for metric in PAIR_METRICS:
         rows = pairs[pairs["metric"] == metric]
         shown = pd.DataFrame({
             text("pair", "比较对", lang): [f"{a} − {b}" for a, b in zip(rows["variant_a"], rows["variant_b"])],
-            text("A − B [95% interval over test items]", "A − B [测试样本上的 95% 区间]", lang): [f"{d:+.4f} [{lo:+.4f}, {hi:+.4f}]" for d, lo, hi in
+            text("A − B [95% interval]", "A − B [95% 区间]", lang): [f"{d:+.4f} [{lo:+.4f}, {hi:+.4f}]" for d, lo, hi in
                                         zip(rows["difference"], rows["ci_low"], rows["ci_high"])],
             label("p_holm", lang): [f"{p:.3g}" for p in rows["p_holm"]],
-            label("verdict", lang): [_named(v, a, b, lang) for v, a, b in zip(rows["verdict"], rows["variant_a"], rows["variant_b"])],
+            label("margin", lang): [f"±{m:g}" for m in rows["margin"]],
+            label("p_equivalence_holm", lang): [f"{p:.3g}" for p in rows["p_equivalence_holm"]],
+            label("verdict", lang): [phrase(v, a, b, lang) for v, a, b in zip(rows["verdict"], rows["variant_a"], rows["variant_b"])],
             label("smallest_detectable_difference", lang): [f"{d:.4f}" for d in rows["smallest_detectable_difference"]],
             label("mcnemar_p_per_seed", lang): rows["mcnemar_p_per_seed"].str.replace(";", ", "),
-            label("verdict_decisions", lang): [_named(v, a, b, lang) for v, a, b in
+            label("verdict_decisions", lang): [phrase(v, a, b, lang) for v, a, b in
                                                zip(rows["verdict_decisions"], rows["variant_a"], rows["variant_b"])],
         })
-        lines += [f"## {quality_label(metric, lang)}", "", shown.to_markdown(index=False), ""]
+        family = text(" (primary)", "（主指标）", lang) if metric == PRIMARY else text(" (secondary)", "（次要）", lang)
+        lines += [f"## {quality_label(metric, lang)}{family}", "", shown.to_markdown(index=False), ""]
     return "\n".join(lines)

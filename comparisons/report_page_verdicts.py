@@ -1,9 +1,9 @@
 """The verdicts on the report page: which lead is real, which differences are real, every pair.
 
 Reads DIR/verdicts.csv, whose columns comparisons/verdicts.py documents (one row per metric and
-pair; difference = A − B with its 95% paired interval over test items, Holm-corrected p, verdict
-"A better" / "B better" / "no detectable difference", McNemar's test on decisions). A sweep
-prepends `train_size`; the digest then speaks of the largest training size.
+pair; difference = A − B with its 95% paired interval over seeds and test items, Holm-corrected p,
+verdict A better / B better / equivalent within the margin / inconclusive, the pooled test on
+decisions). A sweep prepends `train_size`; the digest then speaks of the largest training size.
 """
 from __future__ import annotations
 
@@ -13,15 +13,22 @@ import pandas as pd
 
 from comparisons.i18n import label, text
 from comparisons.report_html import paragraph, table
-
-NO_DIFFERENCE = "no detectable difference"
+from comparisons.verdict_rules import REAL, phrase
 
 
 def read_verdicts(out: Path) -> pd.DataFrame | None:
     path = Path(out) / "verdicts.csv"  # the English file: its values are the stable keys
     if not path.exists():
         return None
-    return pd.read_csv(path, keep_default_na=False, na_values=[""])
+    verdicts = pd.read_csv(path, keep_default_na=False, na_values=[""])
+    # a folder reported before the four-way verdicts: its words and columns, read as today's
+    for column in ("margin", "p_equivalence_holm", "decisions_p_holm"):
+        if column not in verdicts:
+            verdicts[column] = verdicts.get("mcnemar_p_holm") if column == "decisions_p_holm" else float("nan")
+    for column in ("verdict", "verdict_decisions"):
+        if column in verdicts:
+            verdicts[column] = verdicts[column].replace({"no detectable difference": "inconclusive"})
+    return verdicts
 
 
 def _size_key(size) -> float:
@@ -33,15 +40,6 @@ def largest_group(verdicts: pd.DataFrame) -> pd.DataFrame:
         return verdicts
     keys = verdicts["train_size"].map(_size_key)
     return verdicts[keys == keys.max()]
-
-
-def phrase(verdict: str, variant_a: str, variant_b: str, lang: str) -> str:
-    """'A better' -> 'keras_layers better'; the no-difference verdict in words."""
-    if verdict == "A better":
-        return text(f"{variant_a} better", f"{variant_a} 更好", lang)
-    if verdict == "B better":
-        return text(f"{variant_b} better", f"{variant_b} 更好", lang)
-    return text("no detectable difference", "无可检测的差异", lang) if verdict == NO_DIFFERENCE else str(verdict)
 
 
 def _p(value) -> str:
@@ -68,7 +66,7 @@ def lead(verdicts: pd.DataFrame | None, metric: str, best: str, other: str, lang
     first, second, difference, low, high = _oriented(row, best)
     sentence = (f"{first} − {second} = {difference:+.4f} [{low:+.4f}, {high:+.4f}]" + text(": ", "：", lang)
                 + phrase(row["verdict"], row["variant_a"], row["variant_b"], lang))
-    return sentence, row["verdict"] != NO_DIFFERENCE
+    return sentence, row["verdict"] in REAL
 
 
 def real_differences(verdicts: pd.DataFrame, lang: str) -> str:
@@ -77,16 +75,19 @@ def real_differences(verdicts: pd.DataFrame, lang: str) -> str:
     if rows.empty:
         return paragraph(text("Fewer than two variants finished: no pair to compare.",
                               "完成的变体少于两个：没有可比较的配对。", lang))
-    real = rows[rows["verdict"] != NO_DIFFERENCE]
+    real = rows[rows["verdict"].isin(REAL)]
+    equivalent = int((rows["verdict"] == "equivalent").sum())
     size = ""
     if "train_size" in rows.columns and not rows.empty:
         size = text(f" (training messages: {rows['train_size'].iloc[0]})", f"（训练条数：{rows['train_size'].iloc[0]}）", lang)
     summary = paragraph(text(
-        f"{len(real)} of {len(rows)} pairwise differences are real{size}: their 95% paired interval over test "
-        "items excludes 0 and the bootstrap p stays under 0.05 after Holm's correction for the number of pairs. "
-        "The others show no detectable difference.",
-        f"{len(rows)} 个两两差异中有 {len(real)} 个是真实的{size}：测试样本上的 95% 配对区间不含 0，"
-        "且按比较次数做 Holm 校正后 bootstrap p 仍小于 0.05。其余没有可检测的差异。", lang))
+        f"{len(real)} of {len(rows)} pairwise differences are real{size}: the bootstrap over seeds and test items "
+        "gives p under 0.05 after Holm's correction over the family (every pair of the primary metric, average "
+        f"precision; each secondary metric on its own). {equivalent} are equivalent within the declared margin "
+        "(two one-sided tests, same correction); the rest are inconclusive: not shown different, nor shown equal.",
+        f"{len(rows)} 个两两差异中有 {len(real)} 个是真实的{size}：对种子和测试样本的自助法在 Holm 校正后 p 仍小于 0.05"
+        f"（主指标平均精度的所有配对为一族；每个次要指标各自为一族）。{equivalent} 个在预先声明的容差内等价"
+        "（双单侧检验，同样校正）；其余无定论：既未显示不同，也未显示相等。", lang))
     if real.empty:
         return summary
     body = []
@@ -96,9 +97,9 @@ def real_differences(verdicts: pd.DataFrame, lang: str) -> str:
         body.append([label(row["metric"], lang), first, second, f"{difference:+.4f}", f"[{low:+.4f}, {high:+.4f}]",
                      _p(row["p_holm"]), phrase(row.get("verdict_decisions", ""), row["variant_a"], row["variant_b"], lang)])
     headers = [label("metric", lang), text("better", "更好", lang), text("than", "优于", lang),
-               text("difference", "差值", lang), text("95% interval over test items", "测试样本上的 95% 区间", lang),
+               text("difference", "差值", lang), text("95% interval over seeds and test items", "种子与测试样本上的 95% 区间", lang),
                text("p (Holm)", "p（Holm 校正）", lang),
-               text("McNemar on decisions", "McNemar 检验（基于判定）", lang)]
+               text("pooled test on decisions", "基于判定的合并检验", lang)]
     return summary + table(headers, body)
 
 
@@ -106,22 +107,24 @@ def pairwise_tables(verdicts: pd.DataFrame, lang: str) -> str:
     """Every pair, one table per metric: difference A − B, interval, p, detectable size, both tests."""
     sweep = "train_size" in verdicts.columns
     headers = ([label("train_size", lang)] if sweep else []) + [
-        "A", "B", label("seeds", lang), "A − B", text("95% interval over test items", "测试样本上的 95% 区间", lang),
-        text("p (Holm)", "p（Holm 校正）", lang),
+        "A", "B", label("seeds", lang), "A − B", text("95% interval over seeds and test items", "种子与测试样本上的 95% 区间", lang),
+        text("p (Holm)", "p（Holm 校正）", lang), text("margin", "容差", lang),
+        text("equivalence p (Holm)", "等价检验 p（Holm 校正）", lang),
         text("smallest detectable difference", "可检测的最小差值", lang), text("verdict", "结论", lang),
         text("items only A gets right", "仅 A 判对的样本", lang), text("items only B gets right", "仅 B 判对的样本", lang),
-        text("McNemar p (Holm)", "McNemar p（Holm 校正）", lang), text("verdict on decisions", "基于判定的结论", lang)]
+        text("decisions p (Holm)", "判定检验 p（Holm 校正）", lang), text("verdict on decisions", "基于判定的结论", lang)]
     parts = []
     for metric, rows in verdicts.groupby("metric", sort=False):
         body = [([row["train_size"]] if sweep else []) + [
             row["variant_a"], row["variant_b"], row["seeds"], f"{row['difference']:+.4f}",
-            f"[{row['ci_low']:+.4f}, {row['ci_high']:+.4f}]", _p(row["p_holm"]),
+            f"[{row['ci_low']:+.4f}, {row['ci_high']:+.4f}]", _p(row["p_holm"]), "—" if pd.isna(row["margin"]) else f"±{row['margin']:g}",
+            _p(row["p_equivalence_holm"]),
             f"{row['smallest_detectable_difference']:.4f}", phrase(row["verdict"], row["variant_a"], row["variant_b"], lang),
-            f"{row['a_right_b_wrong']:.1f}", f"{row['a_wrong_b_right']:.1f}", _p(row["mcnemar_p_holm"]),
+            f"{row['a_right_b_wrong']:.1f}", f"{row['a_wrong_b_right']:.1f}", _p(row["decisions_p_holm"]),
             phrase(row["verdict_decisions"], row["variant_a"], row["variant_b"], lang)] for _, row in rows.iterrows()]
         parts.append(table(headers, body, caption=text(f"Every pair on the same test items: {label(metric, 'en')}",
                                                        f"每对模型变体在相同测试样本上的比较：{label(metric, 'zh')}", lang),
-                           row_classes=["real" if v != NO_DIFFERENCE else "" for v in rows["verdict"]]))
+                           row_classes=["real" if v in REAL else "" for v in rows["verdict"]]))
     return "\n".join(parts)
 
 
@@ -132,13 +135,13 @@ def pretrained_vs_scratch(out: Path, lang: str) -> str:
         return ""
     frame = pd.read_csv(path)
     words = {"pretrained better": ("pretrained better", "预训练更好"), "pretrained worse": ("pretrained worse", "预训练更差"),
-             NO_DIFFERENCE: ("no detectable difference", "无可检测的差异")}
+             "equivalent": ("equivalent within the margin", "在容差内等价"), "inconclusive": ("inconclusive", "无定论")}
     body = [[f"{row['train_size']:,}", row["pretrained"], row["best_without_pretraining"], label(row["metric"], lang),
              f"{row['difference']:+.4f}", f"[{row['ci_low']:+.4f}, {row['ci_high']:+.4f}]", _p(row["p_holm"]),
              text(*words.get(row["verdict"], (row["verdict"], row["verdict"])), lang)] for _, row in frame.iterrows()]
     headers = [label("train_size", lang), text("pretrained", "预训练模型", lang),
                text("best without pretraining", "无预训练的最佳模型", lang), label("metric", lang),
-               text("difference", "差值", lang), text("95% interval over test items", "测试样本上的 95% 区间", lang),
+               text("difference", "差值", lang), text("95% interval over seeds and test items", "种子与测试样本上的 95% 区间", lang),
                text("p (Holm)", "p（Holm 校正）", lang), text("verdict", "结论", lang)]
     return (f"<h3>{text('As labels get scarce: what pretraining buys at each training size', '标注变少时：预训练在各训练规模下带来什么', lang)}</h3>"
-            + table(headers, body, row_classes=["real" if v != NO_DIFFERENCE else "" for v in frame["verdict"]]))
+            + table(headers, body, row_classes=["real" if v.startswith("pretrained") else "" for v in frame["verdict"]]))

@@ -1,37 +1,47 @@
-"""Verdicts: which differences between variants the test set can carry (paired, framework-free).
+"""Verdicts on one split: which differences between variants the seeds and the test set can carry.
 
 Two spreads, never confused:
 - "over seeds" (training randomness): mean ± std of a metric over the model seeds (report.py);
-- "over test items" (test-set sampling): a 95% bootstrap interval over the test messages for the
-  seed-averaged variant: each resample scores every seed's predictions on the same resampled
-  items and averages them (`variant_intervals`).
+- the 95% interval of the seed-averaged variant from a two-level bootstrap: each resample draws
+  the seeds (with replacement) and then the test items (with replacement) and averages the drawn
+  seeds' metrics on the drawn items (`variant_intervals`). With one seed it is the items-only
+  bootstrap. It covers training randomness and test-set sampling, not which texts were trained
+  on: that needs partitions (`--cv`, comparisons/recipe_verdicts.py).
 
-Pairs are compared on the identical test items (`pairwise_verdicts`): resampling item indices
-jointly for both variants is the paired bootstrap (scipy.stats.bootstrap, percentile interval,
-the same resamples for every variant and pair, so the difference of two variants' bootstrap
-distributions is the paired distribution of the difference); McNemar's exact test
-(scipy.stats.binomtest on the discordant items) compares decisions, seed i of A against seed i
-of B; p-values are Holm-corrected over the pairs of one group, separately for each metric.
+Pairs are compared on the identical test items and seed indices (`pairwise_verdicts`): every
+variant gets the same item and seed resamples, so the difference of two variants' bootstrap
+distributions is the paired distribution of the difference (the twins share initial weights per
+seed, so seed i of A is paired with seed i of B). Each pair gets one of four verdicts
+(comparisons/verdict_rules.py): A better, B better, equivalent within the declared margin, or
+inconclusive; average precision is the primary metric, corrected over all its pairs; the rest
+are secondary. Decisions are compared by one pooled sign-flip test over the test items of the
+per-item difference in correctness averaged over the seeds (not the largest per-seed p);
+McNemar's exact p of each seed pair is kept for reading.
 
 verdicts.csv, one row per (metric, pair); columns stable (report.html reads them):
   metric                   average_precision | macro_f1_at_threshold | accuracy_at_threshold |
                            macro_f1 | accuracy  (the last two at the 0.5 cut, i.e. the arg-max)
   variant_a, variant_b     A is the later variant in plan order, B the earlier; difference = A − B
   seeds, n_items           seeds both variants finished (paired by seed), test items
-  difference, ci_low, ci_high   the seed-averaged difference and its 95% paired interval over test items
-  p_value, p_holm          two-sided bootstrap p of "difference = 0", raw and Holm-corrected over pairs
-  smallest_detectable_difference  (z_0.975 + z_0.80) × bootstrap standard error of the difference:
-                           the true difference this test set detects 80% of the time at the 5% level
-  verdict                  "A better" / "B better" when p_holm < 0.05, else "no detectable difference"
+  difference, ci_low, ci_high   the seed-averaged difference and its 95% two-level interval
+  standard_error           the bootstrap standard deviation of the difference
+  p_value, p_holm          two-sided bootstrap p of "difference = 0", raw and Holm-corrected in the family
+  margin                   the equivalence margin declared for the metric
+  p_equivalence, p_equivalence_holm   TOST p of "|difference| >= margin" (the larger one-sided
+                           bootstrap tail beyond -margin or +margin), raw and Holm-corrected
+  family, family_size      primary (average precision) or secondary, and how many rows its correction spans
+  smallest_detectable_difference  (q(1 − 0.05/2m) + q(0.80)) × standard error, m the family size:
+                           the true difference found 80% of the time at Holm's strictest level
+  verdict                  A better / B better / equivalent / inconclusive
   a_right_b_wrong, a_wrong_b_right   discordant test items, mean over seeds, for the decisions of
                            this metric: the validation-chosen threshold (average precision and the
                            *_at_threshold rows) or the 0.5 cut (macro_f1, accuracy); the arg-max
                            when the task has more than two classes
-  mcnemar_p_per_seed       exact McNemar p of each seed pair, ";"-separated, in seed order
-  mcnemar_p_max, mcnemar_p_holm   the largest per-seed p (a valid p for "the decisions differ in
-                           every seed"), raw and Holm-corrected over pairs
-  verdict_decisions        the verdict of McNemar's test (A better: A makes fewer errors)
-Callers may prepend group columns (for example train_size): call `compare` once per group.
+  mcnemar_p_per_seed       exact McNemar p of each seed pair, ";"-separated, in seed order (for reading)
+  decisions_p, decisions_p_holm   the pooled sign-flip p, raw and Holm-corrected over the metric's rows
+  verdict_decisions        A better (A makes fewer errors) / B better / inconclusive
+Callers may prepend group columns (for example train_size): call `compare` once per group, then
+`verdict_rules.correct_family` once over all groups so the family spans them.
 """
 from __future__ import annotations
 
@@ -39,11 +49,12 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from scipy.stats import binomtest, bootstrap, norm
+from scipy.stats import binomtest
 
-ALPHA = 0.05
-POWER = 0.80
+from comparisons.verdict_rules import ALPHA, VERDICTS, correct_family, holm, margin_for  # noqa: F401 (re-exported)
+
 N_RESAMPLES = 2000
+N_SIGN_FLIPS = 10000
 RESAMPLE_SEED = 0  # the same resamples for every variant and pair: a rerun gives the same table
 # metric key -> (uses the validation threshold, is a decision metric)
 METRICS = {
@@ -52,7 +63,6 @@ METRICS = {
     "macro_f1": False, "macro_f1_at_threshold": True,
 }
 PAIR_METRICS = ("average_precision", "macro_f1_at_threshold", "accuracy_at_threshold", "macro_f1", "accuracy")
-VERDICTS = ("A better", "B better", "no detectable difference")
 
 
 @dataclass(frozen=True)
@@ -116,26 +126,37 @@ def weighted_metric(metric: str, proba: np.ndarray, labels: np.ndarray, positive
     return np.mean(scores, axis=0)
 
 
-def seed_averaged(runs: pd.DataFrame, labels: np.ndarray, positive_index: int | None,
-                  counts: np.ndarray) -> np.ndarray:
-    """Every metric of METRICS, averaged over the seeds (rows of `runs`), per row of counts: (k, B)."""
-    return np.mean([[weighted_metric(metric, row.proba, labels, positive_index, row.threshold, counts)
-                     for metric in METRICS] for row in runs.itertuples()], axis=0)
+def per_seed(runs: pd.DataFrame, labels: np.ndarray, positive_index: int | None,
+             counts: np.ndarray) -> np.ndarray:
+    """Every metric of METRICS for each seed (row of `runs`) under each row of item weights: (S, k, B)."""
+    return np.asarray([[weighted_metric(metric, row.proba, labels, positive_index, row.threshold, counts)
+                        for metric in METRICS] for row in runs.itertuples()])
+
+
+def seed_weights(n_seeds: int, n_resamples: int) -> np.ndarray:
+    """(B, S) how often each seed is drawn in each resample, over S: the same draws for every variant with S seeds."""
+    rng = np.random.default_rng([RESAMPLE_SEED, n_seeds])
+    drawn = rng.integers(0, n_seeds, size=(n_resamples, n_seeds))
+    return _counts(drawn, n_seeds) / n_seeds
+
+
+def item_counts(n_items: int, n_resamples: int) -> np.ndarray:
+    """(B, n) how often each test item is drawn in each resample: the same draws for every variant."""
+    rng = np.random.default_rng(RESAMPLE_SEED)
+    return _counts(rng.integers(0, n_items, size=(n_resamples, n_items)), n_items)
 
 
 def _bootstrap(runs: pd.DataFrame, labels: np.ndarray, positive_index: int | None) -> tuple[np.ndarray, np.ndarray]:
-    """(point estimates (k,), bootstrap distribution (k, B)) of the seed-averaged metrics over test items.
+    """(point estimates (k,), two-level bootstrap distribution (k, B)) of the seed-averaged metrics.
 
-    scipy.stats.bootstrap resamples the item indices with the same generator seed for every
-    variant, so every variant sees the same resamples and the difference of two distributions
-    is the paired bootstrap distribution of the difference.
+    Each resample b draws seeds (seed_weights) and items (item_counts); both generators are seeded
+    alike for every variant, so distributions of two variants are paired resample by resample.
     """
     n = len(labels)
-    result = bootstrap((np.arange(n),), lambda idx, axis=-1: seed_averaged(runs, labels, positive_index, _counts(idx, n)),
-                       vectorized=True, n_resamples=N_RESAMPLES, method="percentile", confidence_level=1 - ALPHA,
-                       rng=np.random.default_rng(RESAMPLE_SEED))
-    point = seed_averaged(runs, labels, positive_index, np.ones((1, n)))[:, 0]
-    return point, result.bootstrap_distribution
+    scores = per_seed(runs, labels, positive_index, item_counts(n, N_RESAMPLES))       # (S, k, B)
+    distribution = np.einsum("skb,bs->kb", scores, seed_weights(len(runs), N_RESAMPLES))
+    point = per_seed(runs, labels, positive_index, np.ones((1, n)))[:, :, 0].mean(axis=0)
+    return point, distribution
 
 
 def _cached_bootstrap(cache: dict, variant: str, runs: pd.DataFrame, labels: np.ndarray,
@@ -168,20 +189,29 @@ def mcnemar_exact(a_correct: np.ndarray, b_correct: np.ndarray) -> tuple[float, 
     return float(binomtest(a_only, a_only + b_only, 0.5).pvalue), a_only, b_only
 
 
-def holm(p_values) -> np.ndarray:
-    """Holm's step-down correction (controls the chance of any false verdict among the pairs)."""
-    p = np.asarray(p_values, dtype=float)
-    order = np.argsort(p)
-    adjusted = np.minimum(1.0, np.maximum.accumulate((len(p) - np.arange(len(p))) * p[order]))
-    out = np.empty_like(p)
-    out[order] = adjusted
-    return out
+def equivalence_p(distribution: np.ndarray, margin: float) -> float:
+    """TOST p of "|difference| >= margin" from a bootstrap distribution: the larger of the two one-sided tails."""
+    distribution = distribution[np.isfinite(distribution)]
+    below = (np.sum(distribution <= -margin) + 1) / (len(distribution) + 1)
+    above = (np.sum(distribution >= margin) + 1) / (len(distribution) + 1)
+    return float(min(1.0, max(below, above)))
 
 
-def verdict(delta: float, p_corrected: float) -> str:
-    if not p_corrected < ALPHA or delta == 0:
-        return "no detectable difference"
-    return "A better" if delta > 0 else "B better"
+def sign_flip_p(a_correct: np.ndarray, b_correct: np.ndarray) -> float:
+    """Pooled paired test of decisions: (S, n) correctness of S seed pairs -> two-sided sign-flip p.
+
+    The per-item difference in correctness is averaged over the seeds; under "A and B decide alike"
+    its sign on each item is a fair coin, so random sign flips give the null distribution of the sum.
+    """
+    per_item = (np.asarray(a_correct, float) - np.asarray(b_correct, float)).mean(axis=0)
+    per_item = per_item[per_item != 0]
+    if per_item.size == 0:
+        return 1.0
+    rng = np.random.default_rng(RESAMPLE_SEED)
+    signs = rng.choice(np.array([-1.0, 1.0]), size=(N_SIGN_FLIPS, per_item.size))
+    observed = abs(per_item.sum())
+    extreme = np.sum(np.abs(signs @ per_item) >= observed - 1e-12)
+    return float(min(1.0, (extreme + 1) / (N_SIGN_FLIPS + 1)))
 
 
 # -- the two tables -------------------------------------------------------------------------
@@ -198,7 +228,7 @@ def variant_intervals(bootstrapped: dict) -> pd.DataFrame:
 
 
 def pairwise_verdicts(predictions: pd.DataFrame, labels: np.ndarray, positive_index: int | None,
-                      cache: dict | None = None) -> pd.DataFrame:
+                      cache: dict | None = None, margins: dict | None = None) -> pd.DataFrame:
     """Every pair of variants on the identical test items, one row per (metric, pair): see the module docstring."""
     cache = {} if cache is None else cache
     variants = list(dict.fromkeys(predictions["variant"]))
@@ -210,55 +240,53 @@ def pairwise_verdicts(predictions: pd.DataFrame, labels: np.ndarray, positive_in
             seeds = sorted(set(a.index) & set(b.index))  # paired by seed as well as by item
             if seeds:
                 rows += _pair_rows(variant_a, variant_b, a.loc[seeds].reset_index(), b.loc[seeds].reset_index(),
-                                   labels, positive_index, cache)
+                                   labels, positive_index, cache, margins)
     if not rows:
         return pd.DataFrame(columns=PAIR_COLUMNS)
     pairs = pd.DataFrame(rows)
     pairs["metric"] = pd.Categorical(pairs["metric"], PAIR_METRICS, ordered=True)
     pairs = pairs.sort_values("metric", kind="stable").reset_index(drop=True)
     pairs["metric"] = pairs["metric"].astype(str)
-    for _, group in pairs.groupby("metric", sort=False):
-        pairs.loc[group.index, "p_holm"] = holm(group["p_value"])
-        pairs.loc[group.index, "mcnemar_p_holm"] = holm(group["mcnemar_p_max"])
-    pairs["verdict"] = [verdict(d, p) for d, p in zip(pairs["difference"], pairs["p_holm"])]
-    fewer_errors = pairs["a_right_b_wrong"] - pairs["a_wrong_b_right"]
-    pairs["verdict_decisions"] = [verdict(d, p) for d, p in zip(fewer_errors, pairs["mcnemar_p_holm"])]
-    return pairs[list(PAIR_COLUMNS)]
+    return correct_family(pairs)[list(PAIR_COLUMNS)]
 
 
 def _pair_rows(variant_a: str, variant_b: str, a: pd.DataFrame, b: pd.DataFrame, labels: np.ndarray,
-               positive_index: int | None, cache: dict) -> list[dict]:
+               positive_index: int | None, cache: dict, margins: dict | None = None) -> list[dict]:
     (point_a, dist_a), (point_b, dist_b) = (_cached_bootstrap(cache, name, runs, labels, positive_index)
                                             for name, runs in ((variant_a, a), (variant_b, b)))
     mcnemar = {}
     for at_threshold in (True, False):
-        tests = [mcnemar_exact(decisions(ra.proba, positive_index, ra.threshold if at_threshold else None) == labels,
-                               decisions(rb.proba, positive_index, rb.threshold if at_threshold else None) == labels)
-                 for ra, rb in zip(a.itertuples(), b.itertuples())]
+        a_correct = np.asarray([decisions(r.proba, positive_index, r.threshold if at_threshold else None) == labels
+                                for r in a.itertuples()])
+        b_correct = np.asarray([decisions(r.proba, positive_index, r.threshold if at_threshold else None) == labels
+                                for r in b.itertuples()])
+        tests = [mcnemar_exact(ra, rb) for ra, rb in zip(a_correct, b_correct)]
         mcnemar[at_threshold] = {
             "a_right_b_wrong": float(np.mean([t[1] for t in tests])),
             "a_wrong_b_right": float(np.mean([t[2] for t in tests])),
             "mcnemar_p_per_seed": ";".join(f"{t[0]:.4g}" for t in tests),
-            "mcnemar_p_max": max(t[0] for t in tests),
+            "decisions_p": sign_flip_p(a_correct, b_correct),
         }
     rows = []
     for metric in PAIR_METRICS:
         k = list(METRICS).index(metric)
         difference = dist_a[k] - dist_b[k]
         low, high = interval(difference)
-        spread = float(np.nanstd(difference, ddof=1))
+        margin = margin_for(metric, margins)
         rows.append({"metric": metric, "variant_a": variant_a, "variant_b": variant_b, "seeds": len(a),
                      "n_items": len(labels), "difference": float(point_a[k] - point_b[k]), "ci_low": low,
-                     "ci_high": high, "p_value": bootstrap_p(difference),
-                     "smallest_detectable_difference": (norm.ppf(1 - ALPHA / 2) + norm.ppf(POWER)) * spread,
+                     "ci_high": high, "standard_error": float(np.nanstd(difference, ddof=1)),
+                     "p_value": bootstrap_p(difference), "margin": margin,
+                     "p_equivalence": equivalence_p(difference, margin),
                      **mcnemar[metric == "average_precision" or METRICS[metric]]})
     return rows
 
 
 PAIR_COLUMNS = (
-    "metric", "variant_a", "variant_b", "seeds", "n_items", "difference", "ci_low", "ci_high",
-    "p_value", "p_holm", "smallest_detectable_difference", "verdict",
-    "a_right_b_wrong", "a_wrong_b_right", "mcnemar_p_per_seed", "mcnemar_p_max", "mcnemar_p_holm",
+    "metric", "variant_a", "variant_b", "seeds", "n_items", "difference", "ci_low", "ci_high", "standard_error",
+    "p_value", "p_holm", "margin", "p_equivalence", "p_equivalence_holm", "family", "family_size",
+    "smallest_detectable_difference", "verdict",
+    "a_right_b_wrong", "a_wrong_b_right", "mcnemar_p_per_seed", "decisions_p", "decisions_p_holm",
     "verdict_decisions",
 )
 
@@ -276,7 +304,8 @@ def run_intervals(predictions: pd.DataFrame, labels: np.ndarray, positive_index:
     return pd.DataFrame(rows)
 
 
-def compare(predictions: pd.DataFrame, labels: np.ndarray, positive_index: int | None) -> Verdicts:
+def compare(predictions: pd.DataFrame, labels: np.ndarray, positive_index: int | None,
+            margins: dict | None = None) -> Verdicts:
     """Intervals per variant and verdicts per pair for ONE group of runs (one split, one training size).
 
     predictions: one row per finished run with columns variant, seed, threshold (None/NaN: arg-max)
@@ -291,7 +320,7 @@ def compare(predictions: pd.DataFrame, labels: np.ndarray, positive_index: int |
     for variant, runs in predictions.groupby("variant", sort=False):
         runs = runs.sort_values("seed").reset_index(drop=True)
         bootstrapped[variant] = (len(runs), *_cached_bootstrap(cache, variant, runs, labels, positive_index))
-    return Verdicts(variant_intervals(bootstrapped), pairwise_verdicts(predictions, labels, positive_index, cache))
+    return Verdicts(variant_intervals(bootstrapped), pairwise_verdicts(predictions, labels, positive_index, cache, margins))
 
 
 def load_predictions(out, records: list[dict], test_ids: np.ndarray) -> pd.DataFrame:

@@ -103,8 +103,8 @@ def test_report_recomputes_verdicts_from_the_predictions_alone(tmp_path):
     verdicts = pd.read_csv(out / "verdicts.csv")
     assert list(verdicts.columns) == list(PAIR_COLUMNS) and len(verdicts) == len(PAIR_METRICS)
     assert (verdicts["difference"] == 0).all() and (verdicts["p_value"] == 1).all()
-    assert set(verdicts["verdict"]) == {"no detectable difference"}
-    assert set(pd.read_csv(out / "zh" / "verdicts.csv")["verdict"]) == {"无可检测的差异"}
+    assert set(verdicts["verdict"]) == {"equivalent"}, "identical predictions: no gap, no spread"
+    assert set(pd.read_csv(out / "zh" / "verdicts.csv")["verdict"]) == {"在容差内等价"}
     assert "torch_scratch − tfidf_logreg" in (out / "verdicts.md").read_text()
     assert (out / "figures" / "forest.png").stat().st_size > 5000 and (out / "zh" / "verdicts.md").exists()
     aggregate = pd.read_csv(out / "aggregate.csv")

@@ -4,8 +4,11 @@ import pandas as pd
 import pytest
 from sklearn.metrics import accuracy_score, average_precision_score, f1_score
 
+from scipy.stats import norm
+
+from comparisons.verdict_rules import correct_family, four_way
 from comparisons.verdicts import (PAIR_COLUMNS, PAIR_METRICS, VERDICTS, compare, holm, mcnemar_exact,
-                                  run_intervals, weighted_average_precision, weighted_metric)
+                                  run_intervals, sign_flip_p, weighted_average_precision, weighted_metric)
 
 N_ITEMS = 300
 
@@ -44,8 +47,9 @@ def test_identical_predictions_give_zero_difference_an_interval_holding_zero_and
     assert list(pairs["metric"]) == list(PAIR_METRICS) and list(pairs.columns) == list(PAIR_COLUMNS)
     assert (pairs["variant_a"] == "b").all() and (pairs["variant_b"] == "a").all()
     assert (pairs["difference"] == 0).all() and ((pairs["ci_low"] <= 0) & (0 <= pairs["ci_high"])).all()
-    assert (pairs["p_value"] == 1).all() and (pairs["mcnemar_p_max"] == 1).all() and (pairs["p_holm"] == 1).all()
-    assert set(pairs["verdict"]) == set(pairs["verdict_decisions"]) == {"no detectable difference"}
+    assert (pairs["p_value"] == 1).all() and (pairs["decisions_p"] == 1).all() and (pairs["p_holm"] == 1).all()
+    assert set(pairs["verdict"]) == {"equivalent"}, "no spread at all and no gap: within every margin"
+    assert set(pairs["verdict_decisions"]) == {"inconclusive"}
     assert set(pairs["mcnemar_p_per_seed"]) == {"1;1"}
 
 
@@ -115,3 +119,63 @@ def test_a_single_run_interval_is_the_one_seed_variant_interval():
     assert list(runs["seed"]) == [0, 1]
     assert runs.loc[1, "average_precision_ci_low"] == pytest.approx(alone["average_precision_ci_low"])
     assert runs.loc[0, "average_precision_ci_low"] != runs.loc[1, "average_precision_ci_low"]
+
+
+def test_a_gap_well_inside_the_margin_with_a_tight_spread_is_equivalent_and_a_wide_one_is_inconclusive():
+    labels, score = labels_and_scores()
+    nudged = np.clip(score + np.random.default_rng(3).normal(0, 0.002, N_ITEMS), 0, 1)
+    pair = compare(frame({"a": [score, score], "b": [nudged, nudged]}), labels, 1).pairs.set_index("metric")
+    ap = pair.loc["average_precision"]
+    assert abs(ap["difference"]) < 0.002 and ap["margin"] == 0.005
+    assert ap["verdict"] == "equivalent" and ap["p_equivalence_holm"] < 0.05 and ap["family"] == "primary"
+    other = labels_and_scores(seed=9, noise=0.45)[1]  # another model: a wide spread of the difference
+    wide = compare(frame({"a": [score], "b": [other]}), labels, 1).pairs.set_index("metric").loc["average_precision"]
+    assert wide["ci_high"] - wide["ci_low"] > 2 * wide["margin"]
+    assert wide["verdict"] in ("inconclusive", "A better", "B better") and wide["verdict"] != "equivalent"
+
+
+def test_seed_spread_widens_the_interval_beyond_the_items_only_one():
+    """The two-level bootstrap draws seeds too: two very different seeds give a wider interval than either alone."""
+    labels, good = labels_and_scores(noise=0.1)
+    bad = labels_and_scores(seed=4, noise=0.6)[1]
+    both = compare(frame({"a": [good, bad]}), labels, 1).variants.iloc[0]
+    alone = [compare(frame({"a": [s]}), labels, 1).variants.iloc[0] for s in (good, bad)]
+    width = both["average_precision_ci_high"] - both["average_precision_ci_low"]
+    assert width > max(r["average_precision_ci_high"] - r["average_precision_ci_low"] for r in alone)
+    assert both["average_precision_ci_low"] <= alone[1]["average_precision_mean"] + 0.02
+
+
+def test_smallest_detectable_difference_is_at_holms_strictest_level():
+    labels, score = labels_and_scores()
+    others = [labels_and_scores(seed=s)[1] for s in (11, 12)]
+    pairs = compare(frame({"a": [score], "b": [others[0]], "c": [others[1]]}), labels, 1).pairs
+    ap = pairs[pairs["metric"] == "average_precision"]
+    assert (ap["family_size"] == 3).all()
+    expected = (norm.ppf(1 - 0.05 / 6) + norm.ppf(0.8)) * ap["standard_error"]
+    assert np.allclose(ap["smallest_detectable_difference"], expected)
+    assert (ap["smallest_detectable_difference"] > 2.8 * ap["standard_error"]).all(), "above the uncorrected 2.80 x se"
+
+
+def test_pooled_decisions_test_finds_a_small_consistent_edge_that_each_seed_alone_misses():
+    """6 seeds, each with 7 items only A gets right and 2 only B (McNemar p 0.18 per seed): pooled, it is clear."""
+    n, seeds = 200, 6
+    a_correct = np.ones((seeds, n), bool)
+    b_correct = np.ones((seeds, n), bool)
+    for s in range(seeds):
+        b_correct[s, 7 * s:7 * s + 7] = False
+        a_correct[s, 100 + 2 * s:100 + 2 * s + 2] = False
+    per_seed = [mcnemar_exact(a, b)[0] for a, b in zip(a_correct, b_correct)]
+    assert min(per_seed) > 0.15
+    assert sign_flip_p(a_correct, b_correct) < 0.01
+    assert sign_flip_p(a_correct, a_correct) == 1.0
+
+
+def test_four_way_rule_and_family_correction():
+    assert four_way(0.01, 0.01, 0.5) == "A better" and four_way(-0.01, 0.01, 0.5) == "B better"
+    assert four_way(0.001, 0.4, 0.01) == "equivalent" and four_way(0.001, 0.4, 0.2) == "inconclusive"
+    rows = pd.DataFrame({"metric": ["average_precision"] * 3 + ["macro_f1"], "difference": [0.02, 0.01, 0.0, 0.02],
+                         "p_value": [0.01, 0.02, 0.9, 0.01], "p_equivalence": [0.9, 0.9, 0.01, 0.9]})
+    corrected = correct_family(rows)
+    assert list(corrected["p_holm"]) == pytest.approx([0.03, 0.04, 0.9, 0.01])
+    assert list(corrected["verdict"]) == ["A better", "A better", "equivalent", "A better"]
+    assert list(corrected["family"]) == ["primary"] * 3 + ["secondary"]
