@@ -176,7 +176,7 @@ def build_reports(out: Path) -> Reports:
         order = {name: i for i, name in enumerate(manifest.get("variants") or VARIANTS)}
         ok.sort(key=lambda r: (order.get(r["variant"], len(order)), r["seed"]))
         predictions = load_predictions(out, ok, test_ids)
-        verdicts = compare(predictions, labels, positive_index)
+        verdicts = compare(predictions, labels, positive_index, manifest.get("margins"))
         summary = _with_run_intervals(summary, run_intervals(predictions, labels, positive_index), main)
     aggregate = aggregate_frame(main, None if verdicts is None else verdicts.variants)
     return Reports(summary, aggregate, verdicts, labels, tuple(manifest["data"]["class_names"]), positive_index,

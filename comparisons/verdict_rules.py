@@ -1,13 +1,14 @@
 """The rules every verdict follows, whichever design produced its p-values (framework-free).
 
 A pair (A, B) of variants gets one of four verdicts on a metric:
-  "A better" / "B better"  the difference test rejects "A = B" after the family's correction;
-  "equivalent"             it does not, and the equivalence test (two one-sided tests, TOST) rejects
-                           "|A - B| >= margin" after the same correction: the difference lies within
-                           the margin declared up front;
+  "equivalent"             the equivalence test (two one-sided tests, TOST) rejects "|A - B| >= margin"
+                           after the family's correction: the difference lies within the margin
+                           declared up front, whether or not it is 0 (a region of practical
+                           equivalence, as Benavoli et al. 2017 use it);
+  "A better" / "B better"  otherwise, the difference test rejects "A = B" after the same correction;
   "inconclusive"           neither: the data cannot say which, nor that they are within the margin.
-A difference can be real and yet inside the margin: such a pair is called better (the difference
-test comes first), and its interval shows how small the difference is.
+A difference that is real but smaller than the margin is "equivalent": the margin says which
+differences matter, and the interval beside the verdict shows the difference itself.
 
 The family: the report's claims rest on the primary metric (average precision) over every pair (and
 every training size of a sweep), so Holm's correction runs over all of those rows together; each
@@ -65,10 +66,10 @@ def holm(p_values) -> np.ndarray:
 
 
 def four_way(difference: float, p_difference: float, p_equivalence: float, alpha: float = ALPHA) -> str:
-    if p_difference < alpha and difference != 0:
-        return "A better" if difference > 0 else "B better"
     if p_equivalence < alpha:
         return "equivalent"
+    if p_difference < alpha and difference != 0:
+        return "A better" if difference > 0 else "B better"
     return "inconclusive"
 
 

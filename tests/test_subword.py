@@ -68,3 +68,19 @@ def test_refits_on_the_same_training_texts_give_the_identical_vocabulary(monkeyp
     other = fit_vocabulary("subword", train_texts[:-1])  # other training texts: a vocabulary of their own
     assert len(list((tmp_path / "cache" / "vocabularies").glob("subword-*.json"))) == 2
     assert isinstance(other, SubwordVocabulary)
+
+
+def test_the_vocabulary_trained_in_two_fresh_processes_is_identical():
+    """WordPiece learned by common/wordpiece_training.py: ties broken by text, not by a process's hash seed."""
+    import subprocess
+    import sys
+
+    script = ("from common.datasets import load_sms_spam; from common.splits import stratified_split; "
+              "from common.subword import SubwordVocabulary; d = load_sms_spam(); s = stratified_split(d); "
+              "v = SubwordVocabulary.fit([d.texts[i] for i in s.train], 2, 8000); print(len(v), hash('x')); "
+              "print('\\n'.join(v.itos))")
+    runs = [subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True,
+                           env={"PYTHONHASHSEED": str(seed), "PATH": ""}) for seed in (1, 2)]
+    first, second = (r.stdout.split("\n", 1) for r in runs)
+    assert first[0].split()[1] != second[0].split()[1], "the two processes hash differently"
+    assert first[1] == second[1] and int(first[0].split()[0]) > 5000

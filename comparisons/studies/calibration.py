@@ -1,0 +1,197 @@
+"""Calibration and power of the verdicts, measured: A/A runs and a planted difference.
+
+`python -m comparisons.studies.calibration --learner torch_scratch --pool 10 --folds 5 --out results/calibration`
+
+A test is trusted only after it is calibrated. This study trains one stochastic recipe with a pool
+of seeds on (a) every partition of the `--cv` design and (b) the seed course's single split, then
+compares the recipe with itself, seed a against seed b for every pair of the pool (A/A: the truth
+is "no difference", so every "different" verdict is a false positive), through the suite's own
+verdict code:
+  - items-only (the old verdict): the paired bootstrap over the single split's test items, each side
+    one trained model (comparisons.verdicts with one seed a side);
+  - partitions (the new verdict): the corrected repeated k-fold t-test over the partitions
+    (comparisons.recipe_verdicts), each side one seed per partition.
+Then power: the same recipe against a deliberately weakened one (the learner with a 20-word
+vocabulary), seed a against seed b; the weak one must be called worse.
+
+Pairs of one pool share seeds, so the comparisons are not independent; the rates are unbiased, and
+their Clopper-Pearson intervals treat them as independent (say so when quoting them).
+
+Learners: `sgd_tfidf` (TF-IDF fitted on the training texts, then logistic regression trained by
+SGD, seeded: cheap, for the tests) and `torch_scratch` (the scratch encoder at a reduced budget:
+1 epoch of the recipe). Single-threaded BLAS/torch is the caller's choice (`--threads`).
+Nothing here is part of the code hash that makes runs comparable (comparisons/studies/).
+"""
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+from scipy.stats import binomtest
+
+from common.datasets import LabelledTexts, load_sms_spam
+from common.partitions import kfold_partitions
+from common.splits import DEFAULT_SPLIT_SEED, Split, stratified_split
+from comparisons.outputs import atomic_write_json, atomic_write_text
+from comparisons.recipe_verdicts import corrected_t, t_tests
+from comparisons.verdict_rules import ALPHA, DEFAULT_MARGINS, four_way
+from comparisons.verdicts import N_RESAMPLES, bootstrap_p, item_counts, weighted_average_precision
+
+WEAK_VOCABULARY = 20  # the planted difference: TF-IDF kept to its 20 most frequent terms
+LEARNERS = ("sgd_tfidf", "torch_scratch")
+
+
+def subset(data: LabelledTexts, indices: np.ndarray) -> LabelledTexts:
+    return LabelledTexts([data.texts[i] for i in indices], data.labels[indices], data.class_names, data.positive_index)
+
+
+def sgd_tfidf_scores(data: LabelledTexts, split: Split, seed: int, weak: bool, cache: dict) -> np.ndarray:
+    """Positive-class scores on split.test: TF-IDF on the training texts (cached per split), SGD seeded."""
+    from sklearn.exceptions import ConvergenceWarning
+    from sklearn.feature_extraction.text import TfidfVectorizer
+    from sklearn.linear_model import SGDClassifier
+
+    key = (split.sha256, weak)
+    if key not in cache:
+        vectorizer = TfidfVectorizer(ngram_range=(1, 2), min_df=2, sublinear_tf=True,
+                                     max_features=WEAK_VOCABULARY if weak else None)
+        train = vectorizer.fit_transform([data.texts[i] for i in split.train])
+        cache[key] = (train, vectorizer.transform([data.texts[i] for i in split.test]))
+    train, test = cache[key]
+    model = SGDClassifier(loss="log_loss", alpha=1e-4, max_iter=3, tol=None, random_state=seed)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)  # 3 epochs on purpose: a noisy learner
+        model.fit(train, data.labels[split.train])
+    return model.predict_proba(test)[:, list(model.classes_).index(data.positive_index)]
+
+
+def torch_scratch_scores(data: LabelledTexts, split: Split, seed: int, weak: bool, cache: dict) -> np.ndarray:
+    """The scratch encoder's recipe at 1 epoch (the weak one: a 20-piece vocabulary), seeded."""
+    from backends.base import build
+    from common.recipe import RECIPE
+
+    model = build("torch_scratch", seed=seed, device="cpu", progress=False, tokenizer=RECIPE["tokenizer"],
+                  config={"epochs": 1}, vocab_max_size=WEAK_VOCABULARY if weak else 8000)
+    model.fit(subset(data, split.train), subset(data, split.valid))
+    return model.predict_proba([data.texts[i] for i in split.test])[:, data.positive_index]
+
+
+SCORERS = {"sgd_tfidf": sgd_tfidf_scores, "torch_scratch": torch_scratch_scores}
+
+
+def average_precision(scores: np.ndarray, positive: np.ndarray) -> float:
+    return float(weighted_average_precision(scores, positive, np.ones((1, len(scores))))[0])
+
+
+def rate(hits: int, total: int) -> dict:
+    if total == 0:
+        return {"hits": 0, "comparisons": 0, "rate": float("nan"), "ci_low": float("nan"), "ci_high": float("nan")}
+    interval = binomtest(hits, total).proportion_ci(confidence_level=0.95, method="exact")
+    return {"hits": hits, "comparisons": total, "rate": hits / total if total else float("nan"),
+            "ci_low": float(interval.low), "ci_high": float(interval.high)}
+
+
+def run_study(data: LabelledTexts, learner: str, pool: int, folds: int, repeats: int = 1,
+              split_seed: int = DEFAULT_SPLIT_SEED, margin: float = DEFAULT_MARGINS["average_precision"],
+              planted: bool = True) -> dict:
+    """Every seed of the pool (and the weak recipe's) on every partition and on the single split, then the
+    A/A and A/B rates of each verdict. Deterministic given its arguments."""
+    scorer, cache = SCORERS[learner], {}
+    partitions = kfold_partitions(data, folds, repeats, split_seed)
+    ratio = float(np.mean([len(p.split.test) / (len(p.split.train) + len(p.split.valid)) for p in partitions]))
+    started = time.perf_counter()
+    ap = {weak: np.array([[average_precision(scorer(data, p.split, seed, weak, cache),
+                                             data.labels[p.split.test] == data.positive_index)
+                           for p in partitions] for seed in range(pool)]) for weak in (False, True)[:1 + planted]}
+    split = stratified_split(data, split_seed)
+    positive = data.labels[split.test] == data.positive_index
+    counts = item_counts(len(split.test), N_RESAMPLES)
+    items = {weak: [weighted_average_precision(scorer(data, split, seed, weak, cache), positive, counts)
+                    for seed in range(pool)] for weak in (False, True)[:1 + planted]}
+    seconds = time.perf_counter() - started
+
+    def partition_verdict(a: np.ndarray, b: np.ndarray) -> str:
+        mean, se, df = corrected_t(a - b, ratio)
+        p, p_equivalence, _, _ = t_tests(mean, se, df, margin)
+        return four_way(mean, p, p_equivalence)
+
+    def items_verdict(a: np.ndarray, b: np.ndarray) -> str:
+        return four_way(float(np.mean(a - b)), bootstrap_p(a - b), 1.0)
+
+    pairs = list(itertools.combinations(range(pool), 2))
+    aa = {"partitions": [partition_verdict(ap[False][a], ap[False][b]) for a, b in pairs],
+          "items_only": [items_verdict(items[False][a], items[False][b]) for a, b in pairs]}
+    crossed = [(a, b) for a in range(pool) for b in range(pool) if a != b] if planted else []
+    ab = {"partitions": [partition_verdict(ap[False][a], ap[True][b]) for a, b in crossed],
+          "items_only": [items_verdict(items[False][a], items[True][b]) for a, b in crossed]}
+    return {
+        "learner": learner, "pool": pool, "folds": folds, "repeats": repeats, "split_seed": split_seed,
+        "alpha": ALPHA, "margin": margin, "texts": len(data), "fit_and_score_seconds": round(seconds, 1),
+        "mean_ap": {"recipe": float(ap[False].mean()), "weakened": float(ap[True].mean()) if planted else None},
+        "aa_different": {name: rate(sum(v in ("A better", "B better") for v in verdicts), len(verdicts))
+                         for name, verdicts in aa.items()},
+        "aa_equivalent": {name: rate(sum(v == "equivalent" for v in verdicts), len(verdicts))
+                          for name, verdicts in aa.items()},
+        "ab_weak_called_worse": {name: rate(sum(v == "A better" for v in verdicts), len(verdicts))
+                                 for name, verdicts in ab.items()} if planted else None,
+    }
+
+
+def study_markdown(result: dict, command: str) -> str:
+    def row(name: str, values: dict) -> str:
+        return f"| {name} | {values['hits']} / {values['comparisons']} | {values['rate']:.3f} [{values['ci_low']:.3f}, {values['ci_high']:.3f}] |"
+
+    lines = [f"# Calibration of the verdicts: {result['learner']}", "",
+             f"Command: `{command}`. {result['texts']} texts, a pool of {result['pool']} seeds, "
+             f"{result['repeats']} x {result['folds']}-fold partitions and the single split (seed {result['split_seed']}); "
+             f"alpha {result['alpha']}, AP margin ±{result['margin']}. Training and scoring took "
+             f"{result['fit_and_score_seconds']} s. Mean test AP over partitions: recipe {result['mean_ap']['recipe']:.4f}"
+             + (f", weakened {result['mean_ap']['weakened']:.4f}" if result["mean_ap"]["weakened"] is not None else "")
+             + ". Pairs of one pool share seeds: the intervals (Clopper-Pearson) "
+             "treat the comparisons as independent, which they are not quite.", "",
+             "| A/A: called different (false positives) | count | rate [95% interval] |", "| --- | --- | --- |",
+             row("items-only bootstrap, single split (old)", result["aa_different"]["items_only"]),
+             row("corrected t-test over partitions (new)", result["aa_different"]["partitions"]), "",
+             "| A/A: called equivalent within the margin | count | rate [95% interval] |", "| --- | --- | --- |",
+             row("corrected t-test over partitions (new)", result["aa_equivalent"]["partitions"]), ""]
+    if result["ab_weak_called_worse"] is None:
+        return "\n".join(lines + ["(No planted difference in this study: `--no-planted`.)", ""])
+    lines += ["| planted difference: weakened recipe called worse (power) | count | rate [95% interval] |",
+             "| --- | --- | --- |",
+             row("items-only bootstrap, single split (old)", result["ab_weak_called_worse"]["items_only"]),
+             row("corrected t-test over partitions (new)", result["ab_weak_called_worse"]["partitions"]), ""]
+    return "\n".join(lines)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m comparisons.studies.calibration", description=__doc__.split("\n")[0])
+    parser.add_argument("--learner", choices=LEARNERS, default="sgd_tfidf")
+    parser.add_argument("--pool", type=int, default=10, help="seeds per recipe; A/A comparisons = pool x (pool-1) / 2")
+    parser.add_argument("--folds", type=int, default=5)
+    parser.add_argument("--repeats", type=int, default=1)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--no-planted", action="store_true", help="skip the planted difference (the A/A part only)")
+    parser.add_argument("--out", type=Path, required=True)
+    args = parser.parse_args(argv)
+    if args.pool < 2:
+        print("error: --pool must be at least 2 (A/A compares two seeds)", file=sys.stderr)
+        return 2
+    if args.learner == "torch_scratch":
+        import torch
+        torch.set_num_threads(args.threads)
+    result = run_study(load_sms_spam(), args.learner, args.pool, args.folds, args.repeats, planted=not args.no_planted)
+    command = "python -m comparisons.studies.calibration " + " ".join(argv if argv is not None else sys.argv[1:])
+    atomic_write_json(args.out / f"{args.learner}.json", {**result, "command": command})
+    atomic_write_text(args.out / f"{args.learner}.md", study_markdown(result, command))
+    print(study_markdown(result, command))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,52 @@
+"""`python -m comparisons run --cv K`: partitions as run folders, resume, refusals, and the recipe verdicts."""
+import json
+import shutil
+
+import pandas as pd
+
+from comparisons.verdict_rules import VERDICTS
+from tests.test_cli import run_cli
+
+SMALL = ["--backends", "tfidf_logreg", "--profile", "tiny", "--limit-per-class", "60", "--threads", "1"]
+
+
+def test_cv_runs_every_partition_resumes_and_reports_recipe_verdicts(tmp_path):
+    out = tmp_path / "cv"
+    first = run_cli("run", *SMALL, "--cv", "3", "--out", str(out))
+    assert first.returncode == 0, first.stderr
+    design = json.loads((out / "design.json").read_text())
+    assert [p["name"] for p in design["partitions"]] == ["r0f0", "r0f1", "r0f2"]
+    assert all(p["test_texts_in_training"] == 0 for p in design["partitions"])
+    assert design["margins"]["average_precision"] == 0.005
+    tested = []
+    for name in ("r0f0", "r0f1", "r0f2"):
+        folder = out / "partitions" / name
+        assert (folder / "runs" / "tfidf_logreg__seed0.json").exists()
+        tested += json.loads((folder / "splits.json").read_text())["test"]
+    assert sorted(tested) == list(range(120)), "every text tested once"
+    again = run_cli("run", *SMALL, "--cv", "3", "--out", str(out))
+    assert again.returncode == 0 and again.stderr.count("finished earlier, kept") == 3
+    # a second "variant" with the very same scores on every partition: equivalent, never better
+    for name in ("r0f0", "r0f1", "r0f2"):
+        runs = out / "partitions" / name / "runs"
+        record = json.loads((runs / "tfidf_logreg__seed0.json").read_text())
+        (runs / "torch_scratch__seed0.json").write_text(json.dumps({**record, "variant": "torch_scratch"}))
+    shutil.rmtree(out / "partitions" / "r0f0" / "logs")
+    report = run_cli("report", "--out", str(out))
+    assert report.returncode == 0, report.stderr
+    verdicts = pd.read_csv(out / "verdicts.csv")
+    assert set(verdicts["verdict"]) == {"equivalent"} and (verdicts["difference"] == 0).all()
+    assert set(verdicts["verdict"]) <= set(VERDICTS)
+    assert "corrected repeated k-fold t-test" in (out / "verdicts.md").read_text()
+    assert len(pd.read_csv(out / "scores.csv")) == 6
+
+
+def test_cv_refusals_are_one_line_and_write_nothing(tmp_path):
+    for extra, words in ((["--cv", "1"], "at least 2 folds"), (["--cv", "3", "--train-sizes", "50,all"], "do not combine"),
+                         (["--cv", "3", "--margin-ap", "0"], "between 0 and 1"),
+                         (["--cv", "30"], "too few rows per class")):
+        out = tmp_path / "refused"
+        result = run_cli("run", *SMALL, *extra, "--out", str(out))
+        assert result.returncode == 2 and words in result.stderr, result.stderr
+        assert len(result.stderr.strip().splitlines()) == 1 and "Traceback" not in result.stderr
+        assert not out.exists()

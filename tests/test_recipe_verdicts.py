@@ -1,0 +1,67 @@
+"""comparisons/recipe_verdicts.py on synthetic per-partition scores whose answers are known."""
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.stats import t as student_t
+
+from comparisons.recipe_verdicts import COLUMNS, corrected_t, recipe_verdicts
+
+PARTITIONS = 10
+
+
+def scores(recipes: dict[str, tuple[float, float]], seeds: int = 2, rng_seed: int = 0,
+           shared_spread: float = 0.0) -> pd.DataFrame:
+    """recipe -> (mean AP, spread over partitions and seeds); `shared_spread`: partition difficulty both share."""
+    rng = np.random.default_rng(rng_seed)
+    difficulty = rng.normal(0, shared_spread, PARTITIONS)
+    rows = []
+    for recipe, (mean, spread) in recipes.items():
+        for j in range(PARTITIONS):
+            for seed in range(seeds):
+                value = mean + difficulty[j] + rng.normal(0, spread)
+                rows.append({"partition": f"r{j // 5}f{j % 5}", "variant": recipe, "seed": seed, "n_train": 4000,
+                             "n_test": 1000, "average_precision": value, "macro_f1_at_threshold": value,
+                             "accuracy_at_threshold": value})
+    return pd.DataFrame(rows)
+
+
+def ap(pairs: pd.DataFrame) -> pd.DataFrame:
+    return pairs[pairs["metric"] == "average_precision"].set_index(["variant_a", "variant_b"])
+
+
+def test_equal_recipes_are_never_called_better():
+    for rng_seed in range(30):
+        _, pairs = recipe_verdicts(scores({"a": (0.98, 0.004), "b": (0.98, 0.004)}, rng_seed=rng_seed))
+        assert list(pairs.columns) == list(COLUMNS)
+        assert set(ap(pairs)["verdict"]) <= {"equivalent", "inconclusive"}
+
+
+def test_a_large_planted_gap_is_better_and_a_small_tight_gap_is_equivalent():
+    _, pairs = recipe_verdicts(scores({"weak": (0.95, 0.004), "strong": (0.98, 0.004)}))
+    row = ap(pairs).loc[("strong", "weak")]
+    assert row["verdict"] == "A better" and row["ci_low"] > 0.02 and row["df"] == PARTITIONS - 1
+    _, pairs = recipe_verdicts(scores({"a": (0.980, 0.0003), "b": (0.981, 0.0003)}))
+    row = ap(pairs).loc[("b", "a")]
+    assert abs(row["difference"]) < 0.002 and row["margin"] == 0.005 and row["verdict"] == "equivalent"
+    _, pairs = recipe_verdicts(scores({"a": (0.980, 0.02), "b": (0.981, 0.02)}))  # a wide spread: cannot say
+    assert ap(pairs).loc[("b", "a"), "verdict"] == "inconclusive"
+
+
+def test_the_correction_widens_the_plain_t_interval_as_nadeau_and_bengio_say():
+    differences = np.array([0.01, 0.02, 0.0, 0.015, 0.005])
+    mean, se, df = corrected_t(differences, test_to_train=0.25)
+    assert (mean, df) == (pytest.approx(0.01), 4)
+    assert se == pytest.approx(np.sqrt((1 / 5 + 0.25) * np.var(differences, ddof=1)))
+    assert se > np.std(differences, ddof=1) / np.sqrt(5)
+
+
+def test_seeds_are_averaged_within_a_partition_and_sdd_uses_the_family():
+    frame = scores({"a": (0.97, 0.004), "b": (0.98, 0.004), "c": (0.99, 0.004)}, seeds=3)
+    variants, pairs = recipe_verdicts(frame)
+    assert list(variants["partitions"]) == [PARTITIONS] * 3 and list(variants["seeds"]) == [3] * 3
+    rows = ap(pairs)
+    assert (rows["family_size"] == 3).all() and (rows["family"] == "primary").all()
+    expected = (student_t.ppf(1 - 0.05 / 6, PARTITIONS - 1) + student_t.ppf(0.8, PARTITIONS - 1)) * rows["standard_error"]
+    assert np.allclose(rows["smallest_detectable_difference"], expected)
+    secondary = pairs[pairs["metric"] != "average_precision"]
+    assert (secondary["family"] == "secondary").all()
