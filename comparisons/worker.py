@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from common.errors import UserInputError
-from comparisons.comparability import library_versions
+from comparisons.comparability import code_changed, library_versions
 from comparisons.measure import (PeakRss, machine_description, measure_latency, measure_throughput, rss_mb,
                                  set_framework_threads)
 from comparisons.outputs import atomic_write_bytes, atomic_write_json
@@ -208,6 +208,10 @@ def main(argv=None) -> int:
     end_on_sigterm()
     options = parse_args(argv)
     args = RunSpec.from_json(options.spec)
+    changed = code_changed(args.code_sha256)
+    if changed:  # a failed row with this reason; resume reruns it with the new code
+        print(f"failed: {changed}", file=sys.stderr)
+        return 1
     try:
         record = run(args, options.out, RunInputs.from_json_bytes(sys.stdin.buffer.read()))
     except ModuleNotFoundError as exc:  # a framework or one of its dependencies is not installed

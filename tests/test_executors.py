@@ -3,6 +3,7 @@ Ray executor (a local 2-CPU instance, started once for this module) gives the lo
 metrics, isolates failures, resumes, and leaves no worker behind on Ctrl-C."""
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -249,3 +250,35 @@ def ours(marker: bytes) -> list[int]:
             if b"\0comparisons.worker\0" in cmdline and marker in cmdline and alive(int(entry.name)):
                 found.append(int(entry.name))
     return found
+
+
+def test_a_worker_started_after_a_code_change_refuses_to_run(tmp_path):
+    """The plan's code hash against the code on disk when the worker starts: a copy of the code in its own
+    git repository, planned, then edited (a real change to a file the hash covers)."""
+    copy = tmp_path / "checkout"
+    for name in ("common", "backends", "comparisons"):
+        shutil.copytree(ROOT / name, copy / name, ignore=shutil.ignore_patterns("__pycache__", "course", "studies"))
+    for name in ("pyproject.toml", "constraints.txt"):
+        shutil.copy(ROOT / name, copy / name)
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-C", str(copy)]
+    subprocess.run(git[:5] + ["init", "-q", str(copy)], check=True)
+    subprocess.run(git + ["add", "."], check=True)
+    subprocess.run(git + ["commit", "-q", "-m", "plan"], check=True)
+    planned = subprocess.run([sys.executable, "-c", "from comparisons.comparability import code_sha256; print(code_sha256())"],
+                             cwd=copy, capture_output=True, text=True, check=True, env={**os.environ, "PYTHONPATH": str(copy)}).stdout.strip()
+    spec, inputs = small_spec_and_inputs(code_sha256=planned)
+
+    def start(out):
+        worker = subprocess.Popen([sys.executable, "-m", "comparisons.worker", "--out", str(out), "--spec", spec.to_json()],
+                                  cwd=copy, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                  env={**os.environ, "PYTHONPATH": str(copy)})
+        log, _ = worker.communicate(inputs.to_json_bytes(), timeout=300)
+        return worker.returncode, log.decode()
+
+    code, log = start(tmp_path / "same")
+    assert code == 0, log[-2000:]
+    with open(copy / "backends" / "tfidf_logreg" / "model.py", "a") as changed:
+        changed.write("\nCHANGED_AFTER_PLANNING = True\n")
+    code, log = start(tmp_path / "changed")
+    assert code == 1 and "failed: the code changed since the run was planned" in log.strip().splitlines()[-1]
+    assert not (tmp_path / "changed" / "runs").exists()
