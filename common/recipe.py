@@ -7,8 +7,8 @@ lessons display its tokens; the comparison profiles (comparisons/profiles.py, `f
 `full`) pass RECIPE["tokenizer"]. Every
 figure is validation average precision (AP) on the default split (seeded stratified 70/15/15 of
 the SMS Spam Collection: 3,901 train, 836 validation), at the epoch validation chose, per model
-seed 0, 1, 2, from `nice python -m backends.torch_scratch.recipe_search` (torch_scratch;
-its rows are in backends/torch_scratch/recipe_search.jsonl). No choice looked at the
+seed 0, 1, 2, from `nice python -m comparisons.studies.recipe_search` (torch_scratch;
+its rows are in results/studies/recipe_search.jsonl). No choice looked at the
 test split. The twins share the initial state and the batch order, so a recipe chosen on one
 holds for the other up to dropout masks.
 

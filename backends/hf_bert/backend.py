@@ -45,7 +45,7 @@ MODES = ("frozen", "full")
 # Full-profile defaults, chosen on validation only. full: 4 epochs, lr 5e-5, warm-up 10%, batch 32.
 # With 3 epochs the best epoch was the last on all 5 reference seeds (validation AP 0.9972, 0.9950,
 # 0.9971 on seeds 0-2); one schedule over 4 epochs gave 0.9984, 0.9980, 0.9986 (best epoch 4 each
-# time; `python -m backends.hf_bert.benchmark --modes full --epochs 4 --seed N`, validation read only).
+# time; `python -m comparisons.studies.hf_bert_benchmark --modes full --epochs 4 --seed N`, validation read only).
 # frozen: best validation epochs were 13, 18 and 10 of 30 (a pass over cached features costs ~0.1 s).
 DEFAULT_EPOCHS = {"full": 4, "frozen": 30}
 

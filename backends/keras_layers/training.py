@@ -116,7 +116,7 @@ def dense_gradients(grads: list) -> list:
     of a token, so the norm it clips by is not the gradient's: on the full SMS training split
     (seed 2, first batch) 6.358 against torch's 6.393, and 5% to 11% off on some later batches of
     the first epoch, which scaled every clipped step differently from torch_scratch's
-    (backends/keras_layers/twin_steps.py shows it). Adam densifies these gradients anyway, so
+    (comparisons/studies/twin_steps.py shows it). Adam densifies these gradients anyway, so
     densifying before clipping costs nothing more. Other Keras backends give dense gradients.
     """
     if keras.backend.backend() != "tensorflow":

@@ -1,6 +1,6 @@
 """Quality over seeds and predict_proba latency (scratch vs fused attention) on the default SMS split.
 
-    python -m backends.torch_scratch.benchmark --seeds 0 1 2 --threads 1
+    python -m comparisons.studies.torch_scratch_benchmark --seeds 0 1 2 --threads 1
 
 Fits the default-budget encoder once per seed (test split used only for the final metrics), then
 times predict_proba at batch 1 and 32 for both attention kinds on the seed-0 model, the calls
@@ -15,7 +15,7 @@ import time
 
 import torch
 
-from backends.benchmarking import interleaved_latency
+from comparisons.studies.benchmarking import interleaved_latency
 from backends.torch_scratch.backend import TorchScratchBackend
 from backends.torch_scratch.encoder import build_model
 from common.datasets import load_sms_spam

@@ -1,7 +1,7 @@
 """Where do the twins part? Step-by-step comparison of torch_scratch and keras_layers (issue 11).
 
-    nice .venv/bin/python -m backends.keras_layers.twin_steps [--seed 2] [--steps 130] [--no-stop]
-    nice .venv/bin/python -m backends.keras_layers.twin_steps --against torch --perturb 1e-7 --no-stop
+    nice .venv/bin/python -m comparisons.studies.twin_steps [--seed 2] [--steps 130] [--no-stop]
+    nice .venv/bin/python -m comparisons.studies.twin_steps --against torch --perturb 1e-7 --no-stop
 
 Builds the twins as their backends do (RECIPE config, dropout 0, the shared initial state, the
 shared batch order) on the default split's training part and feeds them the same batches: torch

@@ -1,6 +1,6 @@
 """One seed of hf_bert:frozen and hf_bert:full on the default split: quality and train time.
 
-    .venv/bin/python -m backends.hf_bert.benchmark --threads 2 --out /tmp/hf_bert_benchmark.json
+    .venv/bin/python -m comparisons.studies.hf_bert_benchmark --threads 2 --out /tmp/hf_bert_benchmark.json
 
 Prints one JSON line per mode (test accuracy, macro-F1, AP, train seconds, seconds per epoch).
 Figures on a shared machine are noisy: compare them only with runs made at the same time.

@@ -1,11 +1,11 @@
 """Choose the scratch recipe on VALIDATION only: a few candidates, 3 model seeds each, validation AP.
 
-    nice .venv/bin/python -m backends.torch_scratch.recipe_search [--seeds 0 1 2] [--only NAME ...]
+    nice .venv/bin/python -m comparisons.studies.recipe_search [--seeds 0 1 2] [--only NAME ...]
 
 Each candidate is a TorchScratchBackend (tokenizer + EncoderConfig overrides) fitted on the default
 split's train part; its score is the validation AP of the epoch that validation chose (the test
 split is never loaded into a model). One JSON line per (candidate, seed) is appended to
-backends/torch_scratch/recipe_search.jsonl; a rerun skips the lines already there. The chosen
+results/studies/recipe_search.jsonl; a rerun skips the lines already there. The chosen
 recipe and its figures are written by hand into common/recipe.py.
 
 Run on 2026-11-30 on a shared 2-core machine: subword_e3 (3 seeds) and regex_e3 (seed 0) at 1
@@ -29,7 +29,7 @@ from backends.torch_scratch.backend import TorchScratchBackend
 from common.datasets import load_sms_spam
 from common.splits import stratified_split
 
-OUT = Path(__file__).with_name("recipe_search.jsonl")
+OUT = Path(__file__).resolve().parents[2] / "results" / "studies" / "recipe_search.jsonl"
 CANDIDATES: dict[str, dict] = {  # name -> backend keyword arguments, in the order they are run
     "subword_e3": {"tokenizer": "subword", "config": {"epochs": 3}},
     "regex_e3": {"tokenizer": "regex", "config": {"epochs": 3}},

@@ -1,6 +1,6 @@
 """Quality and predict_proba latency of keras_layers next to torch_scratch, on the default SMS split.
 
-    python -m backends.keras_layers.benchmark --seeds 0 --threads 2
+    python -m comparisons.studies.keras_layers_benchmark --seeds 0 --threads 2
 
 Fits each backend with the default EncoderConfig (the test split is used only for the final
 metrics), then times predict_proba (raw strings in, probabilities out) at batch 1 and 32, the
@@ -15,7 +15,7 @@ import importlib.util
 import json
 import time
 
-from backends.benchmarking import interleaved_latency
+from comparisons.studies.benchmarking import interleaved_latency
 
 
 def set_threads(threads: int | None) -> dict:

@@ -1,6 +1,6 @@
 """How far apart can two runs of ONE framework land when only their dropout masks differ?
 
-    nice .venv/bin/python -m backends.keras_layers.twin_noise_floor --seeds 0 1 2 3 4 \
+    nice .venv/bin/python -m comparisons.studies.twin_noise_floor --seeds 0 1 2 3 4 \
         [--reference results/reference]
 
 The twins share their vocabulary, initial weights and batch order; their dropout masks are each

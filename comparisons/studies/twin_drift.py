@@ -1,6 +1,6 @@
 """Do the twins stay together over a full run with dropout 0? (issue 11's open question)
 
-    nice .venv/bin/python -m backends.keras_layers.twin_drift [--seed 2] [--dropout 0.0]
+    nice .venv/bin/python -m comparisons.studies.twin_drift [--seed 2] [--dropout 0.0]
 
 Fits torch_scratch and keras_layers on the default split's full training part with the scratch
 recipe (one vocabulary, one initial state, one batch order) at the given dropout, and prints each
@@ -12,7 +12,7 @@ Measured on 2026-11-30 (seed 2, dropout 0, 2 threads, quiet machine): first-epoc
 against 0.1175 (Keras), validation AP per epoch 0.9812 / 0.9875 / 0.9880 against 0.9807 / 0.9766 /
 0.9789, test AP 0.9851 against 0.9816: they drift apart within the first epoch even without dropout.
 
-Why (backends/keras_layers/twin_steps.py, step by step): Keras clipped by a wrong global norm.
+Why (comparisons/studies/twin_steps.py, step by step): Keras clipped by a wrong global norm.
 TensorFlow's embedding gradient is sparse (one row per token occurrence) and Keras's
 clip_by_global_norm did not sum a token's repeats (6.358 against torch's 6.393 on step 0, up to
 11% off later), so from step 1 every clipped step was scaled differently; their losses parted by
