@@ -31,6 +31,7 @@ from comparisons.runs import read_runs
 from comparisons.verdict_rules import ALPHA, PRIMARY, correct_family, margin_for, phrase
 
 METRICS = ("average_precision", "macro_f1_at_threshold", "accuracy_at_threshold")
+COSTS = ("params_total", "train_seconds", "latency_ms_b1_p50", "throughput_per_s", "peak_rss_serve_mb", "size_mb")
 COLUMNS = ("metric", "variant_a", "variant_b", "partitions", "seeds", "difference", "ci_low", "ci_high",
            "standard_error", "df", "p_value", "p_holm", "margin", "p_equivalence", "p_equivalence_holm", "family",
            "family_size", "smallest_detectable_difference", "verdict")
@@ -46,8 +47,8 @@ def partition_scores(out: Path) -> pd.DataFrame:
                 continue
             rows.append({"partition": folder.name, "variant": record["variant"], "seed": int(record["seed"]),
                          "n_train": len(split["train"]) + len(split["valid"]), "n_test": len(split["test"]),
-                         **{m: record.get(m) for m in METRICS}})
-    return pd.DataFrame(rows, columns=["partition", "variant", "seed", "n_train", "n_test", *METRICS])
+                         **{m: record.get(m) for m in METRICS + COSTS}})
+    return pd.DataFrame(rows, columns=["partition", "variant", "seed", "n_train", "n_test", *METRICS, *COSTS])
 
 
 def corrected_t(differences: np.ndarray, test_to_train: float) -> tuple[float, float, int]:
@@ -88,7 +89,10 @@ def recipe_verdicts(scores: pd.DataFrame, margins: dict | None = None,
             mean, se, df = corrected_t(rows[metric].to_numpy(), ratio)
             half = student_t.ppf(1 - ALPHA / 2, df) * se if df >= 1 else float("nan")
             row.update({f"{metric}_mean": mean, f"{metric}_std": float(rows[metric].std(ddof=1)),
-                        f"{metric}_ci_low": mean - half, f"{metric}_ci_high": mean + half})
+                        f"{metric}_ci_low": max(0.0, mean - half), f"{metric}_ci_high": min(1.0, mean + half)})
+        runs = scores[scores["variant"] == variant]
+        row.update({f"{cost}_median": float(pd.to_numeric(runs[cost], errors="coerce").median())
+                    for cost in COSTS if cost in runs})  # over every run: partitions and seeds
         variant_rows.append(row)
     pair_rows = []
     for metric in METRICS:

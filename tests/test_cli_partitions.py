@@ -2,6 +2,7 @@
 import json
 import shutil
 
+import html5lib
 import pandas as pd
 
 from comparisons.verdict_rules import VERDICTS
@@ -39,6 +40,10 @@ def test_cv_runs_every_partition_resumes_and_reports_recipe_verdicts(tmp_path):
     assert set(verdicts["verdict"]) <= set(VERDICTS)
     assert "corrected repeated k-fold t-test" in (out / "verdicts.md").read_text()
     assert len(pd.read_csv(out / "scores.csv")) == 6
+    page = (out / "report.html").read_text()
+    assert "Verdicts about recipes" in page and "torch_scratch" in page and "equivalent within the margin" in page
+    assert (out / "zh" / "report.html").exists() is False  # --lang en: the English page only
+    html5lib.HTMLParser(strict=True).parse(page)
 
 
 def test_cv_refusals_are_one_line_and_write_nothing(tmp_path):

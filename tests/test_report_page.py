@@ -24,7 +24,7 @@ from comparisons.cli import main
 from comparisons.outputs import atomic_write_json
 from comparisons.report_page import CHROMIUM, launch_chromium, page_path, reproduce_command, write_report_page
 
-REFERENCE = Path(__file__).resolve().parent.parent / "results" / "reference"
+REFERENCE = Path(__file__).resolve().parent.parent / "results" / "single_split_bc0aeaf"
 HOW_TO_GET = "`make test` as root installs Debian's chromium and fonts-noto-cjk (apt-get)"
 
 

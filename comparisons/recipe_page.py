@@ -1,0 +1,103 @@
+"""report.html of the partition design (`--cv`): verdicts about recipes first, then what they cost, the
+partitions, and how to reproduce. Reads only the top folder's files (comparisons/recipe_verdicts.py
+writes them) and design.json; English and Chinese (DIR/zh/report.html); self-contained, no script.
+Each partition is a run folder of its own: `python -m comparisons report --out DIR/partitions/r0f0`
+gives its page (its seeds on its one split).
+"""
+from __future__ import annotations
+
+import json
+from html import escape
+from pathlib import Path
+
+import pandas as pd
+
+from comparisons.i18n import label, text
+from comparisons.outputs import atomic_write_text
+from comparisons.recipe_verdicts import COSTS, METRICS
+from comparisons.report_html import document, facts, paragraph, section, table
+from comparisons.verdict_rules import PRIMARY, REAL, phrase
+
+
+def _interval(row: pd.Series, metric: str) -> str:
+    return (f"{row[f'{metric}_mean']:.4f} ± {row[f'{metric}_std']:.4f} "
+            f"[{row[f'{metric}_ci_low']:.4f}, {row[f'{metric}_ci_high']:.4f}]")
+
+
+def _p(value) -> str:
+    return "—" if pd.isna(value) else ("< 0.001" if value < 0.001 else f"{value:.3f}")
+
+
+def _verdict_table(pairs: pd.DataFrame, metric: str, lang: str) -> str:
+    rows = pairs[pairs["metric"] == metric]
+    headers = ["A", "B", text("partitions", "划分数", lang), "A − B",
+               text("95% interval (corrected)", "95% 区间（校正）", lang), text("p (Holm)", "p（Holm 校正）", lang),
+               text("margin", "容差", lang), text("equivalence p (Holm)", "等价检验 p（Holm 校正）", lang),
+               text("smallest detectable difference", "可检测的最小差值", lang), text("verdict", "结论", lang)]
+    body = [[r["variant_a"], r["variant_b"], int(r["partitions"]), f"{r['difference']:+.4f}",
+             f"[{r['ci_low']:+.4f}, {r['ci_high']:+.4f}]", _p(r["p_holm"]), f"±{r['margin']:g}",
+             _p(r["p_equivalence_holm"]), f"{r['smallest_detectable_difference']:.4f}",
+             phrase(r["verdict"], r["variant_a"], r["variant_b"], lang)] for _, r in rows.iterrows()]
+    family = text("primary", "主指标", lang) if metric == PRIMARY else text("secondary", "次要指标", lang)
+    return table(headers, body, caption=f"{label(metric, lang)} ({family})",
+                 row_classes=["real" if v in REAL else "" for v in rows["verdict"]])
+
+
+def build_recipe_page(out: Path, lang: str) -> str:
+    design = json.loads((out / "design.json").read_text())
+    variants = pd.read_csv(out / "recipe_variants.csv")
+    pairs = pd.read_csv(out / "verdicts.csv")
+    title = text(f"Verdicts about recipes: {out.resolve().name}", f"关于训练配方的结论：{out.resolve().name}", lang)
+    count = len(design["partitions"])
+    lede = text(
+        f"{design['repeats']} x {design['folds']}-fold group-aware stratified partitions ({count} in all; identical "
+        f"texts never straddle train and test; every text tested {design['repeats']} time(s)), "
+        f"{len(design['seeds'])} seed(s) per variant and partition. A verdict generalises over training randomness, "
+        "the texts trained on and the texts tested, for data of this kind: the corrected repeated k-fold t-test "
+        "(Nadeau & Bengio 2003; Bouckaert & Frank 2004) over the partitions, average precision primary and "
+        "Holm-corrected over all its pairs. Equivalent: within the margin declared up front (two one-sided tests); "
+        "inconclusive: neither shown different nor shown equal.",
+        f"{design['repeats']} 次 {design['folds']} 折、按相同文本分组的分层划分（共 {count} 个；相同文本不会同时出现在训练与"
+        f"测试中；每条文本被测试 {design['repeats']} 次），每个变体在每个划分上 {len(design['seeds'])} 个种子。结论推广到训练"
+        "随机性、所训练的文本与所测试的文本（同类数据）：各划分上的校正重复 k 折 t 检验（Nadeau & Bengio 2003；"
+        "Bouckaert & Frank 2004），主指标为平均精度，在其全部配对上做 Holm 校正。等价：在预先声明的容差内（双单侧检验）；"
+        "无定论：既未显示不同，也未显示相等。", lang)
+    real = pairs[(pairs["metric"] == PRIMARY) & pairs["verdict"].isin(REAL)]
+    summary = [phrase(r["verdict"], r["variant_a"], r["variant_b"], lang)
+               + f" (ΔAP {r['difference']:+.4f} [{r['ci_low']:+.4f}, {r['ci_high']:+.4f}])" for _, r in real.iterrows()]
+    headline = paragraph(text("Detectable differences in average precision: ", "平均精度上可检测的差异：", lang)
+                         + ("; ".join(summary) if summary else text("none.", "无。", lang)))
+    recipes = table([label("variant", lang), text("partitions", "划分数", lang)]
+                    + [f"{label(m, lang)} " + text("(mean ± std over partitions [corrected 95%])",
+                                                   "（各划分均值 ± 标准差 [校正 95% 区间]）", lang) for m in METRICS],
+                    [[r["variant"], int(r["partitions"])] + [_interval(r, m) for m in METRICS]
+                     for _, r in variants.iterrows()])
+    costs = table([label("variant", lang)] + [label(c, lang) + text(" (median)", "（中位数）", lang) for c in COSTS],
+                  [[r["variant"]] + [("—" if pd.isna(r.get(f"{c}_median")) else f"{r[f'{c}_median']:,.4g}")
+                                     for c in COSTS] for _, r in variants.iterrows()])
+    partitions = table([text("partition", "划分", lang), text("train / valid / test", "训练 / 验证 / 测试", lang),
+                        text("test texts also in training", "测试文本出现在训练中的条数", lang)],
+                       [[p["name"], f"{p['sizes']['train']} / {p['sizes']['valid']} / {p['sizes']['test']}",
+                         p["test_texts_in_training"]] for p in design["partitions"]])
+    margins = ", ".join(f"{label(k, lang)} ±{v:g}" for k, v in design["margins"].items())
+    sections = [
+        ("verdicts", text("Verdicts", "结论", lang), headline + "".join(_verdict_table(pairs, m, lang) for m in METRICS)),
+        ("recipes", text("Each recipe", "各配方", lang), recipes),
+        ("costs", text("What each costs (median over runs)", "各自的代价（各次运行的中位数）", lang), costs),
+        ("partitions", text("Partitions", "划分", lang), partitions),
+        ("reproduce", text("How to reproduce", "复现方法", lang),
+         facts([(text("command", "命令", lang), design["command"]), (text("margins", "容差", lang), margins),
+                (text("data sha256", "数据 sha256", lang), design["data_sha256"][:16] + "…")])),
+    ]
+    other = ("zh/report.html", "中文版") if lang == "en" else ("../report.html", "English version")
+    nav = ("<nav><ul>" + "".join(f'<li><a href="#{a}">{h}</a></li>' for a, h, _ in sections)
+           + f'<li><a href="{other[0]}">{other[1]}</a></li></ul></nav>')
+    body = (f"<header><h1>{escape(title)}</h1>{paragraph(lede, 'lede')}{nav}</header>\n<main>\n"
+            + "\n".join(section(a, h, c) for a, h, c in sections) + "\n</main>")
+    return document(title, lang, body)
+
+
+def write_recipe_page(out: Path, lang: str = "en") -> Path:
+    out = Path(out)
+    path = out / "report.html" if lang == "en" else out / "zh" / "report.html"
+    return atomic_write_text(path, build_recipe_page(out, lang))
