@@ -74,8 +74,8 @@ def code_changed(planned: str | None) -> str | None:
     current = code_sha256() if planned else None
     if not planned or current is None or current == planned:
         return None
-    return (f"the code changed since the run was planned (code_sha256 {current[:12]} on disk, {planned[:12]} in the "
-            "plan); run the same command again to run it with the code now on disk")
+    return ("the code on disk changed since the run was planned (its code_sha256 differs from the plan's); "
+            "run the same command again to run it with the code now on disk")
 
 
 def described_commit(state: dict) -> str | None:

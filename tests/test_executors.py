@@ -280,5 +280,5 @@ def test_a_worker_started_after_a_code_change_refuses_to_run(tmp_path):
     with open(copy / "backends" / "tfidf_logreg" / "model.py", "a") as changed:
         changed.write("\nCHANGED_AFTER_PLANNING = True\n")
     code, log = start(tmp_path / "changed")
-    assert code == 1 and "failed: the code changed since the run was planned" in log.strip().splitlines()[-1]
+    assert code == 1 and "failed: the code on disk changed since the run was planned" in log.strip().splitlines()[-1]
     assert not (tmp_path / "changed" / "runs").exists()
