@@ -38,6 +38,8 @@ class LabelledTexts:
     labels: np.ndarray  # (n,) int64
     class_names: tuple[str, ...]
     positive_index: int | None = 1  # binary: index of the positive class; None for multi-class
+    # where the rows came from and how they were cleaned (named corpora: package, version, sha256, counts)
+    origin: dict | None = field(default=None, compare=False, repr=False)
 
     def __len__(self) -> int:
         return len(self.texts)
@@ -49,7 +51,8 @@ class LabelledTexts:
     def subset(self, indices: Sequence[int]) -> "LabelledTexts":
         indices = np.asarray(indices, dtype=np.int64)
         return LabelledTexts(
-            [self.texts[i] for i in indices], self.labels[indices], self.class_names, self.positive_index
+            [self.texts[i] for i in indices], self.labels[indices], self.class_names, self.positive_index,
+            self.origin,
         )
 
 
@@ -57,8 +60,8 @@ class LabelledTexts:
 class DataSpec:
     """How to load a dataset again, in the orchestrator and in every worker."""
 
-    source: str = "sms_spam"  # sms_spam | uci | file | hf
-    path: str | None = None  # file: its path; hf: hub dataset id or a local dataset folder
+    source: str = "sms_spam"  # sms_spam | uci | file | hf | corpus
+    path: str | None = None  # file: its path; hf: hub dataset id or a local dataset folder; corpus: its name
     text_col: str | None = None
     label_col: str | None = None
     positive_label: str | None = None
@@ -87,8 +90,12 @@ def load(spec: DataSpec) -> LabelledTexts:
         data = load_table(spec.path, spec.text_col, spec.label_col, spec.positive_label, spec.encoding)
     elif spec.source == "hf":
         data = load_hf(spec.path, spec.text_col, spec.label_col, spec.hf_split, spec.positive_label)
+    elif spec.source == "corpus":
+        from common.corpora import load_corpus  # named corpora from installed packages (docs/corpora.md)
+        data = load_corpus(spec.path or "")
     else:
-        raise UserInputError(f"unknown data source {spec.source!r}; use sms_spam, uci, hf:NAME or a file path")
+        raise UserInputError(f"unknown data source {spec.source!r}; use sms_spam, uci, hf:NAME, a corpus name "
+                             "or a file path")
     if spec.dedup:
         data = drop_duplicates(data)
     if spec.limit_per_class:

