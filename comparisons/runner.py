@@ -85,8 +85,11 @@ def execute(out: Path, request: RunSpec, inputs: bytes) -> dict:
             tee.join(timeout=5)
             raise
         tee.join(timeout=5)
-    if code == 0 and run_path(out, request.variant, request.seed, request.train_size).exists():
-        return json.loads(run_path(out, request.variant, request.seed, request.train_size).read_text())
+    written = run_path(out, request.variant, request.seed, request.train_size)
+    if code == 0 and written.exists():  # the worker's record, with the run's wall time (start, import, fit, costs)
+        record = {**json.loads(written.read_text()), "wall_seconds": time.perf_counter() - started}
+        atomic_write_json(written, record)
+        return record
     reason = _last_line(log)
     if code == EXIT_MISSING_DEPENDENCY:
         return _write_row(out, request, split_sha256, "skipped", reason.removeprefix("skipped: "))
