@@ -65,3 +65,11 @@ def test_seeds_are_averaged_within_a_partition_and_sdd_uses_the_family():
     assert np.allclose(rows["smallest_detectable_difference"], expected)
     secondary = pairs[pairs["metric"] != "average_precision"]
     assert (secondary["family"] == "secondary").all()
+
+
+def test_cluster_projection_schedules_longest_first():
+    from comparisons.studies.cluster_projection import makespan
+
+    assert makespan([5, 4, 3, 3, 3], 1) == 18
+    assert makespan([5, 4, 3, 3, 3], 2) == 10  # LPT: 5+3+... -> {5, 3}, {4, 3, 3}: 8 and 10
+    assert makespan([7, 1, 1, 1], 16) == 7, "never below the longest run"
