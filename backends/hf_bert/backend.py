@@ -38,6 +38,7 @@ from backends.hf_bert.pretrained import DEFAULT_NAME, load_pretrained, quiet_tra
 from common.datasets import LabelledTexts
 from common.errors import UserInputError
 from common.metrics import classification_metrics
+from common.unknown_tokens import hf_unknown_counts
 from common.progress import progress_stream
 from common.selection import BestEpoch, check_validation_labels
 
@@ -258,6 +259,13 @@ class HfBertBackend(Backend):
         if len(texts) == 0:
             return np.empty((0, self.n_classes_))
         return self._proba_from_encoded(encode(self.tokenizer_, texts, self.max_length))
+
+    def unknown_tokens(self, texts: Sequence[str]) -> dict:
+        """{"tokens", "unknown", "rate"}: the share of the word pieces the model sees of `texts` (the
+        first max_length - 2, beside [CLS] and [SEP]) that are the tokenizer's unknown token (issue 25)."""
+        self._check_fitted("fit_info_")
+        return {**hf_unknown_counts(self.tokenizer_, list(texts), self.max_length - 2),
+                "unknown_token": self.tokenizer_.unk_token}
 
     # -- size -------------------------------------------------------------------------------
     def param_count(self) -> ParamCount:

@@ -40,7 +40,8 @@ from common.progress import progress_line
 from common.initial_weights import initial_state
 from common.recipe import RECIPE
 from common.selection import check_validation_labels, validation_average_precision
-from common.vocabulary import TOKENIZERS, fit_vocabulary, load_vocabulary, trim_padding, vocabulary_sha256
+from common.unknown_tokens import ids_unknown_counts
+from common.vocabulary import UNK, TOKENIZERS, fit_vocabulary, load_vocabulary, trim_padding, vocabulary_sha256
 
 VECTORIZERS = ("shared", "textvectorization")
 INFERENCE_BATCH = 256  # rows per compiled predict call in predict_proba
@@ -224,6 +225,14 @@ class KerasLayersBackend(Backend):
         logits -= logits.max(axis=1, keepdims=True)
         proba = np.exp(logits)
         return proba / proba.sum(axis=1, keepdims=True)
+
+    def unknown_tokens(self, texts: Sequence[str]) -> dict:
+        """{"tokens", "unknown", "rate"}: the share of the tokens the model sees of `texts` (after
+        truncation, no padding) that are unknown, id 1: <unk>, or TextVectorization's [UNK] (issue 25:
+        how much of the input it could not see)."""
+        self._check_fitted("model_")
+        unknown_token = UNK if self.vectorizer == "shared" else "[UNK]"
+        return {**ids_unknown_counts(self._encode(texts)), "unknown_token": unknown_token}
 
     def param_count(self) -> ParamCount:
         self._check_fitted("model_")

@@ -31,7 +31,9 @@ from common.progress import progress_line, progress_stream
 from common.errors import UserInputError
 from common.recipe import RECIPE
 from common.selection import BestEpoch, check_validation_labels, validation_average_precision
-from common.vocabulary import PAD_ID, TOKENIZERS, fit_vocabulary, load_vocabulary, trim_padding, vocabulary_sha256
+from common.unknown_tokens import ids_unknown_counts
+from common.vocabulary import (PAD_ID, TOKENIZERS, UNK, fit_vocabulary, load_vocabulary, trim_padding,
+                               vocabulary_sha256)
 
 CLS = "<cls>"
 INFERENCE_BATCH = 256  # rows per forward pass in predict_proba / attention_maps
@@ -194,6 +196,12 @@ class TorchScratchBackend(Backend):
                 for layer, w in enumerate(weights):
                     per_layer[layer].append(w.float().cpu().numpy())  # (b, H, T, T)
         return tokens, [np.concatenate(chunks) for chunks in per_layer]
+
+    def unknown_tokens(self, texts: Sequence[str]) -> dict:
+        """{"tokens", "unknown", "rate"}: the share of the tokens the model sees of `texts` (after
+        truncation, no padding) that are <unk> (issue 25: how much of the input it could not see)."""
+        self._check_fitted("model_")
+        return {**ids_unknown_counts(self._encode(texts)), "unknown_token": UNK}
 
     def param_count(self) -> ParamCount:
         self._check_fitted("model_")
