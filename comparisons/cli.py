@@ -69,9 +69,14 @@ def build_parser() -> argparse.ArgumentParser:
                      help="with --executor ray: at most N runs at once (default: as the cluster's CPUs allow; "
                           "1 per node for latency-grade timings)")
     run.add_argument("--lang", default="en", help="en or zh: language of the tables and figures")
+    run.add_argument("--track", choices=("mlflow",), help="also log the runs to MLflow (pip extra: tracking)")
+    run.add_argument("--mlflow-uri", help="with --track mlflow: tracking URI (default sqlite:///<out>/mlflow.db)")
     report = commands.add_parser("report", help="rebuild the tables and figures of a run folder")
     report.add_argument("--out", type=Path, required=True)
     report.add_argument("--lang", default="en", help=f"one of {', '.join(LANGUAGES)}")
+    track = commands.add_parser("track", help="log an existing run folder to MLflow")
+    track.add_argument("dir", type=Path, help="the run folder (a --cv folder: each partition)")
+    track.add_argument("--mlflow-uri", help="tracking URI (default sqlite:///<DIR>/mlflow.db)")
     return parser
 
 
@@ -224,6 +229,10 @@ def run_in_folder(args, out: Path, variants, data, split, spec, executor) -> int
     finally:
         executor.close()
         write_all_reports(out, args.lang)
+    if getattr(args, "track", None):  # the driver logs the folder, after its reports (never the workers)
+        from comparisons.tracking import track_after_run
+
+        track_after_run(out, args.mlflow_uri)
     print(f"results: open {out}/report.html (tables, figures, verdicts, details); {out}/summary.csv", file=sys.stderr)
     return 1 if failed else 0
 
@@ -265,6 +274,14 @@ def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
     try:
         with StopOnSignals():  # SIGTERM and SIGHUP stop a run as Ctrl-C does
+            if args.command == "track":
+                from comparisons.tracking import command_track
+
+                return command_track(args)
+            if args.command == "run":
+                from comparisons.tracking import prepare_tracking
+
+                prepare_tracking(args)  # without mlflow: exit 2 before anything is written
             return command_run(args) if args.command == "run" else command_report(args)
     except UserInputError as exc:
         print(f"error: {exc}", file=sys.stderr)
