@@ -154,16 +154,18 @@ def measure_latency(predict: Callable[[Sequence[str]], np.ndarray], texts: Seque
 
 
 THROUGHPUT_BATCH = 32  # the one declared batch size of the throughput column, for every backend
+THROUGHPUT_PASSES = 5  # timed passes; throughput is their median, with their spread (CV)
 
 
 def measure_throughput(predict: Callable[[Sequence[str]], np.ndarray], texts: Sequence[str],
-                       batch_size: int = THROUGHPUT_BATCH) -> dict[str, float]:
+                       batch_size: int = THROUGHPUT_BATCH, timed_passes: int = THROUGHPUT_PASSES) -> dict[str, float]:
     """Texts per second over `texts` in their order, in batches of `batch_size`, compilation apart.
 
     The first pass (untimed for throughput) meets every batch shape once, so graph compilation,
     tracing and lazy initialisation happen there; `compile_seconds` is how much longer it took
-    than the timed second pass (0 for a backend that compiles nothing, up to noise). `proba` holds
-    the first pass's outputs, row i for texts[i]: the caller's scoring of these texts.
+    than the median timed pass (0 for a backend that compiles nothing, up to noise). Throughput
+    is the median of `timed_passes` timed passes, `throughput_cv` their coefficient of variation.
+    `proba` holds the first pass's outputs, row i for texts[i]: the caller's scoring of these texts.
     """
     batches = [list(texts[start:start + batch_size]) for start in range(0, len(texts), batch_size)]
 
@@ -172,10 +174,14 @@ def measure_throughput(predict: Callable[[Sequence[str]], np.ndarray], texts: Se
         outputs = [predict(batch) for batch in batches]
         return time.perf_counter() - started, outputs
 
-    (first, outputs), (timed, _) = one_pass(), one_pass()
-    return {"throughput_per_s": len(texts) / timed, "throughput_batch": batch_size,
-            "throughput_texts": len(texts), "first_pass_seconds": first,
-            "compile_seconds": max(0.0, first - timed), "proba": np.concatenate(outputs)}
+    first, outputs = one_pass()
+    timed = np.array([one_pass()[0] for _ in range(max(1, timed_passes))])
+    median = float(np.median(timed))
+    return {"throughput_per_s": len(texts) / median, "throughput_batch": batch_size,
+            "throughput_texts": len(texts), "throughput_passes": len(timed),
+            "throughput_cv": float(timed.std(ddof=1) / timed.mean()) if len(timed) > 1 else 0.0,
+            "first_pass_seconds": first, "compile_seconds": max(0.0, first - median),
+            "proba": np.concatenate(outputs)}
 
 
 def machine_description() -> dict:

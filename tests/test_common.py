@@ -72,7 +72,10 @@ def test_metrics_from_probabilities_and_threshold_on_validation():
     assert metrics["accuracy"] == pytest.approx(0.8)
     assert metrics["confusion_matrix"] == [[2, 1], [0, 2]]
     assert metrics["average_precision"] == pytest.approx(0.8333, abs=1e-3)
-    assert choose_threshold(y, proba[:, 1])["threshold"] == pytest.approx(0.55)
+    # best F1 keeps 0.55, 0.6 and 0.7: any cut in (0.2, 0.55] decides alike; its middle is 0.375
+    assert choose_threshold(y, proba[:, 1])["threshold"] == pytest.approx(0.375)
+    separable = choose_threshold(np.array([0, 0, 0, 1, 1]), np.array([0.01, 0.05, 0.1, 0.9, 0.99]))
+    assert separable["threshold"] == pytest.approx(0.5) and "middle of its plateau" in separable["rule"]
     floor = choose_threshold(y, proba[:, 1], precision_floor=1.0)
     assert floor["valid_precision"] == 1.0 and floor["threshold"] == pytest.approx(0.7)
     at = classification_metrics(y, proba, threshold=0.65)

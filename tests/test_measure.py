@@ -58,8 +58,9 @@ def test_throughput_scores_the_same_texts_in_order_at_the_declared_batch_and_kee
 
     texts = [f"text {i}" for i in range(70)]
     result = measure_throughput(predict, texts, batch_size=32)
-    assert [len(b) for b in seen] == [32, 32, 6] * 2  # an untimed pass, then the timed pass, same batches
-    assert [t for b in seen[3:] for t in b] == texts
+    assert [len(b) for b in seen] == [32, 32, 6] * 6  # an untimed pass, then 5 timed passes, same batches
+    assert [t for b in seen[3:] for t in b] == texts * 5
+    assert result["throughput_passes"] == 5 and result["throughput_cv"] >= 0  # the median, with its spread
     assert result["throughput_batch"] == 32 and result["throughput_texts"] == 70
     assert result["compile_seconds"] >= 0.09  # both shapes' compilation is outside the timed pass
     assert result["throughput_per_s"] > 70 / 0.09
