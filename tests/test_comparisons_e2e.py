@@ -1,10 +1,14 @@
 """End to end: every variant (tiny budgets) in its own worker on a small stratified subset."""
 import json
 
+import numpy as np
 import pandas as pd
+import pytest
+from sklearn.metrics import average_precision_score
 
 from backends.base import VARIANTS
-from tests.test_cli import REQUIRED_COLUMNS, assert_no_raw_text, run_cli
+from common.datasets import DataSpec, load
+from tests.test_cli import REQUIRED_COLUMNS, assert_no_raw_text, expected_tfidf_ap, run_cli
 
 
 def test_every_variant_runs_on_the_identical_split(tmp_path):
@@ -17,7 +21,17 @@ def test_every_variant_runs_on_the_identical_split(tmp_path):
     assert (summary["status"] == "ok").all(), summary[["variant", "status", "reason"]]
     split = json.loads((out / "splits.json").read_text())
     assert set(summary["split_sha256"]) == {split["sha256"]}
-    assert ((summary["average_precision"] > 0) & (summary["average_precision"] <= 1)).all()
+    # every recorded AP is the AP of the predictions the worker saved, on the split's test labels in order;
+    # TF-IDF's equals a fit made here, in-process, on the same split
+    data = load(DataSpec(limit_per_class=40))
+    positive = data.labels[split["test"]] == data.positive_index
+    for row in summary.itertuples():
+        with np.load(out / "predictions" / f"{row.variant.replace(':', '-')}__seed0.npz") as saved:
+            assert saved["test"].tolist() == split["test"]
+            recomputed = average_precision_score(positive, saved["proba"][:, data.positive_index])
+        assert row.average_precision == pytest.approx(recomputed, abs=1e-6), row.variant
+    assert summary.set_index("variant").loc["tfidf_logreg", "average_precision"] == pytest.approx(
+        expected_tfidf_ap(40), abs=1e-6)
     assert (summary["params_trainable"] <= summary["params_total"]).all()
     frozen, full = (summary.set_index("variant").loc[v] for v in ("hf_bert:frozen", "hf_bert:full"))
     assert frozen["params_trainable"] < full["params_trainable"] == full["params_total"]

@@ -135,3 +135,29 @@ def test_attention_map_labels_stay_aligned_when_lower_case_is_longer():
     assert len(shown) == len(tokens)
     assert shown[tokens.index("09061701461")] == "<NUM>"
     assert [label for label, token in zip(shown, tokens) if label != token] == ["<NUM>"]
+
+
+def test_the_committed_results_hold_no_phone_like_run_and_no_host_of_the_data():
+    """Every text file under results/ (pages, tables, records, logs, notes): no 9+ digit run outside a
+    decimal fraction or a hash, and none of the web hosts the SMS messages name."""
+    import re
+    from pathlib import Path
+
+    from common.datasets import load_sms_spam
+    from tests.test_cli import LINK_OR_PHONE
+
+    hosts = {h.lower() for text in load_sms_spam().texts
+             for h in re.findall(r"(?i)\b(?:www\.)?[a-z0-9-]+\.(?:com|co\.uk|net|org|biz|info|tv|mobi)\b", text)}
+    assert len(hosts) > 50, "the data names its hosts: the scan below can fail"
+    results = Path(__file__).resolve().parent.parent / "results"
+    scanned = 0
+    for path in results.rglob("*"):
+        if not path.is_file() or path.suffix in (".npz", ".png", ".joblib", ".keras", ".pt", ".safetensors", ".db"):
+            continue
+        content = path.read_text(errors="replace")
+        scanned += 1
+        found = LINK_OR_PHONE.search(content)
+        assert not found, f"{path.relative_to(results)} shows {found.group(0)!r}"
+        lowered = content.lower()
+        assert not [h for h in hosts if h in lowered], f"{path.relative_to(results)} names a host of the data"
+    assert scanned > 100

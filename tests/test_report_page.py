@@ -23,6 +23,7 @@ import pytest
 from comparisons.cli import main
 from comparisons.outputs import atomic_write_json
 from comparisons.report_page import CHROMIUM, launch_chromium, page_path, reproduce_command, write_report_page
+from tests.test_cli import LINK_OR_PHONE
 
 REFERENCE = Path(__file__).resolve().parent.parent / "results" / "single_split_bc0aeaf"
 HOW_TO_GET = "`make test` as root installs Debian's chromium and fonts-noto-cjk (apt-get)"
@@ -245,7 +246,8 @@ def test_no_raw_message_text_on_the_page(reference):
     messages = [m for m in load(DataSpec()).texts if len(m) >= 25]
     assert not [m for m in messages if any(escape(m) in page or m in page for page in pages)]
     for page in pages:  # nor a phone-like digit run, even one that base64 spelled by chance (report_html)
-        assert not re.search(r"(?<![0-9a-f])\d{5}[\d ]{4,}\d(?![0-9a-f])|https?://", page)
+        found = LINK_OR_PHONE.search(page)
+        assert not found, found.group(0)
 
 
 def test_page_command_says_what_is_wrong_in_one_line(tmp_path, capsys):
