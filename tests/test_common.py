@@ -89,9 +89,16 @@ def test_multiclass_metrics_use_macro_one_vs_rest():
     assert metrics["accuracy"] == 1.0 and metrics["average_precision"] == pytest.approx(1.0)
 
 
-def test_shipped_file_is_checked_by_sha256():
+def test_shipped_file_is_checked_by_sha256(tmp_path, monkeypatch):
     raw = gzip.decompress(SMS_SHIPPED.read_bytes())
     assert hashlib.sha256(raw).hexdigest().startswith("7d039a24")
+    changed = tmp_path / "SMSSpamCollection.gz"  # one label flipped in an otherwise intact copy
+    changed.write_bytes(gzip.compress(raw.replace(b"ham\t", b"spam\t", 1)))
+    import common.datasets as datasets
+
+    monkeypatch.setattr(datasets, "SMS_SHIPPED", changed)
+    with pytest.raises(UserInputError, match="sha256"):
+        datasets.load_sms_spam()
 
 
 def _zip_with(member_bytes: bytes, path, member="SMSSpamCollection"):

@@ -18,9 +18,19 @@ def test_display_tokens_hide_numbers_links_and_emails():
 
 
 def test_choose_message_prefers_short_spam(tiny_splits):
+    from common.datasets import LabelledTexts
+    from common.vocabulary import tokenize
+
     test = tiny_splits[2]
     row = module.choose_message(test, None)
     assert test.labels[row] == test.positive_index
+    spam = [i for i, label in enumerate(test.labels) if label == test.positive_index]
+    lengths = {i: len(tokenize(test.texts[i])) for i in spam}
+    readable = [i for i in spam if 6 <= lengths[i] <= 24]
+    assert row == (readable[0] if readable else min(spam, key=lambda i: (lengths[i], i)))
+    assert lengths[row] <= min(lengths.values()) or 6 <= lengths[row] <= 24, "short, or of readable length"
+    long_only = LabelledTexts(["win " * 40, "free prize " * 15, "hi there"], np.array([1, 1, 0]), test.class_names, 1)
+    assert module.choose_message(long_only, None) == 1, "none readable: the shortest spam (30 tokens, not 40)"
 
 
 def test_main_quick_writes_redacted_outputs(tmp_path, tiny_splits, capsys):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import importlib
 import re
+from pathlib import Path
 import subprocess
 import sys
 
@@ -39,6 +40,10 @@ def markdown_cells(lesson: str) -> list[str]:
 def test_lessons_in_teaching_order():
     assert LESSONS[:2] == ["eda", "attention_by_hand"] and LESSONS[-2:] == ["sine_forecast", "scratch_vs_pretrained"]
     assert len(LESSONS) == len(set(LESSONS)) == 12
+    # the list names the lesson files that exist, and every lesson file is in the list (no stray, no missing one)
+    course = Path(lesson_file(LESSONS[0])).parent
+    files = {p.stem for p in course.glob("*.py")} - {"__init__", "__main__", "shared", "notebooks"}
+    assert files == set(LESSONS)
 
 
 @pytest.mark.parametrize("lesson", LESSONS)
