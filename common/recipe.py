@@ -10,7 +10,8 @@ the SMS Spam Collection: 3,901 train, 836 validation), at the epoch validation c
 seed 0, 1, 2, from `nice python -m comparisons.studies.recipe_search` (torch_scratch;
 its rows are in results/studies/recipe_search.jsonl). No choice looked at the
 test split. The twins share the initial state and the batch order, so a recipe chosen on one
-holds for the other up to dropout masks.
+holds for the other up to dropout masks. The fast profile's budget for the fine-tuned MiniLM is
+recorded the same way in common/fast_budget.py.
 
 Decisions:
 - tokenizer "subword" (WordPiece trained on the training texts, common/subword.py) over the

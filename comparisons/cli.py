@@ -22,7 +22,7 @@ from comparisons.comparability import code_state, described_commit, library_vers
 from comparisons.i18n import LANGUAGES, check_language
 from comparisons.measure import machine_description, thread_environment
 from comparisons.outputs import atomic_write_json
-from comparisons.profiles import PROFILES, profile, variant_overrides
+from comparisons.profiles import PROFILES, preview_note, profile, variant_overrides
 from comparisons.run_spec import RunInputs, RunSpec
 from comparisons.run_lock import RunFolderLock
 from comparisons.runner import StopOnSignals, describe, exit_code, finished
@@ -234,6 +234,9 @@ def run_in_folder(args, out: Path, variants, data, split, spec, executor) -> int
 
         track_after_run(out, args.mlflow_uri)
     print(f"results: open {out}/report.html (tables, figures, verdicts, details); {out}/summary.csv", file=sys.stderr)
+    note = preview_note(args.profile, args.seeds)  # a fast ranking is a preview, not the suite's finding
+    if note:
+        print(note, file=sys.stderr)
     return 1 if failed else 0
 
 

@@ -24,6 +24,7 @@ from common.redaction import redact
 from comparisons.comparability import select_runs
 from comparisons.i18n import check_language, label, text
 from comparisons.outputs import atomic_write_text
+from comparisons.profiles import preview_note
 from comparisons.report import QUALITY
 from comparisons.report_html import document, facts, paragraph, png_figure, section, table
 from comparisons.report_page_verdicts import (lead, pairwise_tables, pretrained_vs_scratch, read_verdicts,
@@ -73,7 +74,10 @@ def build_page(out: Path, lang: str) -> str:
     other = ("zh/report.html", "中文版") if lang == "en" else ("../report.html", "English version")
     nav = ("<nav><ul>" + "".join(f'<li><a href="#{anchor}">{heading}</a></li>' for anchor, heading, _ in sections)
            + f'<li><a href="{other[0]}" hreflang="{"zh" if lang == "en" else "en"}">{other[1]}</a></li></ul></nav>')
-    body = (f"<header><h1>{_e(title)}</h1>{paragraph(_lede(manifest, records, lang), 'lede')}{nav}</header>\n<main>\n"
+    note = preview_note(manifest.get("profile"), len(manifest.get("seeds", [])), lang)  # fast: a preview
+    banner = paragraph(note, "note preview") if note else ""
+    body = (f"<header><h1>{_e(title)}</h1>{paragraph(_lede(manifest, records, lang), 'lede')}{banner}{nav}"
+            "</header>\n<main>\n"
             + "\n".join(section(anchor, heading, content) for anchor, heading, content in sections) + "\n</main>")
     return document(title, lang, body)
 
