@@ -34,7 +34,7 @@ import tokenizers
 from tokenizers import Tokenizer, models, normalizers, pre_tokenizers
 
 from common.datasets import data_cache_dir
-from common.vocabulary import PAD, PAD_ID, UNK, UNK_ID
+from common.special_tokens import PAD, PAD_ID, UNK, UNK_ID
 from common.wordpiece_training import CONTINUATION, learn_pieces
 
 

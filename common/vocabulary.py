@@ -19,9 +19,9 @@ import numpy as np
 
 from common.errors import UserInputError
 
-PAD, UNK = "<pad>", "<unk>"
+from common.special_tokens import PAD, PAD_ID, UNK, UNK_ID  # noqa: F401 (re-exported)
+
 TOKENIZERS = ("regex", "subword")
-PAD_ID, UNK_ID = 0, 1
 # Words (with an inner apostrophe), number runs, and single symbols such as ! £ & ?
 TOKEN_PATTERN = re.compile(r"[a-z]+(?:'[a-z]+)?|\d+|[^\sa-z\d]")
 

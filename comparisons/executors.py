@@ -44,7 +44,8 @@ from backends.base import BACKENDS, resolve_variant
 from common.errors import UserInputError
 from comparisons.outputs import atomic_write_bytes, atomic_write_json
 from comparisons.run_spec import RunSpec
-from comparisons.runner import ROOT, _write_row, execute
+from comparisons.comparability import ROOT
+from comparisons.runner import execute, write_row
 from comparisons.runs import log_path, prediction_path, run_path
 from comparisons.worker import FAULT_VARIABLE
 
@@ -181,7 +182,7 @@ class RayExecutor(Executor):
         except self._ray.exceptions.RayError as exc:  # dead node or Ray worker, killed for memory...
             message = str(exc).strip().splitlines()
             reason = f"ray: {exc.__class__.__name__}" + (f": {message[-1][:200]}" if message else "")
-            return _write_row(out, spec, spec.split_sha256, "failed", reason)
+            return write_row(out, spec, spec.split_sha256, "failed", reason)
         if result["predictions"] is not None:
             atomic_write_bytes(prediction_path(out, spec.variant, spec.seed, spec.train_size), result["predictions"])
         atomic_write_bytes(log_path(out, spec.variant, spec.seed, spec.train_size), result["log"])

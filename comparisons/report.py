@@ -23,7 +23,7 @@ from backends.base import VARIANTS
 from comparisons.comparability import select_runs
 from comparisons.i18n import label, text
 from comparisons.outputs import atomic_write_text, write_table
-from comparisons.runs import prediction_path, read_runs
+from comparisons.runs import prediction_path, read_runs, size_key
 from comparisons.verdict_rules import PRIMARY, phrase
 from comparisons.verdicts import N_RESAMPLES, PAIR_METRICS, Verdicts, compare, load_predictions, run_intervals
 
@@ -72,20 +72,16 @@ def summary_frame(records: list[dict]) -> pd.DataFrame:
         rows.append(row)
     frame = pd.DataFrame(rows, columns=SUMMARY_COLUMNS)
     order = {name: i for i, name in enumerate(VARIANTS)}
-    keys = {"variant": lambda s: s.map(order), "train_size": lambda s: s.map(_size_key)}
+    keys = {"variant": lambda s: s.map(order), "train_size": lambda s: s.map(size_key)}
     return frame.sort_values(["variant", "train_size", "seed"], key=lambda s: keys.get(s.name, lambda v: v)(s),
                              ignore_index=True)
-
-
-def _size_key(size) -> float:
-    return float("inf") if str(size) == "all" else float(size)
 
 
 def largest_size(summary: pd.DataFrame) -> pd.DataFrame:
     """The runs of the largest training size (all, when it was run): what the main table and figures show."""
     if summary.empty:
         return summary
-    sizes = summary["train_size"].map(_size_key)
+    sizes = summary["train_size"].map(size_key)
     return summary[sizes == sizes.max()].reset_index(drop=True)
 
 

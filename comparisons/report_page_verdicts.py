@@ -13,6 +13,7 @@ import pandas as pd
 
 from comparisons.i18n import label, text
 from comparisons.report_html import paragraph, table
+from comparisons.runs import size_key
 from comparisons.verdict_rules import REAL, phrase
 
 
@@ -31,14 +32,10 @@ def read_verdicts(out: Path) -> pd.DataFrame | None:
     return verdicts
 
 
-def _size_key(size) -> float:
-    return float("inf") if str(size) in ("all", "", "nan", "None") else float(size)
-
-
 def largest_group(verdicts: pd.DataFrame) -> pd.DataFrame:
     if "train_size" not in verdicts.columns or verdicts.empty:
         return verdicts
-    keys = verdicts["train_size"].map(_size_key)
+    keys = verdicts["train_size"].map(size_key)
     return verdicts[keys == keys.max()]
 
 

@@ -21,7 +21,7 @@ from pathlib import Path
 from backends.base import missing_modules, resolve_variant
 from common.progress import MARK_VARIABLE
 from common.redaction import redact
-from comparisons.comparability import differences
+from comparisons.comparability import ROOT, differences
 from comparisons.measure import thread_environment
 from comparisons.outputs import atomic_write_json
 from comparisons.parent_death import PARENT_VARIABLE
@@ -30,7 +30,7 @@ from comparisons.runs import log_path, prediction_path, run_name, run_path
 from comparisons.worker import EXIT_MISSING_DEPENDENCY
 
 
-ROOT = Path(__file__).resolve().parent.parent  # the project, put on the worker's PYTHONPATH
+# ROOT (comparisons.comparability): the project, put on the worker's PYTHONPATH
 
 
 def finished(out: Path, request: RunSpec, split_sha256: str, data_sha256: str) -> bool:
@@ -56,7 +56,7 @@ def execute(out: Path, request: RunSpec, inputs: bytes) -> dict:
     backend, _ = resolve_variant(request.variant)
     missing = missing_modules(backend)
     if missing:
-        return _write_row(out, request, split_sha256, "skipped", f"missing dependency: {', '.join(missing)}")
+        return write_row(out, request, split_sha256, "skipped", f"missing dependency: {', '.join(missing)}")
     command = [sys.executable, "-m", "comparisons.worker", "--out", str(out), "--spec", request.to_json()]
     python_path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
     mark = progress_mark()  # the worker's own progress lines start with it (common/progress.py)
@@ -78,7 +78,7 @@ def execute(out: Path, request: RunSpec, inputs: bytes) -> dict:
         except subprocess.TimeoutExpired:
             end_worker(process)
             tee.join(timeout=5)
-            return _write_row(out, request, split_sha256, "failed",
+            return write_row(out, request, split_sha256, "failed",
                               f"time limit of {request.timeout_s:.0f} s exceeded", time.perf_counter() - started)
         except BaseException:  # Ctrl-C, SIGTERM, SIGHUP (Interrupted): no row, the run is simply not done
             end_worker(process)
@@ -92,12 +92,12 @@ def execute(out: Path, request: RunSpec, inputs: bytes) -> dict:
         return record
     reason = _last_line(log)
     if code == EXIT_MISSING_DEPENDENCY:
-        return _write_row(out, request, split_sha256, "skipped", reason.removeprefix("skipped: "))
+        return write_row(out, request, split_sha256, "skipped", reason.removeprefix("skipped: "))
     if code < 0:
         name = signal.Signals(-code).name
         hint = " (killed: out of memory?)" if -code == signal.SIGKILL else ""
         reason = f"worker died with {name}{hint}"
-    return _write_row(out, request, split_sha256, "failed", reason.removeprefix("failed: "),
+    return write_row(out, request, split_sha256, "failed", reason.removeprefix("failed: "),
                       time.perf_counter() - started)
 
 
@@ -227,7 +227,7 @@ def _last_line(log: Path) -> str:
     return lines[-1][:300] if lines else "worker exited without a message"
 
 
-def _write_row(out: Path, request: RunSpec, split_sha256: str, status: str, reason: str,
+def write_row(out: Path, request: RunSpec, split_sha256: str, status: str, reason: str,
                seconds: float | None = None) -> dict:
     backend, _ = resolve_variant(request.variant)
     record = {"variant": request.variant, "backend": backend, "seed": request.seed, "status": status,

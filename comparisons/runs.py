@@ -29,3 +29,8 @@ def log_path(out: Path, variant: str, seed: int, train_size: int | None = None) 
 def read_runs(out: Path) -> list[dict]:
     """Every run record in a run folder, in a stable order."""
     return [json.loads(p.read_text()) for p in sorted((Path(out) / "runs").glob("*.json"))]
+
+
+def size_key(size) -> float:
+    """A training size as a sortable number: 'all' (or empty: the whole training split) sorts last."""
+    return float("inf") if size is None or str(size) in ("all", "", "nan", "None") else float(size)
