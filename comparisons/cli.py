@@ -15,10 +15,11 @@ from backends.base import VARIANTS, resolve_variant
 from common.corpora import ALIASES as CORPUS_ALIASES, CORPORA
 from common.datasets import DataSpec, fingerprint, load
 from common.errors import UserInputError
+from common.partitions import check_design, kfold_partitions, leaked_texts
 from common.splits import (DEFAULT_SPLIT_SEED, Split, check_train_sizes, duplicate_report, stratified_split,
                            train_subsets_record)
 from comparisons.executors import EXECUTORS, open_executor
-from comparisons.comparability import code_state, described_commit, library_versions
+from comparisons.comparability import code_state, described_commit, left_out_line, library_versions
 from comparisons.i18n import LANGUAGES, check_language
 from comparisons.measure import machine_description, thread_environment
 from comparisons.outputs import atomic_write_json
@@ -27,6 +28,7 @@ from comparisons.run_spec import RunInputs, RunSpec
 from comparisons.run_lock import RunFolderLock
 from comparisons.runner import StopOnSignals, describe, exit_code, finished
 from comparisons.runs import read_runs
+from comparisons.verdict_rules import DEFAULT_MARGINS
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -47,6 +49,16 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--label-col", help="label column of a CSV/TSV with a header or of hf:NAME (default label)")
     run.add_argument("--hf-split", default="train",
                      help="split of an hf:NAME dataset to load, e.g. train or train[:5000] (default train)")
+    run.add_argument("--cv", type=int, metavar="K",
+                     help="the partition design: K-fold group-aware stratified partitions (identical texts never "
+                          "straddle train and test), each variant trained and tested on every one; verdicts about "
+                          "recipes over partitions (default: the seed course's single 70/15/15 split)")
+    run.add_argument("--repeats", type=int, default=1, metavar="R",
+                     help="with --cv: repeat the K folds R times, reshuffled (default 1)")
+    run.add_argument("--margin-ap", type=float, default=DEFAULT_MARGINS["average_precision"],
+                     help="equivalence margin declared for average precision (default %(default)s)")
+    run.add_argument("--margin-f1", type=float, default=DEFAULT_MARGINS["macro_f1"],
+                     help="equivalence margin declared for macro-F1 (default %(default)s)")
     run.add_argument("--train-sizes", default="all",
                      help="training messages per run, e.g. 50,100,200,500,1000,all: nested stratified subsets "
                           "of the training split (default all)")
@@ -133,8 +145,16 @@ def prepare(args) -> tuple[list[str], object, Split, DataSpec]:
     if not 0 <= args.split_seed < 2**32:
         raise UserInputError("--split-seed must be between 0 and 2**32 - 1")
     args.timeout = args.timeout or budget["timeout_s"]
+    if not (0 < args.margin_ap < 1 and 0 < args.margin_f1 < 1):
+        raise UserInputError("--margin-ap and --margin-f1 must be between 0 and 1, e.g. --margin-ap 0.005")
+    args.margins = {"average_precision": args.margin_ap, "macro_f1": args.margin_f1,
+                    "accuracy": DEFAULT_MARGINS["accuracy"]}
     spec = data_spec(args)
     data = load(spec)
+    if args.cv is not None:
+        check_design(args.cv, args.repeats, data)
+        if args.train_sizes != "all":
+            raise UserInputError("--train-sizes and --cv do not combine yet; run the sweep on the single split")
     split = stratified_split(data, args.split_seed)
     train_sizes = parse_train_sizes(args.train_sizes)
     check_train_sizes(train_sizes, data.labels[split.train])
@@ -157,11 +177,52 @@ def command_run(args) -> int:
         executor.close()
         raise
     with lock:
-        return run_in_folder(args, out, variants, data, split, spec, executor)
+        try:
+            if args.cv is not None:
+                return run_partitions(args, out, variants, data, spec, executor)
+            return run_in_folder(args, out, variants, data, split, spec, executor)
+        finally:
+            executor.close()
 
 
-def run_in_folder(args, out: Path, variants, data, split, spec, executor) -> int:
-    """The plan's runs, in a run folder this process holds the lock of."""
+def run_partitions(args, out: Path, variants, data, spec, executor) -> int:
+    """The partition design: every partition is a run folder of its own under out/partitions/rRfF, run in
+    turn through the same runner, executor, resume and checks; the recipe verdicts go in `out`."""
+    from comparisons.recipe_page import write_recipe_page
+    from comparisons.recipe_verdicts import write_recipe_reports
+
+    partitions = kfold_partitions(data, args.cv, args.repeats, args.split_seed)
+    code = code_state()  # one code hash for every partition's plan: a change mid-design fails the later runs
+    design = {"folds": args.cv, "repeats": args.repeats, "seed": args.split_seed, "margins": args.margins,
+              "code_sha256": code["code_sha256"], "command": "python -m comparisons " + shlex.join(sys.argv[1:]), "variants": variants,
+              "seeds": list(range(args.seeds)), "data_sha256": fingerprint(data),
+              "partitions": [{"name": p.name, "sizes": p.split.sizes(), "sha256": p.split.sha256,
+                              "test_texts_in_training": leaked_texts(data, p.split)} for p in partitions]}
+    design_file = out / "design.json"
+    if design_file.exists() and not args.force:
+        earlier = json.loads(design_file.read_text())
+        if [p["sha256"] for p in earlier["partitions"]] != [p["sha256"] for p in design["partitions"]]:
+            raise UserInputError(f"{out} holds runs of other partitions; choose another --out or add --force")
+    atomic_write_json(design_file, design)
+    failed = 0
+    for number, partition in enumerate(partitions, start=1):
+        print(f"partition {partition.name} ({number}/{len(partitions)})", file=sys.stderr)
+        code_exit = run_in_folder(args, out / "partitions" / partition.name, variants, data, partition.split, spec,
+                                  executor, reports=False, code=code)
+        if code_exit not in (0, 1):  # interrupted: the finished runs are kept, the next call resumes
+            return code_exit
+        failed += code_exit
+    if write_recipe_reports(out, args.margins, variants, args.lang) is not None:
+        for language in dict.fromkeys(["en", args.lang]):
+            write_recipe_page(out, language)
+    print(f"results: {out}/verdicts.md (verdicts about recipes over {len(partitions)} partitions), "
+          f"{out}/scores.csv; each partition's runs in {out}/partitions/", file=sys.stderr)
+    return 1 if failed else 0
+
+
+def run_in_folder(args, out: Path, variants, data, split, spec, executor, reports: bool = True,
+                  code: dict | None = None) -> int:
+    """The plan's runs, in a run folder this process holds the lock of (reports: write its tables and page)."""
     splits_file = out / "splits.json"
     if splits_file.exists() and not args.force:
         earlier = json.loads(splits_file.read_text()).get("sha256")
@@ -173,7 +234,7 @@ def run_in_folder(args, out: Path, variants, data, split, spec, executor) -> int
     subset_sizes = sorted({*map(int, recorded), *(n for n in args.train_sizes if n is not None)})
     atomic_write_json(splits_file, {**split.to_dict(),  # every training subset drawn in this folder
                                     "train_subsets": train_subsets_record(split, data.labels, subset_sizes)})
-    code = code_state()
+    code = code or code_state()
     manifest = {
         "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "command": "python -m comparisons " + shlex.join(sys.argv[1:]),
         "git_commit": described_commit(code), **code, "versions": library_versions(), "machine": machine_description(),
@@ -188,6 +249,7 @@ def run_in_folder(args, out: Path, variants, data, split, spec, executor) -> int
                  "duplicates": duplicates, "corpus": data.origin},
         "split": {"seed": split.seed, "sizes": split.sizes(), "sha256": split.sha256},
         "train_sizes": [size or "all" for size in args.train_sizes],
+        "margins": args.margins,
     }
     atomic_write_json(out / "manifest.json", manifest)
     sizes = split.sizes()
@@ -227,16 +289,17 @@ def run_in_folder(args, out: Path, variants, data, split, spec, executor) -> int
               "run the same command again to resume", file=sys.stderr)
         return exit_code(interruption)
     finally:
-        executor.close()
-        write_all_reports(out, args.lang)
+        if reports:
+            write_all_reports(out, args.lang)
     if getattr(args, "track", None):  # the driver logs the folder, after its reports (never the workers)
         from comparisons.tracking import track_after_run
 
         track_after_run(out, args.mlflow_uri)
-    print(f"results: open {out}/report.html (tables, figures, verdicts, details); {out}/summary.csv", file=sys.stderr)
-    note = preview_note(args.profile, args.seeds)  # a fast ranking is a preview, not the suite's finding
-    if note:
-        print(note, file=sys.stderr)
+    if reports:
+        print(f"results: open {out}/report.html (tables, figures, verdicts, details); {out}/summary.csv", file=sys.stderr)
+        note = preview_note(args.profile, args.seeds)  # a fast ranking is a preview, not the suite's finding
+        if note:
+            print(note, file=sys.stderr)
     return 1 if failed else 0
 
 
@@ -252,8 +315,7 @@ def write_all_reports(out: Path, lang: str) -> None:
     reports = build_reports(out)  # the plan's comparable runs, their aggregate and verdicts, once
     split = Split.from_dict(json.loads((out / "splits.json").read_text()))
     if reports.left_out:
-        print(f"report: left out {len(reports.left_out)} run(s) not comparable with this folder's plan: "
-              + ", ".join(reports.left_out), file=sys.stderr)
+        print(f"report: {left_out_line(reports.left_out)}", file=sys.stderr)
     pairs = None if reports.verdicts is None else reports.verdicts.pairs
     write_learning_curves(out, reports.summary, split.test, reports.test_labels, reports.positive_index,
                           len(split.train), list(dict.fromkeys(["en", lang])))  # a sweep: before the page embeds it
@@ -266,6 +328,17 @@ def write_all_reports(out: Path, lang: str) -> None:
 
 def command_report(args) -> int:
     check_language(args.lang)
+    if (args.out / "design.json").exists():  # the partition design: the recipe verdicts over its partitions
+        from comparisons.recipe_verdicts import write_recipe_reports
+
+        from comparisons.recipe_page import write_recipe_page
+
+        if write_recipe_reports(args.out, lang=args.lang) is None:
+            raise UserInputError(f"{args.out} holds no finished runs; run `python -m comparisons run --cv K --out {args.out}` first")
+        for language in dict.fromkeys(["en", args.lang]):
+            write_recipe_page(args.out, language)
+        print(f"recipe verdicts rebuilt in {args.out}/verdicts.md", file=sys.stderr)
+        return 0
     if not (args.out / "manifest.json").exists() or not read_runs(args.out):
         raise UserInputError(f"{args.out} holds no finished runs; run `python -m comparisons run --out {args.out}` first")
     write_all_reports(args.out, args.lang)

@@ -403,14 +403,21 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     try:
         languages = [check_language(args.lang)] if args.lang else ["en"] + (["zh"] if (args.out / "zh").is_dir() else [])
-        if not (args.out / "manifest.json").exists() or not read_runs(args.out):
+        design = (args.out / "design.json").exists()  # the partition design (--cv): the recipe page
+        if design and not (args.out / "verdicts.csv").exists():
+            raise UserInputError(f"{args.out} holds no recipe verdicts yet; run `python -m comparisons report --out {args.out}`")
+        if not design and (not (args.out / "manifest.json").exists() or not read_runs(args.out)):
             raise UserInputError(f"{args.out} holds no finished runs; "
                                  f"run `python -m comparisons run --out {args.out}` first")
     except UserInputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     for lang in languages:
-        path = write_report_page(args.out, lang)
+        if design:
+            from comparisons.recipe_page import write_recipe_page
+            path = write_recipe_page(args.out, lang)
+        else:
+            path = write_report_page(args.out, lang)
         print(f"{path} ({path.stat().st_size / 1e6:.2f} MB)", file=sys.stderr)
         if args.screenshot:
             print(screenshot(path, path.with_name("report.png")), file=sys.stderr)
