@@ -182,7 +182,10 @@ def assert_no_raw_text(directory: Path) -> None:
         if not path.is_file() or path.suffix in (".npz", ".png", ".joblib", ".keras", ".pt", ".safetensors"):
             continue
         content = path.read_text(errors="replace")
-        assert not LINK_OR_PHONE.search(content), f"{path} shows a link or phone number"
+        # a binary SQLite store (MLflow's) packs ids and keys together, so its digit runs are not text:
+        # its values are checked through the MLflow client (tests/test_tracking.py); raw messages here too
+        if path.suffix != ".db":
+            assert not LINK_OR_PHONE.search(content), f"{path} shows a link or phone number"
         assert not any(message[:25] in content for message in messages), f"{path} shows a raw message"
 
 
