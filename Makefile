@@ -25,7 +25,7 @@ compare: $(STAMP)
 	$(BIN)/python -m comparisons run --profile fast --seeds 1 --threads $(THREADS) --out $(OUT)
 
 test: $(STAMP) $(BROWSER_STAMP)
-	$(BIN)/python -m pytest -q -n $(TEST_WORKERS)
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --durations=15
 
 # The report page's browser tests use Debian's Chromium and a CJK font, never a downloaded browser
 # build. As root with apt (CI, a fresh machine) they are installed once; otherwise those tests skip

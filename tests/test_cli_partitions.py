@@ -46,12 +46,14 @@ def test_cv_runs_every_partition_resumes_and_reports_recipe_verdicts(tmp_path):
     html5lib.HTMLParser(strict=True).parse(page)
 
 
-def test_cv_refusals_are_one_line_and_write_nothing(tmp_path):
+def test_cv_refusals_are_one_line_and_write_nothing(tmp_path, capsys):
+    from comparisons.cli import main
+
     for extra, words in ((["--cv", "1"], "at least 2 folds"), (["--cv", "3", "--train-sizes", "50,all"], "do not combine"),
                          (["--cv", "3", "--margin-ap", "0"], "between 0 and 1"),
                          (["--cv", "30"], "too few rows per class")):
         out = tmp_path / "refused"
-        result = run_cli("run", *SMALL, *extra, "--out", str(out))
-        assert result.returncode == 2 and words in result.stderr, result.stderr
-        assert len(result.stderr.strip().splitlines()) == 1 and "Traceback" not in result.stderr
+        assert main(["run", *SMALL, *extra, "--out", str(out)]) == 2
+        err = capsys.readouterr().err
+        assert words in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err, err
         assert not out.exists()
