@@ -44,7 +44,7 @@ PROFILES: dict[str, dict[str, Any]] = {
 }
 
 
-# Where the suite's finding is: the committed full-budget run (5 seeds), and the command that remakes it.
+# Where the suite's finding is: the committed full-budget run (5 group-aware partitions), and the command that remakes it.
 REFERENCE_PAGE = "results/reference/report.html"
 REFERENCE_COMMAND = "make reference"
 
@@ -59,9 +59,9 @@ def preview_note(profile_name: str, seeds: int, lang: str = "en") -> str | None:
         return None
     seeds_en = "one seed" if seeds == 1 else f"{seeds} seeds"
     return text(f"Preview: the {profile_name} budget, {seeds_en}; not the suite's finding. The reference "
-                f"(full budget, 5 seeds) is {REFERENCE_PAGE}; `{REFERENCE_COMMAND}` remakes it.",
+                f"(full budget, verdicts over 5 partitions) is {REFERENCE_PAGE}; `{REFERENCE_COMMAND}` remakes it.",
                 f"预览：{profile_name} 预算，{seeds} 个种子；不是本套件的结论。参考结果（full 预算，"
-                f"5 个种子）见 {REFERENCE_PAGE}；`{REFERENCE_COMMAND}` 可重新生成。", lang)
+                f"5 个划分上的结论）见 {REFERENCE_PAGE}；`{REFERENCE_COMMAND}` 可重新生成。", lang)
 
 
 def profile(name: str) -> dict[str, Any]:
