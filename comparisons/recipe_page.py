@@ -31,7 +31,8 @@ def _p(value) -> str:
 def _verdict_table(pairs: pd.DataFrame, metric: str, lang: str) -> str:
     rows = pairs[pairs["metric"] == metric]
     headers = ["A", "B", text("partitions", "划分数", lang), "A − B",
-               text("95% interval (corrected)", "95% 区间（校正）", lang), text("p (Holm)", "p（Holm 校正）", lang),
+               text("95% interval (this pair; Nadeau-Bengio variance)", "95% 区间（本对；Nadeau-Bengio 方差）", lang),
+               text("p (Holm over the family)", "p（全族 Holm 校正）", lang),
                text("margin", "容差", lang), text("equivalence p (Holm)", "等价检验 p（Holm 校正）", lang),
                text("smallest detectable difference", "可检测的最小差值", lang), text("verdict", "结论", lang)]
     body = [[r["variant_a"], r["variant_b"], int(r["partitions"]), f"{r['difference']:+.4f}",

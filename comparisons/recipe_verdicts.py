@@ -163,7 +163,7 @@ def write_recipe_reports(out: Path, margins: dict | None = None, order: list[str
     scores = partition_scores(out)
     if scores.empty:
         return None
-    variants, pairs = recipe_verdicts(scores, margins or design.get("margins"), order)
+    variants, pairs = recipe_verdicts(scores, margins or design.get("margins"), order or design.get("variants"))
     atomic_write_text(out / "scores.csv", scores.to_csv(index=False, float_format="%.6g"))
     atomic_write_text(out / "recipe_variants.csv", variants.to_csv(index=False, float_format="%.6g"))
     atomic_write_text(out / "verdicts.csv", pairs.to_csv(index=False, float_format="%.6g"))
