@@ -78,8 +78,8 @@ def recipe_verdicts(scores: pd.DataFrame, margins: dict | None = None,
     per_partition = scores.groupby(["variant", "partition"], sort=False).agg(
         seeds=("seed", "nunique"), n_train=("n_train", "first"), n_test=("n_test", "first"),
         **{m: (m, "mean") for m in METRICS}).reset_index()
-    variants = order or list(dict.fromkeys(scores["variant"]))
-    variants = [v for v in variants if v in set(per_partition["variant"])]
+    found = list(dict.fromkeys(scores["variant"]))  # the plan's order first, then any other variant found
+    variants = [v for v in dict.fromkeys([*(order or []), *found]) if v in set(found)]
     ratio = float((per_partition["n_test"] / per_partition["n_train"]).mean()) if len(per_partition) else 0.0
     variant_rows = []
     for variant in variants:
