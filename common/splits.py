@@ -11,6 +11,7 @@ from sklearn.model_selection import train_test_split
 
 from common.datasets import LabelledTexts
 from common.errors import UserInputError
+from common.vocabulary import readable_digest
 
 DEFAULT_SPLIT_SEED = 20260812
 
@@ -25,7 +26,7 @@ class Split:
     @property
     def sha256(self) -> str:
         """A fingerprint of the exact indices: same value means the same split."""
-        return hashlib.sha256(json.dumps(self.indices(), sort_keys=True).encode()).hexdigest()
+        return readable_digest(hashlib.sha256(json.dumps(self.indices(), sort_keys=True).encode()).digest())
 
     def indices(self) -> dict[str, list[int]]:
         return {name: [int(i) for i in getattr(self, name)] for name in ("train", "valid", "test")}

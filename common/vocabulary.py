@@ -101,7 +101,11 @@ def vocabulary_sha256(vocabulary) -> str:
     often holds a run of 9+ decimal digits, which a privacy scan of the run records reads as a
     phone number.
     """
-    digest = hashlib.sha256("\n".join(vocabulary.itos).encode("utf-8")).digest()
+    return readable_digest(hashlib.sha256("\n".join(vocabulary.itos).encode("utf-8")).digest())
+
+
+def readable_digest(digest: bytes) -> str:
+    """A digest as written in run folders: lower-case base32 (digits 2-7 only), never a 9-digit run."""
     return base64.b32encode(digest).decode("ascii").rstrip("=").lower()
 
 
