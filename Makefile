@@ -45,7 +45,7 @@ reference: $(STAMP) $(BROWSER_STAMP)
 	$(BIN)/python -m comparisons run --profile full --cv 5 --repeats $(REPEATS) --seeds 1 --threads $(THREADS) \
 	  --lang zh --out results/reference
 	$(BIN)/python -m comparisons.studies.cluster_projection --out results/reference --nodes 1 4 16
-	$(BIN)/python -m comparisons.report_page --out results/reference --screenshot  # the README's pictures
+	$(BIN)/python -m comparisons.report.page --out results/reference --screenshot  # the README's pictures
 
 # The seed course's single split (70/15/15), 5 seeds: the earlier headline design, kept for the course.
 single-split: $(STAMP) $(BROWSER_STAMP)

@@ -34,7 +34,7 @@ class Backend(abc.ABC):
     Hyperparameters are keyword arguments of __init__, stored as given, with no work and no
     validation there. Learned state ends in an underscore and exists only after fit.
 
-    What the worker (comparisons/worker.py) relies on, beyond the four methods:
+    What the worker (comparisons/run/worker.py) relies on, beyond the four methods:
     - `seed`: every backend's __init__ accepts `seed: int`; the same seed gives the same
       probabilities on CPU (the worker passes the run spec's seed).
     - `device`: a backend that can use a GPU accepts `device` = "auto" | "cpu" | "cuda" (auto: CUDA

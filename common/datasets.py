@@ -14,46 +14,20 @@ import os
 import tempfile
 import urllib.request
 import zipfile
-from collections import Counter
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Sequence
 
 import numpy as np
 
+from common.corpora import load_corpus  # named corpora from installed packages (docs/corpora.md)
 from common.errors import UserInputError
+from common.labelled_texts import LabelledTexts, build_labelled_texts
 
 SMS_SHA256 = "7d039a24a6083ed9ef0f806ebad56bbb976e3aeb8de05669173bfdc4996c239d"
 SMS_SHIPPED = Path(__file__).parent / "data" / "SMSSpamCollection.gz"
 UCI_URL = "https://archive.ics.uci.edu/static/public/228/sms+spam+collection.zip"
 UCI_MEMBER = "SMSSpamCollection"
-POSITIVE_GUESSES = ("spam", "1", "true", "yes", "pos", "positive")
-
-
-@dataclass
-class LabelledTexts:
-    """Texts with integer labels; class_names[label] is the original label string."""
-
-    texts: list[str]
-    labels: np.ndarray  # (n,) int64
-    class_names: tuple[str, ...]
-    positive_index: int | None = 1  # binary: index of the positive class; None for multi-class
-    # where the rows came from and how they were cleaned (named corpora: package, version, sha256, counts)
-    origin: dict | None = field(default=None, compare=False, repr=False)
-
-    def __len__(self) -> int:
-        return len(self.texts)
-
-    @property
-    def n_classes(self) -> int:
-        return len(self.class_names)
-
-    def subset(self, indices: Sequence[int]) -> "LabelledTexts":
-        indices = np.asarray(indices, dtype=np.int64)
-        return LabelledTexts(
-            [self.texts[i] for i in indices], self.labels[indices], self.class_names, self.positive_index,
-            self.origin,
-        )
 
 
 @dataclass(frozen=True)
@@ -91,7 +65,6 @@ def load(spec: DataSpec) -> LabelledTexts:
     elif spec.source == "hf":
         data = load_hf(spec.path, spec.text_col, spec.label_col, spec.hf_split, spec.positive_label)
     elif spec.source == "corpus":
-        from common.corpora import load_corpus  # named corpora from installed packages (docs/corpora.md)
         data = load_corpus(spec.path or "")
     else:
         raise UserInputError(f"unknown data source {spec.source!r}; use sms_spam, uci, hf:NAME, a corpus name "
@@ -184,7 +157,7 @@ def parse_label_tab_text(
         if not sep:
             raise UserInputError(f"{where}:{number} has no tab between label and text; each line is label<TAB>text")
         rows.append((label.strip(), text, number))
-    return _build(rows, where, positive_label, allowed=labels)
+    return build_labelled_texts(rows, where, positive_label, allowed=labels)
 
 
 def load_table(
@@ -218,7 +191,7 @@ def load_table(
         rows = _csv_rows(reader, header, t, l, path, delimiter)
     except csv.Error as exc:
         raise UserInputError(f"{path}:{reader.line_num} cannot be read as CSV ({exc}); check its quoting") from None
-    return _build(rows, str(path), positive_label)
+    return build_labelled_texts(rows, str(path), positive_label)
 
 
 def _column(header: list[str], name: str, path: Path) -> int:
@@ -280,56 +253,8 @@ def load_hf(name: str | None, text_col: str | None, label_col: str | None, split
     labels = [names[v] if names is not None and isinstance(v, int) else str(v) for v in table[label_col]]
     texts = ["" if t is None else str(t) for t in table[text_col]]
     where = f"hf:{name}[{split}]"
-    return _build([(lab.strip(), txt, n) for n, (lab, txt) in enumerate(zip(labels, texts), start=1)],
+    return build_labelled_texts([(lab.strip(), txt, n) for n, (lab, txt) in enumerate(zip(labels, texts), start=1)],
                   where, positive_label)
-
-
-def _build(
-    rows: list[tuple[str, str, int]], where: str, positive_label: str | None,
-    allowed: Sequence[str] | None = None,
-) -> LabelledTexts:
-    for label, text, number in rows:
-        if not label:
-            raise UserInputError(f"{where}:{number} has no label")
-        if allowed is not None and label not in allowed:
-            raise UserInputError(f"{where}:{number} has unknown label {label!r}; expected one of {list(allowed)}")
-        if not text.strip():
-            raise UserInputError(f"{where}:{number} has an empty text")
-    if not rows:
-        raise UserInputError(f"{where} has no labelled rows")
-    rows = _fold_label_spellings(rows)
-    found = sorted({label for label, _, _ in rows})
-    if positive_label is not None and positive_label not in found:  # "Spam" for a file that says "spam"
-        positive_label = next((c for c in found if c.casefold() == positive_label.strip().casefold()), positive_label)
-    if len(found) < 2:
-        raise UserInputError(f"{where} has a single class ({found[0]!r}); a classifier needs at least two")
-    if positive_label is not None and positive_label not in found:
-        raise UserInputError(f"positive label {positive_label!r} not found in {where}; labels are {found}")
-    if len(found) == 2:
-        positive = positive_label or next((c for c in found if c.lower() in POSITIVE_GUESSES), found[1])
-        class_names = (next(c for c in found if c != positive), positive)
-        positive_index: int | None = 1
-    else:
-        class_names, positive_index = tuple(found), None
-        if positive_label is not None:
-            positive_index = found.index(positive_label)
-    lookup = {name: i for i, name in enumerate(class_names)}
-    labels = np.array([lookup[label] for label, _, _ in rows], dtype=np.int64)
-    return LabelledTexts([text for _, text, _ in rows], labels, tuple(class_names), positive_index)
-
-
-def _fold_label_spellings(rows: list[tuple[str, str, int]]) -> list[tuple[str, str, int]]:
-    """Labels that differ only in case ("spam", "Spam", "SPAM") are one class, named by the most
-    common spelling (ties: the first in sorted order); surrounding spaces are stripped by the callers."""
-    counts = Counter(label for label, _, _ in rows)
-    spellings: dict[str, list[str]] = {}
-    for label in sorted(counts):
-        spellings.setdefault(label.casefold(), []).append(label)
-    if all(len(group) == 1 for group in spellings.values()):
-        return rows
-    name = {label: max(group, key=lambda spelling: (counts[spelling], -group.index(spelling)))
-            for group in spellings.values() for label in group}
-    return [(name[label], text, number) for label, text, number in rows]
 
 
 def drop_duplicates(data: LabelledTexts) -> LabelledTexts:

@@ -3,7 +3,7 @@
 Both twins (torch_scratch, keras_layers) take RECIPE["config"] as their EncoderConfig defaults
 (a `config` passed to a backend overrides it) and record RECIPE in fit_info_["recipe"]. The
 tokenizer is a backend argument whose default stays "regex", the seed course's, because the
-lessons display its tokens; the comparison profiles (comparisons/profiles.py, `fast` and
+lessons display its tokens; the comparison profiles (comparisons/run/profiles.py, `fast` and
 `full`) pass RECIPE["tokenizer"]. Every
 figure is validation average precision (AP) on the default split (seeded stratified 70/15/15 of
 the SMS Spam Collection: 3,901 train, 836 validation), at the epoch validation chose, per model

@@ -18,17 +18,18 @@ from common.errors import UserInputError
 from common.partitions import check_design, kfold_partitions, leaked_texts
 from common.splits import (DEFAULT_SPLIT_SEED, Split, check_train_sizes, duplicate_report, stratified_split,
                            train_subsets_record)
-from comparisons.executors import EXECUTORS, open_executor
+from comparisons.run.executors import EXECUTORS, open_executor
 from comparisons.comparability import code_state, described_commit, left_out_line, library_versions
-from comparisons.i18n import LANGUAGES, check_language
-from comparisons.measure import machine_description, thread_environment
+from comparisons.report.i18n import LANGUAGES, check_language
+from comparisons.run.measure import machine_description, thread_environment
 from comparisons.outputs import atomic_write_json
-from comparisons.profiles import PROFILES, preview_note, profile, variant_overrides
-from comparisons.run_spec import RunInputs, RunSpec
-from comparisons.run_lock import RunFolderLock
-from comparisons.runner import StopOnSignals, describe, exit_code, finished
-from comparisons.runs import read_runs
-from comparisons.verdict_rules import DEFAULT_MARGINS
+from comparisons.run.profiles import PROFILES, profile, variant_overrides
+from comparisons.report.preview import preview_note
+from comparisons.run.spec import RunInputs, RunSpec
+from comparisons.run.lock import RunFolderLock
+from comparisons.run.runner import StopOnSignals, describe, exit_code, finished
+from comparisons.run_folder import read_runs
+from comparisons.report.verdict_rules import DEFAULT_MARGINS
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -188,8 +189,8 @@ def command_run(args) -> int:
 def run_partitions(args, out: Path, variants, data, spec, executor) -> int:
     """The partition design: every partition is a run folder of its own under out/partitions/rRfF, run in
     turn through the same runner, executor, resume and checks; the recipe verdicts go in `out`."""
-    from comparisons.recipe_page import write_recipe_page
-    from comparisons.recipe_verdicts import write_recipe_reports
+    from comparisons.report.recipe_page import write_recipe_page
+    from comparisons.report.recipe_verdicts import write_recipe_reports
 
     partitions = kfold_partitions(data, args.cv, args.repeats, args.split_seed)
     code = code_state()  # one code hash for every partition's plan: a change mid-design fails the later runs
@@ -292,7 +293,7 @@ def run_in_folder(args, out: Path, variants, data, split, spec, executor, report
         if reports:
             write_all_reports(out, args.lang)
     if getattr(args, "track", None):  # the driver logs the folder, after its reports (never the workers)
-        from comparisons.tracking import track_after_run
+        from comparisons.report.tracking import track_after_run
 
         track_after_run(out, args.mlflow_uri)
     if reports:
@@ -305,10 +306,10 @@ def run_in_folder(args, out: Path, variants, data, split, spec, executor, report
 
 def write_all_reports(out: Path, lang: str) -> None:
     """Tables, figures and report.html from the run records that exist (en always, zh when asked)."""
-    from comparisons.figures import write_figures
-    from comparisons.learning_curves import write_learning_curves
-    from comparisons.report import build_reports, largest_size, write_reports
-    from comparisons.report_page import write_report_page
+    from comparisons.report.figures import write_figures
+    from comparisons.report.learning_curves import write_learning_curves
+    from comparisons.report.tables import build_reports, largest_size, write_reports
+    from comparisons.report.page import write_report_page
 
     if not read_runs(out):
         return
@@ -329,9 +330,9 @@ def write_all_reports(out: Path, lang: str) -> None:
 def command_report(args) -> int:
     check_language(args.lang)
     if (args.out / "design.json").exists():  # the partition design: the recipe verdicts over its partitions
-        from comparisons.recipe_verdicts import write_recipe_reports
+        from comparisons.report.recipe_verdicts import write_recipe_reports
 
-        from comparisons.recipe_page import write_recipe_page
+        from comparisons.report.recipe_page import write_recipe_page
 
         if write_recipe_reports(args.out, lang=args.lang) is None:
             raise UserInputError(f"{args.out} holds no finished runs; run `python -m comparisons run --cv K --out {args.out}` first")
@@ -351,11 +352,11 @@ def main(argv=None) -> int:
     try:
         with StopOnSignals():  # SIGTERM and SIGHUP stop a run as Ctrl-C does
             if args.command == "track":
-                from comparisons.tracking import command_track
+                from comparisons.report.tracking import command_track
 
                 return command_track(args)
             if args.command == "run":
-                from comparisons.tracking import prepare_tracking
+                from comparisons.report.tracking import prepare_tracking
 
                 prepare_tracking(args)  # without mlflow: exit 2 before anything is written
             return command_run(args) if args.command == "run" else command_report(args)

@@ -155,7 +155,7 @@ def in_plan(record: dict, manifest: dict) -> str | None:
 
 def select_runs(records: list[dict], manifest: dict) -> tuple[list[dict], list[str]]:
     """(records of the plan that are comparable with it, one 'name: why' per record left out)."""
-    from comparisons.runs import run_name
+    from comparisons.run_folder import run_name
 
     kept, left_out = [], []
     for record in records:

@@ -75,7 +75,7 @@ def test_bad_input_from_the_shell_has_no_traceback(tmp_path):
 
 
 def test_orchestrator_imports_no_deep_learning_framework():
-    code = ("import sys, comparisons.cli, comparisons.runner, comparisons.report, comparisons.figures;"
+    code = ("import sys, comparisons.cli, comparisons.run.runner, comparisons.report.tables, comparisons.report.figures;"
             "bad = [m for m in ('torch', 'tensorflow', 'keras', 'transformers') if m in sys.modules];"
             "assert not bad, bad")
     assert subprocess.run([sys.executable, "-c", code], cwd=ROOT).returncode == 0
@@ -229,7 +229,7 @@ def worker_pids(out: Path) -> list[int]:
             cmdline = (entry / "cmdline").read_bytes().split(b"\0")
         except OSError:
             continue
-        if b"comparisons.worker" in cmdline and str(out).encode() in cmdline:
+        if b"comparisons.run.worker" in cmdline and str(out).encode() in cmdline:
             found.append(int(entry.name))
     return found
 
@@ -271,13 +271,13 @@ def test_a_stop_signal_while_the_worker_starts_still_ends_it(tmp_path, monkeypat
     """SIGTERM landing inside Popen, after the worker exists: the orchestrator must still end it."""
     import signal
 
-    import comparisons.runner as runner
+    import comparisons.run.runner as runner
 
     real_popen, started = subprocess.Popen, []
 
     def popen_then_stopped(command, *args, **kwargs):
         process = real_popen(command, *args, **kwargs)
-        if "comparisons.worker" in command:  # not git and the like
+        if "comparisons.run.worker" in command:  # not git and the like
             started.append(process.pid)
             os.kill(os.getpid(), signal.SIGTERM)  # the handler runs here, before Popen has returned
         return process
@@ -325,7 +325,7 @@ def test_a_second_run_on_a_busy_folder_exits_2_naming_the_holder(tmp_path):
 
 
 def test_a_stale_lock_of_a_dead_process_is_taken_over(tmp_path):
-    from comparisons.run_lock import LOCK_NAME, RunFolderLock
+    from comparisons.run.lock import LOCK_NAME, RunFolderLock
 
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
     (tmp_path / LOCK_NAME).write_text(dead.stdout)
@@ -335,9 +335,9 @@ def test_a_stale_lock_of_a_dead_process_is_taken_over(tmp_path):
 
 
 def test_a_lock_held_by_a_live_process_refuses_with_its_pid(tmp_path):
-    from comparisons.run_lock import RunFolderBusy, RunFolderLock
+    from comparisons.run.lock import RunFolderBusy, RunFolderLock
 
-    holder = subprocess.Popen([sys.executable, "-c", "import sys, time; from comparisons.run_lock import RunFolderLock;"
+    holder = subprocess.Popen([sys.executable, "-c", "import sys, time; from comparisons.run.lock import RunFolderLock;"
                                f"lock = RunFolderLock({str(tmp_path)!r}).acquire(); print('held', flush=True); "
                                "time.sleep(60)"], cwd=ROOT, stdout=subprocess.PIPE, text=True)
     try:
@@ -356,7 +356,7 @@ def test_progress_lines_pass_as_they_are_and_everything_else_is_redacted(tmp_pat
     orchestrator's tee shows our rates and counts intact and the message redacted."""
     import io
 
-    from comparisons.runner import _tee, progress_mark
+    from comparisons.run.runner import _tee, progress_mark
 
     mark = progress_mark()
     script = ("import sys; from tqdm import tqdm; from common.progress import progress_line, progress_stream\n"

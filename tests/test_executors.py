@@ -18,8 +18,8 @@ from common.datasets import DataSpec, load
 from common.errors import UserInputError
 from common.splits import stratified_split
 from comparisons.cli import main
-from comparisons.executors import worker_processes
-from comparisons.run_spec import RunInputs, RunSpec
+from comparisons.run.executors import worker_processes
+from comparisons.run.spec import RunInputs, RunSpec
 from tests.test_cli import assert_no_raw_text, expected_tfidf_ap, run_cli
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -43,7 +43,7 @@ def small_spec_and_inputs(**changes) -> tuple[RunSpec, RunInputs]:
 def start_worker(spec: RunSpec, out: Path, cwd: Path, env=None) -> subprocess.Popen:
     cwd.mkdir(parents=True, exist_ok=True)
     environment = {**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}
-    return subprocess.Popen([sys.executable, "-m", "comparisons.worker", "--out", str(out), "--spec", spec.to_json()],
+    return subprocess.Popen([sys.executable, "-m", "comparisons.run.worker", "--out", str(out), "--spec", spec.to_json()],
                             cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                             env=environment)
 
@@ -92,7 +92,7 @@ def test_worker_dies_with_the_process_that_started_it(tmp_path):
         [sys.executable, "-c",
          "import os, subprocess, sys, time\n"
          "os.environ['COMPARISONS_PARENT_PID'] = str(os.getpid())  # as the runner does\n"
-         f"child = subprocess.Popen([sys.executable, '-m', 'comparisons.worker', '--out', {str(tmp_path / 'o')!r},"
+         f"child = subprocess.Popen([sys.executable, '-m', 'comparisons.run.worker', '--out', {str(tmp_path / 'o')!r},"
          f" '--spec', {spec.to_json()!r}], stdin=open({str(tmp_path / 'inputs.json')!r}, 'rb'))\n"
          "print(child.pid, flush=True)\n"
          "time.sleep(600)\n"],
@@ -270,7 +270,7 @@ def test_a_worker_started_after_a_code_change_refuses_to_run(tmp_path):
     spec, inputs = small_spec_and_inputs(code_sha256=planned)
 
     def start(out):
-        worker = subprocess.Popen([sys.executable, "-m", "comparisons.worker", "--out", str(out), "--spec", spec.to_json()],
+        worker = subprocess.Popen([sys.executable, "-m", "comparisons.run.worker", "--out", str(out), "--spec", spec.to_json()],
                                   cwd=copy, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                   env={**os.environ, "PYTHONPATH": str(copy)})
         log, _ = worker.communicate(inputs.to_json_bytes(), timeout=300)

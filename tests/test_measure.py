@@ -1,4 +1,4 @@
-"""comparisons/measure.py and comparisons/serve_probe.py: latency inputs and statistics, throughput,
+"""comparisons/run/measure.py and comparisons/run/serve_probe.py: latency inputs and statistics, throughput,
 peak memory, and cold start + serving memory from a fresh process."""
 import os
 import subprocess
@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 from backends.base import VARIANTS
-from comparisons.measure import latency_batches, latency_stats, measure_throughput
-from comparisons.profiles import variant_overrides
-from comparisons.serve_probe import serve
+from comparisons.run.measure import latency_batches, latency_stats, measure_throughput
+from comparisons.run.profiles import variant_overrides
+from comparisons.run.serve_probe import serve
 
 
 def test_latency_inputs_are_fixed_and_span_the_lengths():
@@ -27,7 +27,7 @@ def test_peak_memory_sees_a_large_allocation_and_resets():
     """In a fresh process (a long pytest process may keep freed memory mapped)."""
     script = """
 import numpy as np
-from comparisons.measure import peak_rss_mb, reset_peak_rss
+from comparisons.run.measure import peak_rss_mb, reset_peak_rss
 if not reset_peak_rss():
     raise SystemExit(3)
 base = peak_rss_mb()
@@ -71,7 +71,7 @@ def test_throughput_scores_the_same_texts_in_order_at_the_declared_batch_and_kee
 def test_peak_rss_context_measures_the_block_only():
     script = """
 import numpy as np
-from comparisons.measure import PeakRss
+from comparisons.run.measure import PeakRss
 block = np.ones(64 * 2**20 // 8)  # 64 MB before the block: not the block's peak
 del block
 with PeakRss() as quiet:

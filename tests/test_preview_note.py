@@ -3,8 +3,8 @@ a preview (its budget, its seeds) and where the reference is; a full-budget run 
 from html import escape
 
 from comparisons.cli import main
-from comparisons.profiles import REFERENCE_PAGE, preview_note
-from comparisons.report_page import page_path
+from comparisons.report.preview import REFERENCE_PAGE, preview_note
+from comparisons.report.page import page_path
 
 SMALL = ["--backends", "tfidf_logreg", "--limit-per-class", "40"]
 

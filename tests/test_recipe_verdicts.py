@@ -1,10 +1,10 @@
-"""comparisons/recipe_verdicts.py on synthetic per-partition scores whose answers are known."""
+"""comparisons/report/recipe_verdicts.py on synthetic per-partition scores whose answers are known."""
 import numpy as np
 import pandas as pd
 import pytest
 from scipy.stats import t as student_t
 
-from comparisons.recipe_verdicts import COLUMNS, corrected_t, recipe_verdicts
+from comparisons.report.recipe_verdicts import COLUMNS, corrected_t, recipe_verdicts
 
 PARTITIONS = 10
 

@@ -22,7 +22,7 @@ import pytest
 
 from comparisons.cli import main
 from comparisons.outputs import atomic_write_json
-from comparisons.report_page import CHROMIUM, launch_chromium, page_path, reproduce_command, write_report_page
+from comparisons.report.page import CHROMIUM, launch_chromium, page_path, reproduce_command, write_report_page
 from tests.test_cli import LINK_OR_PHONE
 
 REFERENCE = Path(__file__).resolve().parent.parent / "results" / "single_split_bc0aeaf"
@@ -213,7 +213,7 @@ def test_verdicts_come_first_with_their_intervals(tmp_path, reference):
     """The digest names the real lead with its interval; without verdicts.csv the page says none were computed."""
     import html5lib
 
-    from comparisons.verdicts import PAIR_COLUMNS
+    from comparisons.report.verdicts import PAIR_COLUMNS
 
     folder = tmp_path / "run"
     shutil.copytree(reference, folder)
@@ -251,7 +251,7 @@ def test_no_raw_message_text_on_the_page(reference):
 
 
 def test_page_command_says_what_is_wrong_in_one_line(tmp_path, capsys):
-    from comparisons.report_page import main as page_main
+    from comparisons.report.page import main as page_main
 
     assert page_main(["--out", str(tmp_path)]) == 2
     assert page_main(["--out", str(tmp_path), "--lang", "fr"]) == 2

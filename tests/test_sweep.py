@@ -73,10 +73,10 @@ def test_learning_curves_from_a_run_folder(tmp_path, binary_runs):
     import pandas as pd
 
     from common.metrics import classification_metrics
-    from comparisons.learning_curves import write_learning_curves
+    from comparisons.report.learning_curves import write_learning_curves
     from comparisons.outputs import atomic_write_bytes
-    from comparisons.report import summary_frame
-    from comparisons.runs import prediction_path
+    from comparisons.report.tables import summary_frame
+    from comparisons.run_folder import prediction_path
 
     rng = np.random.default_rng(0)
     labels = (rng.random(300) < 0.2).astype(int)

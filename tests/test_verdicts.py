@@ -1,4 +1,4 @@
-"""comparisons/verdicts.py on synthetic predictions whose answers are known."""
+"""comparisons/report/verdicts.py on synthetic predictions whose answers are known."""
 import numpy as np
 import pandas as pd
 import pytest
@@ -6,8 +6,8 @@ from sklearn.metrics import accuracy_score, average_precision_score, f1_score
 
 from scipy.stats import norm
 
-from comparisons.verdict_rules import correct_family, four_way
-from comparisons.verdicts import (PAIR_COLUMNS, PAIR_METRICS, VERDICTS, compare, holm, mcnemar_exact,
+from comparisons.report.verdict_rules import correct_family, four_way
+from comparisons.report.verdicts import (PAIR_COLUMNS, PAIR_METRICS, VERDICTS, compare, holm, mcnemar_exact,
                                   run_intervals, sign_flip_p, weighted_average_precision, weighted_metric)
 
 N_ITEMS = 300

@@ -21,7 +21,7 @@ from pathlib import Path
 from common.errors import UserInputError
 from comparisons.course import LESSONS
 from comparisons.course.shared import COURSE_RESULTS
-from comparisons.i18n import LANGUAGES
+from comparisons.report.i18n import LANGUAGES
 
 
 def available_lessons(requested: list[str] | None) -> list[str]:

@@ -49,7 +49,7 @@ import numpy as np
 import pandas as pd
 
 from comparisons.course.shared import course_parser, report_written, run_course
-from comparisons.i18n import setup_matplotlib, text
+from comparisons.report.i18n import setup_matplotlib, text
 from comparisons.outputs import atomic_write_json, save_figure, write_table
 
 MODULE = "attention_by_hand"

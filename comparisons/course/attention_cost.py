@@ -28,7 +28,7 @@ A straight line fitted to log(cost) against log(T) gives the exponent: about 2 f
 # - PyTorch 的融合算子 `F.scaled_dot_product_attention`：在 CPU 上分块计算，从不保存整个矩阵。
 #
 # 测量三样东西：矩阵元素数和字节数 (精确计算)；每次调用的时间 (预热后重复多次取中位数，用套件统一的计时函数
-# `comparisons.measure.time_calls`)；峰值内存 (常驻内存 RSS 的峰值 VmHWM，在子进程中测量，见 `comparisons.measure`)。
+# `comparisons.run.measure.time_calls`)；峰值内存 (常驻内存 RSS 的峰值 VmHWM，在子进程中测量，见 `comparisons.run.measure`)。
 # 在双对数坐标中拟合一条直线，斜率就是指数：矩阵的指数约为 2。
 #
 # <!-- en -->
@@ -43,8 +43,8 @@ A straight line fitted to log(cost) against log(T) gives the exponent: about 2 f
 # - PyTorch's fused `F.scaled_dot_product_attention`, which on CPU works in tiles and never holds the whole matrix.
 #
 # Three measurements: the matrix's elements and bytes (computed exactly); time per call (median of repeats
-# after warm-up, with the suite's timer `comparisons.measure.time_calls`); peak memory (the resident-memory
-# peak VmHWM, measured in a child process, see `comparisons.measure`). A straight line on log-log axes
+# after warm-up, with the suite's timer `comparisons.run.measure.time_calls`); peak memory (the resident-memory
+# peak VmHWM, measured in a child process, see `comparisons.run.measure`). A straight line on log-log axes
 # gives the exponent: about 2 for the matrix.
 
 # %% imports
@@ -62,8 +62,8 @@ import pandas as pd
 
 from common.errors import UserInputError
 from comparisons.course.shared import course_parser, report_written, run_course
-from comparisons.i18n import setup_matplotlib, text
-from comparisons.measure import latency_stats, peak_rss_mb, reset_peak_rss, rss_mb, time_calls
+from comparisons.report.i18n import setup_matplotlib, text
+from comparisons.run.measure import latency_stats, peak_rss_mb, reset_peak_rss, rss_mb, time_calls
 from comparisons.outputs import atomic_write_json, save_figure, write_table
 
 MODULE = "attention_cost"
@@ -96,7 +96,7 @@ def random_qkv(batch: int, heads: int, length: int, head_dim: int, seed: int = 0
 # %% time (the suite's timer: warm-up, then repeats until a count AND a time are reached)
 def median_seconds(kind: str, batch: int, heads: int, length: int, head_dim: int,
                    min_repeats: int = 5, min_seconds: float = 0.2) -> float:
-    """Median (p50) wall time of one call, measured with comparisons.measure.time_calls."""
+    """Median (p50) wall time of one call, measured with comparisons.run.measure.time_calls."""
     import torch
 
     q, k, v = random_qkv(batch, heads, length, head_dim)
@@ -106,7 +106,7 @@ def median_seconds(kind: str, batch: int, heads: int, length: int, head_dim: int
     return latency_stats(times_ms, "attention")["attention_p50"] / 1000
 
 
-# %% memory (run in a child process, see the module docstring; VmHWM via comparisons.measure)
+# %% memory (run in a child process, see the module docstring; VmHWM via comparisons.run.measure)
 def peak_rss_delta_mb(kind: str, batch: int, heads: int, length: int, head_dim: int) -> float:
     """MiB that VmHWM rises above the current RSS during one call (inputs already allocated)."""
     import torch

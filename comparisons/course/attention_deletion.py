@@ -55,7 +55,7 @@ from common.errors import UserInputError
 from common.vocabulary import PAD_ID
 from comparisons.course.shared import (course_parser, load_course_splits, report_written, run_course,
                                        scratch_config)
-from comparisons.i18n import setup_matplotlib, text
+from comparisons.report.i18n import setup_matplotlib, text
 from comparisons.outputs import atomic_write_json, atomic_write_text, save_figure, write_table
 
 MODULE = "attention_deletion"

@@ -48,7 +48,7 @@ import pandas as pd
 from common.errors import UserInputError
 from comparisons.course.shared import (attention_figure, choose_message, course_parser, display_tokens,
                                        load_course_splits, report_written, run_course, scratch_config)
-from comparisons.i18n import setup_matplotlib, text
+from comparisons.report.i18n import setup_matplotlib, text
 from comparisons.outputs import atomic_write_json, save_figure, write_table
 
 MODULE = "attention_map"

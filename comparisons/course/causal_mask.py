@@ -52,7 +52,7 @@ import pandas as pd
 from common.metrics import classification_metrics
 from comparisons.course.shared import (attention_figure, choose_message, course_parser, display_tokens,
                                        load_course_splits, report_written, run_course, scratch_config)
-from comparisons.i18n import label, setup_matplotlib, text
+from comparisons.report.i18n import label, setup_matplotlib, text
 from comparisons.outputs import atomic_write_json, save_figure, write_table
 
 MODULE = "causal_mask"

@@ -49,7 +49,7 @@ from common.redaction import snippet
 from common.splits import duplicate_report, stratified_split
 from common.vocabulary import tokenize
 from comparisons.course.shared import course_parser, report_written, run_course
-from comparisons.i18n import label, setup_matplotlib, text
+from comparisons.report.i18n import label, setup_matplotlib, text
 from comparisons.outputs import atomic_write_json, save_figure, write_table
 
 MODULE = "eda"

@@ -52,7 +52,7 @@ from backends.base import build
 from common.errors import UserInputError
 from common.metrics import classification_metrics
 from comparisons.course.shared import course_parser, load_course_splits, report_written, run_course
-from comparisons.i18n import label, setup_matplotlib, text
+from comparisons.report.i18n import label, setup_matplotlib, text
 from comparisons.outputs import atomic_write_json, save_figure, write_table
 
 MODULE = "heads_sweep"

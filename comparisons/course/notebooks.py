@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Sequence
 
 from common.errors import UserInputError
-from comparisons.i18n import check_language
+from comparisons.report.i18n import check_language
 
 COURSE_DIR = Path(__file__).resolve().parent
 REPO_ROOT = COURSE_DIR.parent.parent

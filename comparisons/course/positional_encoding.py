@@ -46,7 +46,7 @@ import pandas as pd
 
 from common.errors import UserInputError
 from comparisons.course.shared import course_parser, report_written, run_course
-from comparisons.i18n import setup_matplotlib, text
+from comparisons.report.i18n import setup_matplotlib, text
 from comparisons.outputs import atomic_write_json, save_figure, write_table
 
 MODULE = "positional_encoding"

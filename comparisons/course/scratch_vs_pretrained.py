@@ -1,7 +1,7 @@
 """What pretraining buys as labels get scarce: every model trained on 50, 200, 1000 ... messages.
 
 The same nested, stratified training subsets for every model (common.splits.train_subset), the
-same validation and test splits; per size the paired verdicts of comparisons.verdicts, so the
+same validation and test splits; per size the paired verdicts of comparisons.report.verdicts, so the
 lesson says only what the test set can carry.
 
 Run: python -m comparisons.course.scratch_vs_pretrained [--sizes 50,200,1000] [--variants ...]
@@ -52,10 +52,10 @@ from common.errors import UserInputError
 from common.metrics import choose_threshold, classification_metrics
 from common.splits import check_train_sizes, stratified_split, train_subset
 from comparisons.course.shared import course_parser, report_written, run_course, scratch_config
-from comparisons.i18n import setup_matplotlib, text
-from comparisons.learning_curves import PRETRAINED, curve_and_pairs, write_curve_outputs
+from comparisons.report.i18n import setup_matplotlib, text
+from comparisons.report.learning_curves import PRETRAINED, curve_and_pairs, write_curve_outputs
 from comparisons.outputs import atomic_write_json
-from comparisons.profiles import variant_overrides
+from comparisons.run.profiles import variant_overrides
 
 MODULE = "scratch_vs_pretrained"
 DEFAULT_VARIANTS = "tfidf_logreg,torch_scratch,hf_bert:frozen,hf_bert:full"
@@ -138,7 +138,7 @@ def budget(variant: str, quick: bool, seed: int) -> dict:
 
 
 def train_all(data, split, sizes: list[int], variants: list[str], seeds: int, quick: bool):
-    """(predictions for comparisons.verdicts, one row per run): every (size, variant, seed)."""
+    """(predictions for comparisons.report.verdicts, one row per run): every (size, variant, seed)."""
     valid, test = data.subset(split.valid), data.subset(split.test)
     predictions, runs = [], []
     for size in sizes:
@@ -230,7 +230,7 @@ def run(args: argparse.Namespace) -> int:
     curve, pairs = curve_and_pairs(predictions, runs, labels, data.positive_index)
     full = len(split.train)
     written = write_curve_outputs(args.out, curve, pairs, full, args.lang, figure_dir=".")
-    from comparisons.learning_curves import pretrained_vs_scratch
+    from comparisons.report.learning_curves import pretrained_vs_scratch
 
     found = where_pretraining_stops_helping(pretrained_vs_scratch(curve, pairs))
     for line in sentences(found, sizes, args.lang):

@@ -25,7 +25,7 @@ import numpy as np
 from common.errors import UserInputError
 from common.redaction import redact, redaction_spans
 from common.vocabulary import TOKEN_PATTERN
-from comparisons.i18n import LANGUAGES, check_language, text
+from comparisons.report.i18n import LANGUAGES, check_language, text
 
 COURSE_RESULTS = Path("results") / "course"
 

@@ -86,7 +86,7 @@ import pandas as pd
 
 from common.errors import UserInputError
 from comparisons.course.shared import course_parser, report_written, run_course
-from comparisons.i18n import label, setup_matplotlib, text
+from comparisons.report.i18n import label, setup_matplotlib, text
 from comparisons.outputs import atomic_write_json, save_figure, write_table
 
 MODULE = "sine_forecast"

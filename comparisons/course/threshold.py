@@ -50,7 +50,7 @@ from backends.base import build, missing_modules, resolve_variant
 from common.errors import UserInputError
 from common.metrics import choose_threshold, classification_metrics
 from comparisons.course.shared import course_parser, load_course_splits, report_written, run_course
-from comparisons.i18n import label, setup_matplotlib, text
+from comparisons.report.i18n import label, setup_matplotlib, text
 from comparisons.outputs import atomic_write_json, save_figure, write_table
 
 MODULE = "threshold"

@@ -1,7 +1,7 @@
 """Latency A/B for the backends' own benchmark scripts, with the suite's one set of definitions.
 
-The statistics (p50, p90, CV) and the warm-up rule are comparisons.measure's, so a p50 quoted
-from a benchmark script means what the run tables mean by it. comparisons.measure is
+The statistics (p50, p90, CV) and the warm-up rule are comparisons.run.measure's, so a p50 quoted
+from a benchmark script means what the run tables mean by it. comparisons.run.measure is
 framework-free; the benchmark scripts are entry points, not library code, so this is the one
 place a backend-side module imports from the orchestration layer.
 """
@@ -11,7 +11,7 @@ import time
 
 import numpy as np
 
-from comparisons.measure import latency_stats
+from comparisons.run.measure import latency_stats
 
 WARMUP_CALLS = 5
 
@@ -21,7 +21,7 @@ def interleaved_latency(backends: dict, texts: list[str], batch: int, repeats: i
 
     Interleaving puts the machine's noise on every backend alike; the first call is reported
     apart (`cold_ms`: the first call in an already-loaded process, not a fresh process's cold
-    start, which comparisons.serve_probe measures).
+    start, which comparisons.run.serve_probe measures).
     """
     batches = [texts[i : i + batch] for i in range(0, len(texts) - batch + 1, batch)]
     times: dict[str, list[float]] = {name: [] for name in backends}

@@ -143,7 +143,7 @@ def measure_latency(predict: Callable[[Sequence[str]], np.ndarray], texts: Seque
 
     The same batch is repeated, so the spread (coefficient of variation) is the machine's noise,
     not the mix of message lengths; throughput over whole splits covers the varied inputs. Cold
-    start is a fresh process's, measured by comparisons.serve_probe.
+    start is a fresh process's, measured by comparisons.run.serve_probe.
     """
     batches = latency_batches(texts)
     result: dict[str, float] = {}

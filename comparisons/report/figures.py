@@ -6,10 +6,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from comparisons.i18n import label, setup_matplotlib, text
+from comparisons.report.i18n import label, setup_matplotlib, text
 from comparisons.outputs import save_figure
-from comparisons.report import QUALITY, quality_label
-from comparisons.runs import prediction_path
+from comparisons.report.tables import QUALITY, quality_label
+from comparisons.run_folder import prediction_path
 
 
 def write_figures(out: Path, summary: pd.DataFrame, aggregate: pd.DataFrame, test_labels: np.ndarray,

@@ -15,7 +15,7 @@ import numpy as np
 from common.datasets import DataSpec, LabelledTexts, fingerprint
 from common.errors import UserInputError
 from common.splits import Split
-from comparisons.runs import run_name
+from comparisons.run_folder import run_name
 
 
 @dataclass(frozen=True)

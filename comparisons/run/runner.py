@@ -22,12 +22,12 @@ from backends.base import missing_modules, resolve_variant
 from common.progress import MARK_VARIABLE
 from common.redaction import redact
 from comparisons.comparability import ROOT, differences
-from comparisons.measure import thread_environment
+from comparisons.run.measure import thread_environment
 from comparisons.outputs import atomic_write_json
-from comparisons.parent_death import PARENT_VARIABLE
-from comparisons.run_spec import RunSpec
-from comparisons.runs import log_path, prediction_path, run_name, run_path
-from comparisons.worker import EXIT_MISSING_DEPENDENCY
+from comparisons.run.parent_death import PARENT_VARIABLE
+from comparisons.run.spec import RunSpec
+from comparisons.run_folder import log_path, prediction_path, run_name, run_path
+from comparisons.run.worker import EXIT_MISSING_DEPENDENCY
 
 
 # ROOT (comparisons.comparability): the project, put on the worker's PYTHONPATH
@@ -57,7 +57,7 @@ def execute(out: Path, request: RunSpec, inputs: bytes) -> dict:
     missing = missing_modules(backend)
     if missing:
         return write_row(out, request, split_sha256, "skipped", f"missing dependency: {', '.join(missing)}")
-    command = [sys.executable, "-m", "comparisons.worker", "--out", str(out), "--spec", request.to_json()]
+    command = [sys.executable, "-m", "comparisons.run.worker", "--out", str(out), "--spec", request.to_json()]
     python_path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
     mark = progress_mark()  # the worker's own progress lines start with it (common/progress.py)
     env = {**os.environ, **thread_environment(request.threads), "PYTHONUNBUFFERED": "1", "PYTHONPATH": python_path,

@@ -1,14 +1,14 @@
 """One worker process = one (variant, seed) run: fit, measure, write one JSON and predictions.
 
-Run by an executor as `python -m comparisons.worker --out DIR --spec JSON` with the run's data
+Run by an executor as `python -m comparisons.run.worker --out DIR --spec JSON` with the run's data
 (RunInputs JSON) on stdin, so it reads no file of the driver's; it imports the one backend it
 runs. Exit codes: 0 done (its JSON is written), 3 a dependency is missing (skipped), other
 non-zero = failed (the orchestrator writes the failed row from the last stderr line).
 
-Costs are measured alike for every backend (comparisons.measure): fit wall time with epochs run
+Costs are measured alike for every backend (comparisons.run.measure): fit wall time with epochs run
 and s/epoch, the training peak RSS, warm latency, throughput over the test texts at one batch
 size with compilation apart; then the saved model is served by a fresh process
-(comparisons.serve_probe) for cold start and serving memory. A training-size sweep's subset runs
+(comparisons.run.serve_probe) for cold start and serving memory. A training-size sweep's subset runs
 skip the serving costs: the same model, measured once at the whole training split. The record
 carries what makes runs comparable (comparisons.comparability): the code's hash (and commit, dirty
 flag), threads, requested device, profile, split and data hashes, library versions.
@@ -29,21 +29,21 @@ import numpy as np
 
 from common.errors import UserInputError
 from comparisons.comparability import code_changed, library_versions
-from comparisons.measure import (PeakRss, machine_description, measure_latency, measure_throughput, rss_mb,
+from comparisons.run.measure import (PeakRss, machine_description, measure_latency, measure_throughput, rss_mb,
                                  set_framework_threads)
 from comparisons.outputs import atomic_write_bytes, atomic_write_json
-from comparisons.parent_death import die_with_parent
-from comparisons.profiles import profile, variant_overrides
-from comparisons.run_spec import RunInputs, RunSpec
-from comparisons.runs import prediction_path, run_name, run_path
-from comparisons.serve_probe import serve
+from comparisons.run.parent_death import die_with_parent
+from comparisons.run.profiles import profile, variant_overrides
+from comparisons.run.spec import RunInputs, RunSpec
+from comparisons.run_folder import prediction_path, run_name, run_path
+from comparisons.run.serve_probe import serve
 
 EXIT_MISSING_DEPENDENCY = 3
 FAULT_VARIABLE = "COMPARISONS_FAULT"  # testing hook: "<variant>[@seed]:crash|hang|unusable_validation", comma-separated
 
 
 def parse_args(argv=None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="python -m comparisons.worker",
+    parser = argparse.ArgumentParser(prog="python -m comparisons.run.worker",
                                      description="One run; its data (RunInputs JSON) is read from stdin.")
     parser.add_argument("--out", type=Path, required=True, help="folder for this run's record and predictions")
     parser.add_argument("--spec", required=True, help="the RunSpec as JSON")

@@ -43,11 +43,11 @@ from typing import Callable, ClassVar
 from backends.base import BACKENDS, resolve_variant
 from common.errors import UserInputError
 from comparisons.outputs import atomic_write_bytes, atomic_write_json
-from comparisons.run_spec import RunSpec
+from comparisons.run.spec import RunSpec
 from comparisons.comparability import ROOT
-from comparisons.runner import execute, write_row
-from comparisons.runs import log_path, prediction_path, run_path
-from comparisons.worker import FAULT_VARIABLE
+from comparisons.run.runner import execute, write_row
+from comparisons.run_folder import log_path, prediction_path, run_path
+from comparisons.run.worker import FAULT_VARIABLE
 
 EXECUTORS = ("local", "ray")
 OBJECT_STORE_MIN_BYTES = 100 * 2**20  # a local instance's object store: small, the data is a few MB
@@ -221,7 +221,7 @@ def cluster_problem(address: str) -> str | None:
     The probe runs in a subprocess: Ray's client prints its retries straight to the process's
     stderr and aborts the process in some cases (token mode without a token); here its output is
     captured and a hung connection is cut at PROBE_TIMEOUT_S."""
-    command = [sys.executable, "-c", "import sys; from comparisons.executors import probe; probe(sys.argv[1])",
+    command = [sys.executable, "-c", "import sys; from comparisons.run.executors import probe; probe(sys.argv[1])",
                address]
     try:
         done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=PROBE_TIMEOUT_S,
@@ -352,7 +352,7 @@ def explain(address: str, cause: str, detail: str) -> str:
 
 
 def worker_processes() -> int:
-    """Worker processes (`python -m comparisons.worker`) running on this machine now, anyone's."""
+    """Worker processes (`python -m comparisons.run.worker`) running on this machine now, anyone's."""
     count = 0
     for entry in os.scandir("/proc"):
         if entry.name.isdigit():

@@ -10,11 +10,11 @@ a pair, d_j = A's metric - B's metric on partition j (each the mean over its see
 J = R x K. The partitions overlap in their training texts, so the plain variance of the mean,
 s^2 / J, is too small; the corrected one is s^2 x (1/J + n_test/n_train), with t on J - 1 degrees
 of freedom. Equivalence within the declared margin is two one-sided tests with the same
-statistic; the four verdicts and the family's Holm correction are comparisons/verdict_rules.py's.
+statistic; the four verdicts and the family's Holm correction are comparisons/report/verdict_rules.py's.
 
 Written in the top folder: scores.csv (one row per variant and partition: seeds, metrics),
 recipe_variants.csv (mean over partitions with its corrected 95% interval), verdicts.csv (the
-columns of comparisons/verdicts.py that apply, plus partitions and df) and verdicts.md.
+columns of comparisons/report/verdicts.py that apply, plus partitions and df) and verdicts.md.
 """
 from __future__ import annotations
 
@@ -25,10 +25,10 @@ import numpy as np
 import pandas as pd
 from scipy.stats import t as student_t
 
-from comparisons.i18n import text
+from comparisons.report.i18n import text
 from comparisons.outputs import atomic_write_text
-from comparisons.runs import read_runs
-from comparisons.verdict_rules import ALPHA, PRIMARY, correct_family, margin_for, phrase
+from comparisons.run_folder import read_runs
+from comparisons.report.verdict_rules import ALPHA, PRIMARY, correct_family, margin_for, phrase
 
 METRICS = ("average_precision", "macro_f1_at_threshold", "accuracy_at_threshold")
 COSTS = ("params_total", "train_seconds", "latency_ms_b1_p50", "throughput_per_s", "peak_rss_serve_mb", "size_mb")

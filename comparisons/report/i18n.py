@@ -32,7 +32,7 @@ LABELS: dict[str, tuple[str, str]] = {
     "accuracy_at_threshold": ("accuracy (validation threshold)", "准确率（验证集所选阈值）"),
     "macro_f1_0_5_cut": ("macro-F1 (0.5 cut)", "宏平均 F1（0.5 阈值）"),
     "macro_f1_at_threshold": ("macro-F1 (validation threshold)", "宏平均 F1（验证集所选阈值）"),
-    # costs measured alike for every backend (comparisons/measure.py, comparisons/serve_probe.py)
+    # costs measured alike for every backend (comparisons/run/measure.py, comparisons/run/serve_probe.py)
     "epochs_run": ("epochs run", "训练轮数"),
     "seconds_per_epoch": ("s per epoch", "每轮秒数"),
     "compile_seconds": ("compile/tracing (s)", "编译/追踪 (秒)"),
@@ -41,7 +41,7 @@ LABELS: dict[str, tuple[str, str]] = {
     "peak_rss_train_mb": ("train peak RSS (MB)", "训练峰值内存 (MB)"),
     "peak_rss_serve_mb": ("serving peak RSS (MB)", "推理服务峰值内存 (MB)"),
     "serve_max_abs_diff": ("reloaded model: max |Δp|", "重新加载模型：最大 |Δp|"),
-    # verdicts.csv columns (comparisons/verdicts.py)
+    # verdicts.csv columns (comparisons/report/verdicts.py)
     "variant_a": ("A", "A"),
     "variant_b": ("B", "B"),
     "n_items": ("test items", "测试样本数"),

@@ -1,6 +1,6 @@
 """Cold start and serving memory as a deployer meets them, in a FRESH process.
 
-`serve(variant, model_dir, texts, threads, device)` starts `python -m comparisons.serve_probe`,
+`serve(variant, model_dir, texts, threads, device)` starts `python -m comparisons.run.serve_probe`,
 which imports the framework, loads the saved model, answers one text (time to first prediction,
 measured from the moment the process was started) and then scores `texts` (the test split); the
 process's peak RSS over all of it is `peak_rss_serve_mb`. Texts travel on stdin, never on disk.
@@ -20,8 +20,9 @@ from typing import Sequence
 
 import numpy as np
 
-from comparisons.measure import peak_rss_mb, rss_mb, set_framework_threads
-from comparisons.parent_death import die_with_parent
+from comparisons.comparability import ROOT
+from comparisons.run.measure import peak_rss_mb, rss_mb, set_framework_threads
+from comparisons.run.parent_death import die_with_parent
 
 
 def serve(variant: str, model_dir: Path, texts: Sequence[str], threads: int, device: str = "auto",
@@ -33,9 +34,9 @@ def serve(variant: str, model_dir: Path, texts: Sequence[str], threads: int, dev
     """
     with tempfile.TemporaryDirectory() as scratch:
         result_path = Path(scratch) / "serve.json"
-        command = [sys.executable, "-m", "comparisons.serve_probe", "--variant", variant, "--model-dir",
+        command = [sys.executable, "-m", "comparisons.run.serve_probe", "--variant", variant, "--model-dir",
                    str(model_dir), "--threads", str(threads), "--device", device, "--result", str(result_path)]
-        root = str(Path(__file__).resolve().parent.parent)
+        root = str(ROOT)
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")]))}
         payload = json.dumps(list(texts), ensure_ascii=False).encode("utf-8")
         started = time.time()
@@ -74,7 +75,7 @@ def probe(variant: str, model_dir: Path, texts: list[str], threads: int, device:
 
 def main(argv=None) -> int:
     die_with_parent()  # a worker killed by its timeout or by Ray takes its probe with it
-    parser = argparse.ArgumentParser(prog="python -m comparisons.serve_probe",
+    parser = argparse.ArgumentParser(prog="python -m comparisons.run.serve_probe",
                                      description="Load a saved model in this fresh process and score the texts on stdin.")
     parser.add_argument("--variant", required=True)
     parser.add_argument("--model-dir", type=Path, required=True)

@@ -1,6 +1,6 @@
 """Learning curves: test quality against the number of training messages, from a sweep's run folder.
 
-Each training size is one group of runs, compared as a run folder's runs are (comparisons.verdicts):
+Each training size is one group of runs, compared as a run folder's runs are (comparisons.report.verdicts):
 per variant the mean over seeds, the ± over seeds (training randomness) and the 95% interval over
 test items (test-set sampling); per pair the paired difference, its interval and the verdict.
 Written, in DIR (en) or DIR/zh (zh):
@@ -24,10 +24,10 @@ import numpy as np
 import pandas as pd
 
 from backends.base import VARIANTS
-from comparisons.i18n import label, setup_matplotlib, text
+from comparisons.report.i18n import label, setup_matplotlib, text
 from comparisons.outputs import atomic_write_text, save_figure, write_table
-from comparisons.verdict_rules import correct_family, phrase
-from comparisons.verdicts import PAIR_COLUMNS, compare, load_predictions
+from comparisons.report.verdict_rules import correct_family, phrase
+from comparisons.report.verdicts import PAIR_COLUMNS, compare, load_predictions
 
 METRICS = ("average_precision", "macro_f1_at_threshold", "macro_f1")  # the first two: those the runs have
 PRETRAINED = ("hf_bert:frozen", "hf_bert:full")

@@ -44,26 +44,6 @@ PROFILES: dict[str, dict[str, Any]] = {
 }
 
 
-# Where the suite's finding is: the committed full-budget run (5 group-aware partitions), and the command that remakes it.
-REFERENCE_PAGE = "results/reference/report.html"
-REFERENCE_COMMAND = "make reference"
-
-
-def preview_note(profile_name: str, seeds: int, lang: str = "en") -> str | None:
-    """One line for a run whose budget is a preview (`fast`, `tiny`): which budget, how many seeds,
-    and where the reference is, so that no one reads its ranking as the suite's finding. None for
-    `full`, the reference's budget."""
-    from comparisons.i18n import text
-
-    if profile_name not in PROFILES or profile_name == "full":
-        return None
-    seeds_en = "one seed" if seeds == 1 else f"{seeds} seeds"
-    return text(f"Preview: the {profile_name} budget, {seeds_en}; not the suite's finding. The reference "
-                f"(full budget, verdicts over 5 partitions) is {REFERENCE_PAGE}; `{REFERENCE_COMMAND}` remakes it.",
-                f"预览：{profile_name} 预算，{seeds} 个种子；不是本套件的结论。参考结果（full 预算，"
-                f"5 个划分上的结论）见 {REFERENCE_PAGE}；`{REFERENCE_COMMAND}` 可重新生成。", lang)
-
-
 def profile(name: str) -> dict[str, Any]:
     if name not in PROFILES:
         raise UserInputError(f"unknown profile {name!r}; choose from {', '.join(PROFILES)}")

@@ -6,13 +6,13 @@ Two spreads, never confused:
   the seeds (with replacement) and then the test items (with replacement) and averages the drawn
   seeds' metrics on the drawn items (`variant_intervals`). With one seed it is the items-only
   bootstrap. It covers training randomness and test-set sampling, not which texts were trained
-  on: that needs partitions (`--cv`, comparisons/recipe_verdicts.py).
+  on: that needs partitions (`--cv`, comparisons/report/recipe_verdicts.py).
 
 Pairs are compared on the identical test items and seed indices (`pairwise_verdicts`): every
 variant gets the same item and seed resamples, so the difference of two variants' bootstrap
 distributions is the paired distribution of the difference (the twins share initial weights per
 seed, so seed i of A is paired with seed i of B). Each pair gets one of four verdicts
-(comparisons/verdict_rules.py): A better, B better, equivalent within the declared margin, or
+(comparisons/report/verdict_rules.py): A better, B better, equivalent within the declared margin, or
 inconclusive; average precision is the primary metric, corrected over all its pairs; the rest
 are secondary. Decisions are compared by one pooled sign-flip test over the test items of the
 per-item difference in correctness averaged over the seeds (not the largest per-seed p);
@@ -51,7 +51,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import binomtest
 
-from comparisons.verdict_rules import ALPHA, VERDICTS, correct_family, holm, margin_for  # noqa: F401 (re-exported)
+from comparisons.report.verdict_rules import ALPHA, VERDICTS, correct_family, holm, margin_for  # noqa: F401 (re-exported)
 
 N_RESAMPLES = 2000
 N_SIGN_FLIPS = 10000
@@ -329,7 +329,7 @@ def load_predictions(out, records: list[dict], test_ids: np.ndarray) -> pd.DataF
     Each file's `test` ids must be the split's test indices in the same order.
     """
     from common.errors import UserInputError
-    from comparisons.runs import prediction_path
+    from comparisons.run_folder import prediction_path
 
     rows = []
     for record in records:

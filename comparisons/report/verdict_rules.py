@@ -36,7 +36,7 @@ REAL = ("A better", "B better")  # the verdicts that say one is better
 
 def phrase(verdict: str, variant_a: str, variant_b: str, lang: str = "en") -> str:
     """'A better' -> 'keras_layers better'; the other verdicts in words (English or Chinese)."""
-    from comparisons.i18n import text
+    from comparisons.report.i18n import text
 
     if verdict == "A better":
         return text(f"{variant_a} better", f"{variant_a} 更好", lang)

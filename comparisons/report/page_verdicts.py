@@ -1,6 +1,6 @@
 """The verdicts on the report page: which lead is real, which differences are real, every pair.
 
-Reads DIR/verdicts.csv, whose columns comparisons/verdicts.py documents (one row per metric and
+Reads DIR/verdicts.csv, whose columns comparisons/report/verdicts.py documents (one row per metric and
 pair; difference = A − B with its 95% paired interval over seeds and test items, Holm-corrected p,
 verdict A better / B better / equivalent within the margin / inconclusive, the pooled test on
 decisions). A sweep prepends `train_size`; the digest then speaks of the largest training size.
@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from comparisons.i18n import label, text
-from comparisons.report_html import paragraph, table
-from comparisons.runs import size_key
-from comparisons.verdict_rules import REAL, phrase
+from comparisons.report.i18n import label, text
+from comparisons.report.html import paragraph, table
+from comparisons.run_folder import size_key
+from comparisons.report.verdict_rules import REAL, phrase
 
 
 def read_verdicts(out: Path) -> pd.DataFrame | None:
@@ -127,7 +127,7 @@ def pairwise_tables(verdicts: pd.DataFrame, lang: str) -> str:
 
 def pretrained_vs_scratch(out: Path, lang: str) -> str:
     """A sweep's question: at each training size, is a pretrained variant better than the best model without?"""
-    path = Path(out) / "pretrained_vs_scratch.csv"  # comparisons/learning_curves.py, English values
+    path = Path(out) / "pretrained_vs_scratch.csv"  # comparisons/report/learning_curves.py, English values
     if not path.exists():
         return ""
     frame = pd.read_csv(path)

@@ -3,12 +3,12 @@
 Only runs of the folder's plan that are comparable with it (comparisons.comparability) are
 aggregated; `build_reports` says which it left out and why. Two spreads, named as such:
 ± over seeds (training randomness) and the 95% interval over test items (test-set sampling),
-which with the pairwise verdicts is recomputed from predictions/*.npz (comparisons.verdicts).
+which with the pairwise verdicts is recomputed from predictions/*.npz (comparisons.report.verdicts).
 
 Written: summary.csv (one row per run, with each run's {metric}_ci_low/_ci_high over test
 items); aggregate.csv (per variant: seeds, {measure}_mean/_std, and for quality
 {metric}_ci_low/_ci_high over test items), summary_table.{csv,md,html}, verdicts.{csv,md}
-(columns: comparisons/verdicts.py); the Chinese twins of all but summary.csv in DIR/zh.
+(columns: comparisons/report/verdicts.py); the Chinese twins of all but summary.csv in DIR/zh.
 """
 from __future__ import annotations
 
@@ -21,11 +21,11 @@ import pandas as pd
 
 from backends.base import VARIANTS
 from comparisons.comparability import select_runs
-from comparisons.i18n import label, text
+from comparisons.report.i18n import label, text
 from comparisons.outputs import atomic_write_text, write_table
-from comparisons.runs import prediction_path, read_runs, size_key
-from comparisons.verdict_rules import PRIMARY, phrase
-from comparisons.verdicts import N_RESAMPLES, PAIR_METRICS, Verdicts, compare, load_predictions, run_intervals
+from comparisons.run_folder import prediction_path, read_runs, size_key
+from comparisons.report.verdict_rules import PRIMARY, phrase
+from comparisons.report.verdicts import N_RESAMPLES, PAIR_METRICS, Verdicts, compare, load_predictions, run_intervals
 
 # accuracy and macro-F1 at the 0.5 cut (the arg-max) and at the threshold chosen on validation
 QUALITY = ["accuracy", "accuracy_at_threshold", "macro_f1", "macro_f1_at_threshold", "average_precision"]
@@ -87,7 +87,7 @@ def largest_size(summary: pd.DataFrame) -> pd.DataFrame:
 
 def aggregate_frame(summary: pd.DataFrame, intervals: pd.DataFrame | None = None) -> pd.DataFrame:
     """Per variant: finished seeds, mean and std over seeds of every measure, and (given the
-    per-variant frame of comparisons.verdicts) each quality metric's 95% interval over test items."""
+    per-variant frame of comparisons.report.verdicts) each quality metric's 95% interval over test items."""
     ok = summary[summary["status"] == "ok"]
     rows = []
     for variant in dict.fromkeys(summary["variant"]):
@@ -207,7 +207,7 @@ def write_reports(out: Path, lang: str = "en", reports: Reports | None = None) -
 
 # -- verdicts.csv / verdicts.md -------------------------------------------------------------
 def write_verdicts(target: Path, verdicts: Verdicts, lang: str) -> list[Path]:
-    """verdicts.csv (the columns of comparisons/verdicts.py; zh: verdict words translated) and verdicts.md."""
+    """verdicts.csv (the columns of comparisons/report/verdicts.py; zh: verdict words translated) and verdicts.md."""
     pairs = verdicts.pairs.copy()
     if lang == "zh":
         for column in ("verdict", "verdict_decisions"):

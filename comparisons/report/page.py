@@ -4,8 +4,8 @@ Built from what a run folder already holds: aggregate.csv and summary_table.csv 
 verdicts.csv (verdicts.py), figures/*.png, runs/*.json and manifest.json. English in DIR/, Chinese
 in DIR/zh/. No raw message text: the only free text from a run (a failure's reason) is redacted.
 
-    python -m comparisons.report_page --out results/reference [--lang zh]   # rewrite the page(s)
-    python -m comparisons.report_page --out results/reference --screenshot  # and a PNG of each
+    python -m comparisons.report.page --out results/reference [--lang zh]   # rewrite the page(s)
+    python -m comparisons.report.page --out results/reference --screenshot  # and a PNG of each
 """
 from __future__ import annotations
 
@@ -22,14 +22,14 @@ import pandas as pd
 from common.errors import UserInputError
 from common.redaction import redact
 from comparisons.comparability import select_runs
-from comparisons.i18n import check_language, label, text
+from comparisons.report.i18n import check_language, label, text
 from comparisons.outputs import atomic_write_text
-from comparisons.profiles import preview_note
-from comparisons.report import QUALITY
-from comparisons.report_html import document, facts, paragraph, png_figure, section, table
-from comparisons.report_page_verdicts import (lead, pairwise_tables, pretrained_vs_scratch, read_verdicts,
+from comparisons.report.preview import preview_note
+from comparisons.report.tables import QUALITY
+from comparisons.report.html import document, facts, paragraph, png_figure, section, table
+from comparisons.report.page_verdicts import (lead, pairwise_tables, pretrained_vs_scratch, read_verdicts,
                                               real_differences)
-from comparisons.runs import read_runs
+from comparisons.run_folder import read_runs
 
 # Measures of the "best on each" digest: (key in aggregate.csv, higher is better).
 COSTS = ("latency_ms_b1_p50", "peak_rss_serve_mb", "peak_rss_mb", "train_seconds", "size_mb")  # lower is better
@@ -396,7 +396,7 @@ def screenshot(page: Path, picture: Path, width: int = 1280, height: int = 1600)
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m comparisons.report_page", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m comparisons.report.page", description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, required=True, help="a run folder written by `comparisons run`")
     parser.add_argument("--lang", default=None, help="en or zh (default: en, and zh when DIR/zh exists)")
     parser.add_argument("--screenshot", action="store_true", help="also write report.png beside each page")
@@ -414,7 +414,7 @@ def main(argv=None) -> int:
         return 2
     for lang in languages:
         if design:
-            from comparisons.recipe_page import write_recipe_page
+            from comparisons.report.recipe_page import write_recipe_page
             path = write_recipe_page(args.out, lang)
         else:
             path = write_report_page(args.out, lang)

@@ -1,5 +1,5 @@
 """report.html of the partition design (`--cv`): verdicts about recipes first, then what they cost, the
-partitions, and how to reproduce. Reads only the top folder's files (comparisons/recipe_verdicts.py
+partitions, and how to reproduce. Reads only the top folder's files (comparisons/report/recipe_verdicts.py
 writes them) and design.json; English and Chinese (DIR/zh/report.html); self-contained, no script.
 Each partition is a run folder of its own: `python -m comparisons report --out DIR/partitions/r0f0`
 gives its page (its seeds on its one split).
@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pandas as pd
 
-from comparisons.i18n import label, text
+from comparisons.report.i18n import label, text
 from comparisons.outputs import atomic_write_text
-from comparisons.recipe_verdicts import COSTS, METRICS
-from comparisons.report_html import document, facts, paragraph, section, table
-from comparisons.verdict_rules import PRIMARY, REAL, phrase
+from comparisons.report.recipe_verdicts import COSTS, METRICS
+from comparisons.report.html import document, facts, paragraph, section, table
+from comparisons.report.verdict_rules import PRIMARY, REAL, phrase
 
 
 def _interval(row: pd.Series, metric: str) -> str:
