@@ -50,6 +50,9 @@ class Backend(abc.ABC):
     """
 
     name: ClassVar[str]
+    # True where the inference path compiles or traces on its first call (Keras's tf.function): only
+    # then does the worker record `compile_seconds` (the first pass's extra time) as compilation.
+    compiles: ClassVar[bool] = False
 
     @abc.abstractmethod
     def fit(self, train: LabelledTexts, valid: LabelledTexts) -> "Backend":

@@ -28,7 +28,7 @@ from comparisons.report.preview import preview_note
 from comparisons.run.spec import RunInputs, RunSpec
 from comparisons.run.lock import RunFolderLock
 from comparisons.run.runner import StopOnSignals, describe, exit_code, finished
-from comparisons.run_folder import read_runs
+from comparisons.run_folder import RunFolder, read_runs
 from comparisons.report.verdict_rules import DEFAULT_MARGINS
 
 
@@ -270,7 +270,7 @@ def run_in_folder(args, out: Path, variants, data, split, spec, executor, report
     todo = []
     for number, request in enumerate(plan, start=1):
         name = request.name
-        if not args.force and finished(out, request, split.sha256, manifest["data"]["sha256"]):
+        if not args.force and finished(out, request, split.sha256, manifest["data"]["sha256"], manifest):
             print(f"[{number}/{len(plan)}] {name}: finished earlier, kept (--force reruns it)", file=sys.stderr)
             continue
         todo.append(request)
@@ -311,20 +311,21 @@ def write_all_reports(out: Path, lang: str) -> None:
     from comparisons.report.tables import build_reports, largest_size, write_reports
     from comparisons.report.page import write_report_page
 
-    if not read_runs(out):
+    folder = RunFolder(out)  # opened once: its plan, records and predictions serve every report below
+    if not folder.records:
         return
-    reports = build_reports(out)  # the plan's comparable runs, their aggregate and verdicts, once
-    split = Split.from_dict(json.loads((out / "splits.json").read_text()))
+    reports = build_reports(folder)  # the plan's comparable runs, their aggregate and verdicts, once
+    split = folder.split()
     if reports.left_out:
         print(f"report: {left_out_line(reports.left_out)}", file=sys.stderr)
     pairs = None if reports.verdicts is None else reports.verdicts.pairs
-    write_learning_curves(out, reports.summary, split.test, reports.test_labels, reports.positive_index,
+    write_learning_curves(folder, reports.summary, split.test, reports.test_labels, reports.positive_index,
                           len(split.train), list(dict.fromkeys(["en", lang])))  # a sweep: before the page embeds it
     for language in dict.fromkeys(["en", lang]):
         write_reports(out, language, reports)
-        write_figures(out, largest_size(reports.summary), reports.aggregate, reports.test_labels,
+        write_figures(folder, largest_size(reports.summary), reports.aggregate, reports.test_labels,
                       reports.class_names, reports.positive_index, language, pairs)
-        write_report_page(out, language)  # last: it embeds the tables and figures written above
+        write_report_page(folder, language)  # last: it embeds the tables and figures written above
 
 
 def command_report(args) -> int:

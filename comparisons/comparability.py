@@ -153,21 +153,13 @@ def in_plan(record: dict, manifest: dict) -> str | None:
     return None
 
 
-def select_runs(records: list[dict], manifest: dict) -> tuple[list[dict], list[str]]:
-    """(records of the plan that are comparable with it, one 'name: why' per record left out)."""
-    from comparisons.run_folder import run_name
-
-    kept, left_out = [], []
-    for record in records:
-        reason = in_plan(record, manifest)
-        if reason is None:
-            found = differences(record, manifest, strict=False)
-            reason = "; ".join(found) if found else None
-        if reason is None:
-            kept.append(record)
-        else:
-            left_out.append(f"{run_name(record['variant'], record['seed'], record.get('train_size'))} ({reason})")
-    return kept, left_out
+def why_left_out(record, manifest: dict) -> str | None:
+    """Why a report leaves a record out: not one of the plan's runs, or not comparable with it (None: kept)."""
+    reason = in_plan(record, manifest)
+    if reason is None:
+        found = differences(record, manifest, strict=False)
+        reason = "; ".join(found) if found else None
+    return reason
 
 
 def left_out_line(left_out: list[str]) -> str | None:

@@ -1,4 +1,18 @@
-"""Where a run folder keeps each (variant, training size, seed) run; shared by the orchestrator and the workers.
+"""The run folder: the one contract between the run half (comparisons/run/) and the report half
+(comparisons/report/).
+
+What a folder holds (docs/cli.md): `manifest.json` (the plan), `splits.json`, `runs/NAME.json` (one
+record per run), `predictions/NAME.npz` (test ids, labels and probabilities; never text), `logs/`.
+Typed here:
+
+- `TrainSize`: `int | None`, None being the whole training split. "all" is only a spelling in file
+  names, tables and labels (`size_label`); `as_train_size` reads every spelling older files used
+  (None, "all", "", NaN, inf).
+- `Plan`: manifest.json, read once.
+- `RunRecord`: one run's record: its identity typed (variant, seed, train size, status, threads as a
+  count) and every measured field by key, as the worker wrote it.
+- `RunFolder`: opens a folder once and hands its plan, records, the runs comparable with the plan
+  (selected once) and each run's predictions (each file opened once) to every report.
 
 A run on the whole training split keeps its historical name (`variant__seed0`), so folders made
 before the training-size sweep still resume; a run on a nested subset says its size (`variant__n200__seed0`).
@@ -6,31 +20,213 @@ before the training-size sweep still resume; a run on a nested subset says its s
 from __future__ import annotations
 
 import json
+import math
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, Optional
+
+import numpy as np
+
+from comparisons.comparability import why_left_out
+
+TrainSize = Optional[int]  # messages trained on; None = the whole training split
 
 
-def run_name(variant: str, seed: int, train_size: int | None = None) -> str:
+def as_train_size(value: Any) -> TrainSize:
+    """A training size however a record, manifest or table spelled it: None for the whole split."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        spelled = value.strip().lower()
+        return None if spelled in ("", "all", "none", "nan", "inf") else int(float(spelled))
+    if isinstance(value, float) and (math.isnan(value) or math.isinf(value)):
+        return None
+    return int(value)
+
+
+def size_label(size: Any) -> str:
+    """How file names, tables and labels spell a training size: 'all' for the whole split."""
+    size = as_train_size(size)
+    return "all" if size is None else str(size)
+
+
+def size_key(size: Any) -> float:
+    """A training size as a sortable number: the whole training split sorts last."""
+    size = as_train_size(size)
+    return float("inf") if size is None else float(size)
+
+
+def run_name(variant: str, seed: int, train_size: TrainSize = None) -> str:
     size = "" if train_size is None else f"__n{train_size}"
     return f"{variant.replace(':', '-')}{size}__seed{seed}"
 
 
-def run_path(out: Path, variant: str, seed: int, train_size: int | None = None) -> Path:
+def run_path(out: Path, variant: str, seed: int, train_size: TrainSize = None) -> Path:
     return Path(out) / "runs" / f"{run_name(variant, seed, train_size)}.json"
 
 
-def prediction_path(out: Path, variant: str, seed: int, train_size: int | None = None) -> Path:
+def prediction_path(out: Path, variant: str, seed: int, train_size: TrainSize = None) -> Path:
     return Path(out) / "predictions" / f"{run_name(variant, seed, train_size)}.npz"
 
 
-def log_path(out: Path, variant: str, seed: int, train_size: int | None = None) -> Path:
+def log_path(out: Path, variant: str, seed: int, train_size: TrainSize = None) -> Path:
     return Path(out) / "logs" / f"{run_name(variant, seed, train_size)}.log"
 
 
-def read_runs(out: Path) -> list[dict]:
+@dataclass(frozen=True)
+class Plan:
+    """manifest.json: what the folder's runs were planned with (docs/cli.md lists its keys)."""
+
+    fields: dict
+
+    @classmethod
+    def read(cls, folder: Path) -> "Plan | None":
+        path = Path(folder) / "manifest.json"
+        return cls(json.loads(path.read_text())) if path.exists() else None
+
+    @property
+    def variants(self) -> list[str]:
+        return list(self.fields.get("variants") or [])
+
+    @property
+    def seeds(self) -> list[int]:
+        return [int(s) for s in self.fields.get("seeds") or []]
+
+    @property
+    def train_sizes(self) -> list[TrainSize]:
+        return [as_train_size(s) for s in self.fields.get("train_sizes") or [None]]
+
+    @property
+    def profile(self) -> str | None:
+        return self.fields.get("profile")
+
+    @property
+    def class_names(self) -> tuple[str, ...]:
+        return tuple(self.fields["data"]["class_names"])
+
+    @property
+    def positive_index(self) -> int | None:
+        return self.fields["data"].get("positive_index")
+
+    @property
+    def margins(self) -> dict | None:
+        return self.fields.get("margins")
+
+
+@dataclass(frozen=True)
+class RunRecord(Mapping):
+    """One run's record. The identity is typed; every other field is read by key (`record["macro_f1"]`,
+    `record.get("cold_start_s")`) as the worker or the executor wrote it."""
+
+    variant: str
+    seed: int
+    train_size: TrainSize
+    status: str
+    fields: dict = field(repr=False)
+
+    @classmethod
+    def from_dict(cls, fields: dict) -> "RunRecord":
+        size = as_train_size(fields.get("train_size"))
+        fields = {**fields, "train_size": size}  # one spelling from here on
+        return cls(fields["variant"], int(fields["seed"]), size, str(fields.get("status")), fields)
+
+    @property
+    def name(self) -> str:
+        return run_name(self.variant, self.seed, self.train_size)
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+    @property
+    def threads(self) -> int | None:
+        """The thread count (records keep the settings in force as a dict, failed rows a count)."""
+        value = self.fields.get("threads")
+        return value.get("threads") if isinstance(value, dict) else value
+
+    def to_dict(self) -> dict:
+        return dict(self.fields)
+
+    def __getitem__(self, key: str) -> Any:
+        return self.fields[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.fields)
+
+    def __len__(self) -> int:
+        return len(self.fields)
+
+
+def select_runs(records: list[RunRecord], manifest: dict) -> tuple[list[RunRecord], list[str]]:
+    """(records of the plan that are comparable with it, one 'name (why)' per record left out)."""
+    kept, left_out = [], []
+    for record in records:
+        reason = why_left_out(record, manifest)
+        if reason is None:
+            kept.append(record)
+        else:
+            left_out.append(f"{run_name(record['variant'], record['seed'], as_train_size(record.get('train_size')))} ({reason})")
+    return kept, left_out
+
+
+def read_runs(out: Path) -> list[RunRecord]:
     """Every run record in a run folder, in a stable order."""
-    return [json.loads(p.read_text()) for p in sorted((Path(out) / "runs").glob("*.json"))]
+    return [RunRecord.from_dict(json.loads(p.read_text())) for p in sorted((Path(out) / "runs").glob("*.json"))]
 
 
-def size_key(size) -> float:
-    """A training size as a sortable number: 'all' (or empty: the whole training split) sorts last."""
-    return float("inf") if size is None or str(size) in ("all", "", "nan", "None") else float(size)
+@dataclass(frozen=True)
+class Predictions:
+    """A run's test predictions as saved: the test ids, their labels (older folders: None) and (n, classes) probabilities."""
+
+    test_ids: np.ndarray
+    labels: np.ndarray | None
+    proba: np.ndarray
+
+
+class RunFolder:
+    """One run folder, opened once: its plan, its records, the runs comparable with the plan and
+    each run's predictions, for every report that reads it."""
+
+    def __init__(self, path: Path):
+        self.path = Path(path)
+        self.plan = Plan.read(self.path)
+        self.records = read_runs(self.path)
+        self._selected: tuple[list[RunRecord], list[str]] | None = None
+        self._predictions: dict[str, Predictions] = {}
+
+    @classmethod
+    def of(cls, folder: "Path | RunFolder") -> "RunFolder":
+        """The folder itself when already open, else opened now."""
+        return folder if isinstance(folder, RunFolder) else cls(folder)
+
+    def selected(self) -> tuple[list[RunRecord], list[str]]:
+        """(the plan's runs comparable with it, one 'name (why)' per record left out), computed once."""
+        if self._selected is None:
+            self._selected = select_runs(self.records, self.plan.fields) if self.plan else (list(self.records), [])
+        return self._selected
+
+    def split(self):
+        from common.splits import Split
+
+        return Split.from_dict(json.loads((self.path / "splits.json").read_text()))
+
+    def has_predictions(self, record: Mapping) -> bool:
+        return prediction_path(self.path, record["variant"], record["seed"], as_train_size(record.get("train_size"))).exists()
+
+    def predictions(self, record: Mapping) -> Predictions:
+        """The run's saved predictions; the file is opened the first time only. A missing file raises
+        UserInputError with what to do."""
+        size = as_train_size(record.get("train_size"))
+        name = run_name(record["variant"], int(record["seed"]), size)
+        if name not in self._predictions:
+            path = prediction_path(self.path, record["variant"], int(record["seed"]), size)
+            if not path.exists():
+                from common.errors import UserInputError
+
+                raise UserInputError(f"{path} is missing: run the same `python -m comparisons run` again to recreate it")
+            with np.load(path) as saved:
+                labels = np.asarray(saved["labels"]) if "labels" in saved.files else None
+                self._predictions[name] = Predictions(np.asarray(saved["test"]), labels,
+                                                      np.asarray(saved["proba"], dtype=float))
+        return self._predictions[name]

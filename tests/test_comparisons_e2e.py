@@ -46,6 +46,9 @@ def test_every_variant_runs_on_the_identical_split(tmp_path):
     for run in (out / "runs").glob("*.json"):  # every backend that trains by epochs says what validation chose
         record = json.loads(run.read_text())
         assert record["rss_after_import_mb"] > record["rss_process_start_mb"], run.name
+        # compilation is a column only where the inference path compiles (Keras's tf.function)
+        assert (record["compile_seconds"] is not None) == (record["backend"] == "keras_layers"), run.name
+        assert record["first_pass_seconds"] > 0, run.name
         if record["backend"] != "tfidf_logreg":
             info = record["fit_info"]
             assert 1 <= info["best_epoch"] <= info["epochs_run"], (run.name, info)

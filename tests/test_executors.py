@@ -248,7 +248,7 @@ def ours(marker: bytes) -> list[int]:
                 cmdline = (entry / "cmdline").read_bytes()
             except OSError:
                 continue
-            if b"\0comparisons.worker\0" in cmdline and marker in cmdline and alive(int(entry.name)):
+            if b"\0comparisons.run.worker\0" in cmdline and marker in cmdline and alive(int(entry.name)):
                 found.append(int(entry.name))
     return found
 

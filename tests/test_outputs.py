@@ -5,7 +5,8 @@ import json
 import numpy as np
 import pandas as pd
 
-from comparisons.comparability import differences, select_runs
+from comparisons.comparability import differences
+from comparisons.run_folder import select_runs
 from comparisons.outputs import atomic_write_json, write_table
 from comparisons.report.verdicts import PAIR_COLUMNS, PAIR_METRICS
 from tests.test_cli import ROOT, SMALL, assert_no_raw_text, run_cli

@@ -87,6 +87,7 @@ class KerasLayersBackend(Backend):
     """TokenAndPositionEmbedding + TransformerBlock classifier in Keras 3, trained with AdamW."""
 
     name = "keras_layers"
+    compiles = True  # predict_proba runs an XLA-compiled tf.function (XLA compiles once per trimmed shape)
 
     def __init__(self, config: dict | None = None, seed: int = 0, device: str = "auto",
                  vectorizer: str = "shared", tokenizer: str = "regex", vocab_min_count: int = 2,

@@ -9,17 +9,18 @@ import pandas as pd
 from comparisons.report.i18n import label, setup_matplotlib, text
 from comparisons.outputs import save_figure
 from comparisons.report.tables import QUALITY, quality_label
-from comparisons.run_folder import prediction_path
+from comparisons.run_folder import RunFolder
 
 
-def write_figures(out: Path, summary: pd.DataFrame, aggregate: pd.DataFrame, test_labels: np.ndarray,
+def write_figures(out: "Path | RunFolder", summary: pd.DataFrame, aggregate: pd.DataFrame, test_labels: np.ndarray,
                   class_names: tuple[str, ...], positive_index: int | None, lang: str = "en",
                   pairs: pd.DataFrame | None = None) -> list[Path]:
     """metrics, pareto, confusion matrices, PR curves (binary), forest (given verdicts.csv's pairs)."""
     setup_matplotlib(lang)
     import matplotlib.pyplot as plt
 
-    target = (Path(out) if lang == "en" else Path(out) / "zh") / "figures"
+    out = RunFolder.of(out)  # each run's predictions opened once for every figure
+    target = (out.path if lang == "en" else out.path / "zh") / "figures"
     done = aggregate[aggregate["seeds"] > 0].reset_index(drop=True)
     if done.empty:
         return []
@@ -91,12 +92,6 @@ def _pareto(plt, done, lang, path):
     return save_figure(fig, path)
 
 
-def _run_size(row):
-    """The training size as run names spell it: None for the whole split."""
-    size = row.get("train_size", "all")
-    return None if pd.isna(size) or str(size) == "all" else int(size)
-
-
 def _first_ok_runs(summary):
     ok = summary[summary["status"] == "ok"]
     return ok.sort_values("seed").groupby("variant", sort=False).head(1)
@@ -107,7 +102,7 @@ def _pr_curves(plt, out, summary, test_labels, positive_index, lang, path):
 
     fig, ax = plt.subplots(figsize=(6, 5))
     for _, row in _first_ok_runs(summary).iterrows():
-        proba = np.load(prediction_path(out, row["variant"], int(row["seed"]), _run_size(row)))["proba"]
+        proba = out.predictions(row).proba
         precision, recall, _ = precision_recall_curve(test_labels == positive_index, proba[:, positive_index])
         ax.plot(recall, precision, label=f"{row['variant']} (AP {row['average_precision']:.3f})")
     ax.set_xlabel(label("recall", lang))
@@ -138,7 +133,7 @@ def _confusion(plt, out, summary, class_names, test_labels, lang, path):
 
 
 def _confusion_from_predictions(out, row, test_labels, n_classes):
-    proba = np.load(prediction_path(out, row["variant"], int(row["seed"]), _run_size(row)))["proba"]
+    proba = out.predictions(row).proba
     predicted = proba.argmax(axis=1)
     matrix = np.zeros((n_classes, n_classes), dtype=int)
     np.add.at(matrix, (test_labels, predicted), 1)

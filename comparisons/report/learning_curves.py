@@ -28,6 +28,7 @@ from comparisons.report.i18n import label, setup_matplotlib, text
 from comparisons.outputs import atomic_write_text, save_figure, write_table
 from comparisons.report.verdict_rules import correct_family, phrase
 from comparisons.report.verdicts import PAIR_COLUMNS, compare, load_predictions
+from comparisons.run_folder import RunFolder
 
 METRICS = ("average_precision", "macro_f1_at_threshold", "macro_f1")  # the first two: those the runs have
 PRETRAINED = ("hf_bert:frozen", "hf_bert:full")
@@ -211,10 +212,11 @@ def write_learning_curves(out: Path, summary: pd.DataFrame, test_ids: np.ndarray
     ok = summary[summary["status"] == "ok"]
     if ok.empty or numeric_sizes(ok, full_size).nunique() < 2:
         return []
-    curve, pairs = compare_sizes(out, summary, test_ids, labels, positive_index, full_size)
+    folder = RunFolder.of(out)
+    curve, pairs = compare_sizes(folder, summary, test_ids, labels, positive_index, full_size)
     paths: list[Path] = []
     for lang in languages:
-        paths += write_curve_outputs(Path(out) if lang == "en" else Path(out) / "zh", curve, pairs, full_size, lang)
+        paths += write_curve_outputs(folder.path if lang == "en" else folder.path / "zh", curve, pairs, full_size, lang)
     return paths
 
 

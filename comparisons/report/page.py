@@ -10,7 +10,6 @@ in DIR/zh/. No raw message text: the only free text from a run (a failure's reas
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shlex
 import sys
@@ -21,7 +20,6 @@ import pandas as pd
 
 from common.errors import UserInputError
 from common.redaction import redact
-from comparisons.comparability import select_runs
 from comparisons.report.i18n import check_language, label, text
 from comparisons.outputs import atomic_write_text
 from comparisons.report.preview import preview_note
@@ -29,7 +27,7 @@ from comparisons.report.tables import QUALITY
 from comparisons.report.html import document, facts, paragraph, png_figure, section, table
 from comparisons.report.page_verdicts import (lead, pairwise_tables, pretrained_vs_scratch, read_verdicts,
                                               real_differences)
-from comparisons.run_folder import read_runs
+from comparisons.run_folder import RunFolder, read_runs
 
 # Measures of the "best on each" digest: (key in aggregate.csv, higher is better).
 COSTS = ("latency_ms_b1_p50", "peak_rss_serve_mb", "peak_rss_mb", "train_seconds", "size_mb")  # lower is better
@@ -49,15 +47,17 @@ def page_path(out: Path, lang: str) -> Path:
     return Path(out) / "report.html" if lang == "en" else Path(out) / "zh" / "report.html"
 
 
-def write_report_page(out: Path, lang: str = "en") -> Path:
+def write_report_page(out: "Path | RunFolder", lang: str = "en") -> Path:
     """Write DIR/report.html (en) or DIR/zh/report.html (zh) from the run folder's files."""
-    return atomic_write_text(page_path(out, lang), build_page(Path(out), lang))
+    folder = RunFolder.of(out)
+    return atomic_write_text(page_path(folder.path, lang), build_page(folder, lang))
 
 
-def build_page(out: Path, lang: str) -> str:
+def build_page(folder: RunFolder, lang: str) -> str:
+    out = folder.path
     target = out if lang == "en" else out / "zh"
-    manifest = json.loads((out / "manifest.json").read_text())
-    records, left_out = select_runs(read_runs(out), manifest)  # the runs the tables aggregate, as report.py
+    manifest = folder.plan.fields
+    records, left_out = folder.selected()  # the runs the tables aggregate, as report/tables.py
     aggregate = _read_csv(target / "aggregate.csv", numeric=True)
     verdicts = read_verdicts(out)
     title = text(f"Transformer comparison: {out.resolve().name}", f"Transformer 模型对比：{out.resolve().name}", lang)

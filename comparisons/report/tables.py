@@ -12,7 +12,6 @@ items); aggregate.csv (per variant: seeds, {measure}_mean/_std, and for quality
 """
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -20,10 +19,9 @@ import numpy as np
 import pandas as pd
 
 from backends.base import VARIANTS
-from comparisons.comparability import select_runs
 from comparisons.report.i18n import label, text
 from comparisons.outputs import atomic_write_text, write_table
-from comparisons.run_folder import prediction_path, read_runs, size_key
+from comparisons.run_folder import RunFolder, RunRecord, size_key, size_label
 from comparisons.report.verdict_rules import PRIMARY, phrase
 from comparisons.report.verdicts import N_RESAMPLES, PAIR_METRICS, Verdicts, compare, load_predictions, run_intervals
 
@@ -57,18 +55,19 @@ class Reports:
     left_out: list[str] = field(default_factory=list)  # "run (why)" for each run not aggregated
 
 
-def summary_frame(records: list[dict]) -> pd.DataFrame:
+def summary_frame(records: list) -> pd.DataFrame:
+    """One row per run record (RunRecord), the columns of summary.csv."""
     rows = []
     for record in records:
+        record = record if isinstance(record, RunRecord) else RunRecord.from_dict(record)
         row = {column: record.get(column) for column in SUMMARY_COLUMNS}
         fit_info = record.get("fit_info") or {}
         row["best_epoch"] = fit_info.get("best_epoch")
         if row["epochs_run"] is None and fit_info.get("epochs_run") and record.get("train_seconds") is not None:
             row["epochs_run"] = fit_info["epochs_run"]  # records made before the column existed
             row["seconds_per_epoch"] = record["train_seconds"] / fit_info["epochs_run"]
-        row["train_size"] = record.get("train_size") or "all"  # messages trained on; all = the whole split
-        threads = record.get("threads")
-        row["threads"] = threads.get("threads") if isinstance(threads, dict) else threads
+        row["train_size"] = size_label(record.train_size)  # messages trained on; all = the whole split
+        row["threads"] = record.threads
         rows.append(row)
     frame = pd.DataFrame(rows, columns=SUMMARY_COLUMNS)
     order = {name: i for i, name in enumerate(VARIANTS)}
@@ -140,38 +139,32 @@ def readable_table(aggregate: pd.DataFrame, lang: str) -> pd.DataFrame:
     return table
 
 
-def labels_of_test_split(out: Path, records: list[dict], test_ids: np.ndarray, manifest: dict) -> np.ndarray:
+def labels_of_test_split(folder: RunFolder, records: list, test_ids: np.ndarray, manifest: dict) -> np.ndarray:
     """The test labels from the run folder: the predictions files' own copy (older folders: the data)."""
     for record in records:
-        path = prediction_path(out, record["variant"], record["seed"], record.get("train_size"))
-        if path.exists():
-            with np.load(path) as saved:
-                if "labels" in saved.files:
-                    return np.asarray(saved["labels"])
+        if folder.has_predictions(record) and folder.predictions(record).labels is not None:
+            return folder.predictions(record).labels
     from common.datasets import DataSpec, load
 
     return np.asarray(load(DataSpec(**manifest["data"]["spec"])).labels)[test_ids]
 
 
-def build_reports(out: Path) -> Reports:
+def build_reports(out: "Path | RunFolder") -> Reports:
     """Select the comparable runs of the plan, aggregate them and compute the verdicts."""
-    from common.splits import Split
-
-    out = Path(out)
-    manifest = json.loads((out / "manifest.json").read_text())
-    records, left_out = select_runs(read_runs(out), manifest)
+    folder = RunFolder.of(out)
+    manifest = folder.plan.fields
+    records, left_out = folder.selected()
     summary = summary_frame(records)
     main = largest_size(summary)
-    test_ids = Split.from_dict(json.loads((out / "splits.json").read_text())).test
-    ok = [r for r in records if r.get("status") == "ok"
-          and (r.get("train_size") or "all") in set(main.loc[main["status"] == "ok", "train_size"])]
-    labels = labels_of_test_split(out, ok, test_ids, manifest)
+    test_ids = folder.split().test
+    ok = [r for r in records if r.ok and size_label(r.train_size) in set(main.loc[main["status"] == "ok", "train_size"])]
+    labels = labels_of_test_split(folder, ok, test_ids, manifest)
     positive_index = manifest["data"].get("positive_index")
     verdicts = None
     if ok:
         order = {name: i for i, name in enumerate(manifest.get("variants") or VARIANTS)}
         ok.sort(key=lambda r: (order.get(r["variant"], len(order)), r["seed"]))
-        predictions = load_predictions(out, ok, test_ids)
+        predictions = load_predictions(folder, ok, test_ids)
         verdicts = compare(predictions, labels, positive_index, manifest.get("margins"))
         summary = _with_run_intervals(summary, run_intervals(predictions, labels, positive_index), main)
     aggregate = aggregate_frame(main, None if verdicts is None else verdicts.variants)

@@ -329,17 +329,16 @@ def load_predictions(out, records: list[dict], test_ids: np.ndarray) -> pd.DataF
     Each file's `test` ids must be the split's test indices in the same order.
     """
     from common.errors import UserInputError
-    from comparisons.run_folder import prediction_path
+    from comparisons.run_folder import RunFolder, run_name
 
+    folder = RunFolder.of(out)
     rows = []
     for record in records:
-        path = prediction_path(out, record["variant"], record["seed"], record.get("train_size"))
-        if not path.exists():
-            raise UserInputError(f"{path} is missing: run the same `python -m comparisons run` again to recreate it")
-        with np.load(path) as saved:
-            if not np.array_equal(saved["test"], test_ids):
-                raise UserInputError(f"{path} holds predictions for other test items than this folder's "
-                                     "splits.json: rerun that run with --force")
-            rows.append({"variant": record["variant"], "seed": int(record["seed"]),
-                         "threshold": record.get("threshold"), "proba": np.asarray(saved["proba"], dtype=float)})
+        saved = folder.predictions(record)
+        if not np.array_equal(saved.test_ids, test_ids):
+            name = run_name(record["variant"], int(record["seed"]), record.get("train_size"))
+            raise UserInputError(f"{folder.path}/predictions/{name}.npz holds predictions for other test items than "
+                                 "this folder's splits.json: rerun that run with --force")
+        rows.append({"variant": record["variant"], "seed": int(record["seed"]),
+                     "threshold": record.get("threshold"), "proba": saved.proba})
     return pd.DataFrame(rows, columns=["variant", "seed", "threshold", "proba"])

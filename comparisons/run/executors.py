@@ -358,7 +358,7 @@ def worker_processes() -> int:
         if entry.name.isdigit():
             try:
                 with open(f"/proc/{entry.name}/cmdline", "rb") as cmdline:
-                    count += b"\0comparisons.worker\0" in cmdline.read()
+                    count += b"\0comparisons.run.worker\0" in cmdline.read()
             except OSError:
                 continue
     return count

@@ -33,15 +33,15 @@ from comparisons.run.worker import EXIT_MISSING_DEPENDENCY
 # ROOT (comparisons.comparability): the project, put on the worker's PYTHONPATH
 
 
-def finished(out: Path, request: RunSpec, split_sha256: str, data_sha256: str) -> bool:
+def finished(out: Path, request: RunSpec, split_sha256: str, data_sha256: str, manifest: dict) -> bool:
     """A run is finished when its JSON says ok, its predictions exist and it is comparable with the plan
-    in manifest.json: same split, data, budget, threads, device, model choice, code and library versions."""
+    (manifest.json, read once by the caller): same split, data, budget, threads, device, model choice,
+    code and library versions."""
     path = run_path(out, request.variant, request.seed, request.train_size)
     predictions = prediction_path(out, request.variant, request.seed, request.train_size)
-    if not path.exists() or not predictions.exists() or not (Path(out) / "manifest.json").exists():
+    if not path.exists() or not predictions.exists():
         return False
     record = json.loads(path.read_text())
-    manifest = json.loads((Path(out) / "manifest.json").read_text())
     return (record.get("status") == "ok" and record.get("split_sha256") == split_sha256
             and record.get("data_sha256") == data_sha256 and not differences(record, manifest, strict=True))
 
@@ -230,12 +230,8 @@ def _last_line(log: Path) -> str:
 def write_row(out: Path, request: RunSpec, split_sha256: str, status: str, reason: str,
                seconds: float | None = None) -> dict:
     backend, _ = resolve_variant(request.variant)
-    record = {"variant": request.variant, "backend": backend, "seed": request.seed, "status": status,
-              "reason": reason, "split_sha256": split_sha256, "profile": request.profile,
-              "hf_model": request.hf_model, "data_sha256": request.data_sha256, "train_size": request.train_size,
-              "threads": request.threads, "executor": request.executor, "device_requested": request.device,
-              "code_commit": request.code_commit, "code_dirty": request.code_dirty,
-              "code_sha256": request.code_sha256, "wall_seconds": seconds}
+    record = {**request.record_identity(), "backend": backend, "status": status, "reason": reason,
+              "split_sha256": split_sha256, "wall_seconds": seconds}
     atomic_write_json(run_path(out, request.variant, request.seed, request.train_size), record)
     return record
 

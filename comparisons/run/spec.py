@@ -46,6 +46,14 @@ class RunSpec:
     def to_dict(self) -> dict:
         return asdict(self)
 
+    def record_identity(self) -> dict:
+        """The fields every record of this run carries, finished or not: what it was, and what makes it
+        comparable (comparisons.comparability). The worker's record and a failed row both start here."""
+        return {"variant": self.variant, "seed": self.seed, "train_size": self.train_size, "profile": self.profile,
+                "hf_model": self.hf_model, "split_sha256": self.split_sha256, "data_sha256": self.data_sha256,
+                "threads": self.threads, "executor": self.executor, "device_requested": self.device,
+                "code_commit": self.code_commit, "code_dirty": self.code_dirty, "code_sha256": self.code_sha256}
+
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), sort_keys=True)
 
