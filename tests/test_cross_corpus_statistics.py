@@ -81,3 +81,4 @@ def test_a_corpus_without_every_variant_is_left_out_of_the_ranks():
     table = scores({"c1": [0.9, 0.8], "c2": [0.7, np.nan], "c3": [0.6, 0.9]}, "AB")
     result = across_corpora(table)
     assert result.corpora == ["c1", "c3"] and result.average_ranks == {"A": 1.5, "B": 1.5}
+    assert result.left_out == ["c2"] and "Left out of the ranks (a variant has no score there): c2." in conclusion(result)

@@ -78,6 +78,7 @@ class AcrossCorpora:
     rejected: bool = False            # the test rejected "all variants rank alike"
     pairs: list[dict] = field(default_factory=list)  # Nemenyi or Wilcoxon: a, b, rank difference, different
     alpha: float = ALPHA
+    left_out: list[str] = field(default_factory=list)  # corpora lacking some variant's score
 
 
 def across_corpora(scores: pd.DataFrame, alpha: float = ALPHA) -> AcrossCorpora:
@@ -87,7 +88,8 @@ def across_corpora(scores: pd.DataFrame, alpha: float = ALPHA) -> AcrossCorpora:
     n, k = len(corpora), len(variants)
     ranks = corpus_ranks(complete) if n else pd.DataFrame(columns=variants)
     average = {v: float(ranks[v].mean()) for v in variants} if n else {v: float("nan") for v in variants}
-    result = AcrossCorpora("none", corpora, variants, average, alpha=alpha)
+    result = AcrossCorpora("none", corpora, variants, average, alpha=alpha,
+                           left_out=[c for c in scores.index if c not in set(corpora)])
     if k == 2:
         result.test = "wilcoxon"
         result.smallest_p = wilcoxon_smallest_p(n)
@@ -134,10 +136,13 @@ def conclusion(result: AcrossCorpora, lang: str = "en") -> list[str]:
     if n == 0:
         return [text("No corpus has a score for every variant yet: nothing to rank.",
                      "还没有哪个语料库对每个变体都有得分：无法排名。", lang)]
+    lines = []
+    if result.left_out:
+        lines.append(text(f"Left out of the ranks (a variant has no score there): {', '.join(result.left_out)}.",
+                          f"未计入排名（有变体在其上没有得分）：{'、'.join(result.left_out)}。", lang))
     needed = result.corpora_needed
     needed_en = f"at least {needed} corpora" if needed else f"more than {LARGEST_N} corpora"
     needed_zh = f"至少 {needed} 个语料库" if needed else f"超过 {LARGEST_N} 个语料库"
-    lines = []
     if result.test == "wilcoxon":
         a, b = result.variants
         median = result.pairs[0]["median_difference"]
