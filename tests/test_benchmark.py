@@ -90,6 +90,9 @@ def test_an_unknown_corpus_is_one_line_and_exit_2_before_anything_is_written(tmp
     assert main(["benchmark", "--corpora", "sms,imdb", "--out", str(out)]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and err.startswith("error: --corpora: unknown corpus 'imdb'") and not out.exists()
+    assert main(["benchmark", "--corpora", "sms", "--limit-total", "1", "--out", str(out)]) == 2
+    assert capsys.readouterr().err.strip() == ("error: corpus sms: --limit-total must be at least 2 texts "
+                                               "(leave it out for all rows)") and not out.exists()
 
 
 def write_partition_folder(folder, corpus: str, classes: int, scores: pd.DataFrame) -> None:
