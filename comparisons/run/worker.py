@@ -151,9 +151,6 @@ def run(args: RunSpec, out: Path, inputs: RunInputs) -> dict:
         tested = classification_metrics(test.labels, test_proba, data.positive_index, chosen["threshold"])
         at_threshold = {"threshold": chosen["threshold"], "threshold_rule": chosen["rule"],
                         "accuracy_at_threshold": tested["accuracy"], "macro_f1_at_threshold": tested["macro_f1"]}
-    else:  # more than two classes: no threshold to choose; the decision is the arg-max (docs/cross_corpus.md)
-        at_threshold = {"threshold": None, "threshold_rule": "arg-max (more than two classes: no threshold)",
-                        "accuracy_at_threshold": metrics["accuracy"], "macro_f1_at_threshold": metrics["macro_f1"]}
     valid_metrics = classification_metrics(valid.labels, valid_proba, data.positive_index)
 
     served: dict = {}
