@@ -121,6 +121,15 @@ def package_root(corpus: Corpus) -> Path:
     return Path(list(spec.submodule_search_locations)[0])
 
 
+def missing_package(name: str) -> str | None:
+    """Why a named corpus cannot be read here (its package is not installed, with the install line); None when it can."""
+    try:
+        package_root(CORPORA[name])
+    except UserInputError as exc:
+        return str(exc)
+    return None
+
+
 def source_files(corpus: Corpus, root: Path) -> list[Path]:
     paths = sorted({p for pattern in corpus.files for p in root.glob(pattern) if p.is_file()})
     if not paths:

@@ -43,6 +43,7 @@ class DataSpec:
     dedup: bool = False
     limit_per_class: int | None = field(default=None)  # tests: a small stratified subset
     hf_split: str = "train"  # hf: which split of the hub dataset to load (slices like train[:5000] work)
+    limit_total: int | None = None  # a cap on a large corpus: a seeded stratified sample of at most N texts
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -73,6 +74,8 @@ def load(spec: DataSpec) -> LabelledTexts:
         data = drop_duplicates(data)
     if spec.limit_per_class:
         data = stratified_head(data, spec.limit_per_class)
+    if spec.limit_total:
+        data = stratified_sample(data, spec.limit_total)
     return data
 
 
@@ -268,6 +271,39 @@ def stratified_head(data: LabelledTexts, per_class: int) -> LabelledTexts:
     """The first `per_class` rows of every class, in file order (a small, fixed test subset)."""
     keep = np.sort(np.concatenate([np.flatnonzero(data.labels == c)[:per_class] for c in range(data.n_classes)]))
     return data.subset(keep)
+
+
+SAMPLE_SEED = 20260812  # the seed of every --limit-total sample (the default split seed): one sample per corpus
+
+
+def stratified_sample(data: LabelledTexts, total: int, seed: int = SAMPLE_SEED) -> LabelledTexts:
+    """At most `total` texts, each class in its share of the whole (largest remainders, at least one
+    text a class), drawn at random with `seed` and kept in file order; what was done goes in
+    `origin["sample"]` (recorded in the manifest). Data already within the cap is kept whole."""
+    counts = np.bincount(data.labels, minlength=data.n_classes)
+    record = {"limit_total": int(total), "seed": seed, "rows_before": len(data)}
+    if len(data) <= total:
+        data.origin = {**(data.origin or {}), "sample": {**record, "rows_kept": len(data), "capped": False}}
+        return data
+    if total < data.n_classes:
+        raise UserInputError(f"--limit-total {total} is below the {data.n_classes} classes; give at least one text a class")
+    exact = counts * total / len(data)
+    quota = np.maximum(1, np.floor(exact).astype(int))
+    for c in np.argsort(-(exact - np.floor(exact)), kind="stable"):  # the largest remainders get the rest
+        if quota.sum() >= total:
+            break
+        quota[c] += 1
+    while quota.sum() > total:  # the floor of one text a class overshot: take back from the largest
+        quota[int(np.argmax(quota))] -= 1
+    generator = np.random.default_rng(seed)
+    keep = np.sort(np.concatenate([generator.choice(np.flatnonzero(data.labels == c), size=int(quota[c]), replace=False)
+                                   for c in range(data.n_classes)]))
+    sampled = data.subset(keep)
+    sampled.origin = {**(data.origin or {}), "sample": {
+        **record, "rows_kept": len(sampled), "capped": True,
+        "class_counts_before": {data.class_names[c]: int(n) for c, n in enumerate(counts)},
+        "class_counts_kept": {data.class_names[c]: int(n) for c, n in enumerate(quota)}}}
+    return sampled
 
 
 def fingerprint(data: LabelledTexts) -> str:

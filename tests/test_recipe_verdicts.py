@@ -73,3 +73,25 @@ def test_cluster_projection_schedules_longest_first():
     assert makespan([5, 4, 3, 3, 3], 1) == 18
     assert makespan([5, 4, 3, 3, 3], 2) == 10  # LPT: 5+3+... -> {5, 3}, {4, 3, 3}: 8 and 10
     assert makespan([7, 1, 1, 1], 16) == 7, "never below the longest run"
+
+
+def test_with_more_than_two_classes_the_decision_rows_are_the_arg_max(tmp_path):
+    """Runs on 5 topics choose no threshold (their records hold none): the partition design's decision rows use
+    the arg-max's macro-F1 and accuracy, not nan; with two classes they stay the validation threshold's."""
+    import json
+
+    from comparisons.report.recipe_verdicts import partition_scores
+
+    for classes, folder in ((5, tmp_path / "topics"), (2, tmp_path / "binary")):
+        partition = folder / "partitions" / "r0f0"
+        (partition / "runs").mkdir(parents=True)
+        (partition / "splits.json").write_text(json.dumps({"sha256": "s", "train": [0, 1], "valid": [2], "test": [3]}))
+        (partition / "manifest.json").write_text(json.dumps({"data": {"class_names": [f"c{i}" for i in range(classes)]}}))
+        record = {"variant": "tfidf_logreg", "seed": 0, "status": "ok", "split_sha256": "s", "average_precision": 0.9,
+                  "macro_f1": 0.8, "accuracy": 0.85}
+        if classes == 2:
+            record.update(macro_f1_at_threshold=0.7, accuracy_at_threshold=0.75)
+        (partition / "runs" / "tfidf_logreg__seed0.json").write_text(json.dumps(record))
+    topics, binary = partition_scores(tmp_path / "topics").iloc[0], partition_scores(tmp_path / "binary").iloc[0]
+    assert (topics["macro_f1_at_threshold"], topics["accuracy_at_threshold"]) == (0.8, 0.85)
+    assert (binary["macro_f1_at_threshold"], binary["accuracy_at_threshold"]) == (0.7, 0.75)

@@ -12,6 +12,9 @@ s^2 / J, is too small; the corrected one is s^2 x (1/J + n_test/n_train), with t
 of freedom. Equivalence within the declared margin is two one-sided tests with the same
 statistic; the four verdicts and the family's Holm correction are comparisons/report/verdict_rules.py's.
 
+With more than two classes no threshold is chosen (the runs record none): the decision rows are the
+arg-max's macro-F1 and accuracy (docs/cross_corpus.md).
+
 Written in the top folder: scores.csv (one row per variant and partition: seeds, metrics),
 recipe_variants.csv (mean over partitions with its corrected 95% interval), verdicts.csv (the
 columns of comparisons/report/verdicts.py that apply, plus partitions and df) and verdicts.md.
@@ -42,12 +45,16 @@ def partition_scores(out: Path) -> pd.DataFrame:
     rows = []
     for folder in sorted((Path(out) / "partitions").glob("r*f*")):
         split = json.loads((folder / "splits.json").read_text())
+        manifest = folder / "manifest.json"
+        classes = len(json.loads(manifest.read_text())["data"]["class_names"]) if manifest.exists() else 2
         for record in read_runs(folder):
             if record.get("status") != "ok" or record.get("split_sha256") != split["sha256"]:
                 continue
+            values = {m: record.get(m) for m in METRICS + COSTS}
+            if classes > 2:  # no threshold is chosen with more than two classes: the decision is the arg-max
+                values.update(macro_f1_at_threshold=record.get("macro_f1"), accuracy_at_threshold=record.get("accuracy"))
             rows.append({"partition": folder.name, "variant": record["variant"], "seed": int(record["seed"]),
-                         "n_train": len(split["train"]) + len(split["valid"]), "n_test": len(split["test"]),
-                         **{m: record.get(m) for m in METRICS + COSTS}})
+                         "n_train": len(split["train"]) + len(split["valid"]), "n_test": len(split["test"]), **values})
     return pd.DataFrame(rows, columns=["partition", "variant", "seed", "n_train", "n_test", *METRICS, *COSTS])
 
 

@@ -23,7 +23,12 @@ from comparisons.outputs import atomic_write_text
 
 
 def run_seconds(out: Path) -> list[tuple[str, float]]:
-    """(run name, wall seconds) of every finished run in a run folder or a partition design's folders."""
+    """(run name, wall seconds) of every finished run in a run folder, a partition design's folders or a
+    benchmark's corpus folders (`python -m comparisons benchmark`)."""
+    if (out / "benchmark.json").exists():
+        corpora = json.loads((out / "benchmark.json").read_text())["corpora"]
+        return [(f"{c['folder']}/{name}", seconds) for c in corpora if (out / c["folder"]).is_dir()
+                for name, seconds in run_seconds(out / c["folder"])]
     folders = sorted((out / "partitions").glob("r*f*")) if (out / "design.json").exists() else [out]
     found = []
     for folder in folders:
@@ -61,7 +66,8 @@ def projection_markdown(out: Path, nodes: list[int]) -> str:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m comparisons.studies.cluster_projection",
                                      description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, required=True, help="a finished run folder or partition design")
+    parser.add_argument("--out", type=Path, required=True,
+                        help="a finished run folder, partition design or benchmark folder")
     parser.add_argument("--nodes", type=int, nargs="+", default=[1, 4, 16])
     args = parser.parse_args(argv)
     if not run_seconds(args.out):

@@ -1,0 +1,233 @@
+"""The cross-corpus table of a benchmark folder (`python -m comparisons benchmark`), from its run folders only.
+
+Per corpus: its primary metric per variant with that folder's own interval and verdicts (the
+partition design's recipe verdicts, or the single split's), the variants' ranks; over corpora:
+average ranks and what may be concluded with this few (comparisons/report/cross_corpus_statistics.py).
+The primary metric is average precision: of the positive class with two classes, macro-averaged
+one-vs-rest with more (common.metrics), so every corpus ranks its variants on its own primary metric.
+
+Written in the parent folder: cross_corpus.csv (one row per corpus and variant), cross_corpus.md,
+cross_corpus.json (the test across corpora); the Chinese cross_corpus.md in DIR/zh/. The page:
+comparisons/report/cross_corpus_page.py. Nothing here
+holds text from the data: corpus names, counts, scores and verdicts only.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from comparisons.outputs import atomic_write_json, atomic_write_text
+from comparisons.report.cross_corpus_statistics import AcrossCorpora, across_corpora, conclusion, corpus_ranks
+from comparisons.report.i18n import text
+from comparisons.report.page_verdicts import largest_group, read_verdicts
+from comparisons.report.verdict_rules import PRIMARY, phrase
+
+PLAN_FILE = "benchmark.json"
+CSV_COLUMNS = ("corpus", "status", "reason", "design", "texts", "texts_before_cap", "capped", "classes",
+               "primary_metric", "variant", "mean", "ci_low", "ci_high", "interval", "rank",
+               "better_than", "worse_than", "equivalent_to", "inconclusive_with")
+
+
+@dataclass
+class CorpusResult:
+    """One corpus of the benchmark, as its run folder holds it."""
+
+    corpus: str
+    status: str                      # ok | skipped | not run yet
+    reason: str = ""
+    design: str = ""                 # partitions (K folds x R) | single split
+    texts: int | None = None
+    texts_before_cap: int | None = None
+    capped: bool = False
+    classes: int | None = None
+    variants: pd.DataFrame = field(default_factory=pd.DataFrame)  # variant, mean, ci_low, ci_high
+    pairs: pd.DataFrame = field(default_factory=pd.DataFrame)     # the primary metric's verdicts
+
+    @property
+    def primary_metric(self) -> str:
+        return "average precision" if self.classes in (None, 2) else "macro one-vs-rest average precision"
+
+
+def read_corpus(parent: Path, entry: dict) -> CorpusResult:
+    folder = Path(parent) / entry["folder"]
+    if entry.get("status") == "skipped":
+        return CorpusResult(entry["corpus"], "skipped", entry.get("reason", ""))
+    partitions = (folder / "design.json").exists()
+    manifests = sorted((folder / "partitions").glob("r*f*/manifest.json")) if partitions else [folder / "manifest.json"]
+    variants_file = folder / ("recipe_variants.csv" if partitions else "aggregate.csv")
+    if not manifests or not manifests[0].exists() or not variants_file.exists():
+        return CorpusResult(entry["corpus"], "not run yet", "no finished runs in its folder")
+    data = json.loads(manifests[0].read_text())["data"]
+    sample = data.get("sample") or {}
+    shape = "single split"
+    if partitions:
+        design = json.loads((folder / "design.json").read_text())
+        shape = f"partitions ({design['repeats']} x {design['folds']}-fold)"
+    found = pd.read_csv(variants_file)
+    variants = pd.DataFrame({"variant": found["variant"], "mean": found[f"{PRIMARY}_mean"],
+                             "ci_low": found.get(f"{PRIMARY}_ci_low"), "ci_high": found.get(f"{PRIMARY}_ci_high")})
+    verdicts = read_verdicts(folder)
+    pairs = pd.DataFrame()
+    if verdicts is not None and not verdicts.empty:
+        pairs = largest_group(verdicts)
+        pairs = pairs[pairs["metric"] == PRIMARY].reset_index(drop=True)
+    return CorpusResult(entry["corpus"], "ok", "", shape, int(data["rows"]), sample.get("rows_before", data["rows"]),
+                        bool(sample.get("capped")), len(data["class_names"]), variants, pairs)
+
+
+def read_benchmark(parent: Path) -> tuple[dict, list[CorpusResult]]:
+    plan = json.loads((Path(parent) / PLAN_FILE).read_text())
+    return plan, [read_corpus(parent, entry) for entry in plan["corpora"]]
+
+
+def verdicts_of(variant: str, pairs: pd.DataFrame) -> dict[str, list[str]]:
+    """The variant's place in each of its corpus's pair verdicts: better than, worse than, equivalent, inconclusive."""
+    found = {"better_than": [], "worse_than": [], "equivalent_to": [], "inconclusive_with": []}
+    for _, row in pairs.iterrows():
+        if variant not in (row["variant_a"], row["variant_b"]):
+            continue
+        other = row["variant_b"] if row["variant_a"] == variant else row["variant_a"]
+        mine = "A better" if row["variant_a"] == variant else "B better"
+        key = {"equivalent": "equivalent_to", "inconclusive": "inconclusive_with"}.get(
+            row["verdict"], "better_than" if row["verdict"] == mine else "worse_than")
+        found[key].append(other)
+    return found
+
+
+def score_table(results: list[CorpusResult], order: list[str]) -> pd.DataFrame:
+    """Rows: corpora that ran; columns: the variants (the plan's order first); values: the primary metric."""
+    rows = {r.corpus: r.variants.set_index("variant")["mean"] for r in results if r.status == "ok"}
+    table = pd.DataFrame(rows).T if rows else pd.DataFrame(columns=order)
+    return table[[v for v in dict.fromkeys([*order, *table.columns]) if v in table.columns]].astype(float)
+
+
+def long_rows(results: list[CorpusResult], ranks: pd.DataFrame) -> pd.DataFrame:
+    rows = []
+    for result in results:
+        base = {"corpus": result.corpus, "status": result.status, "reason": result.reason, "design": result.design,
+                "texts": result.texts, "texts_before_cap": result.texts_before_cap, "capped": result.capped,
+                "classes": result.classes, "primary_metric": result.primary_metric if result.status == "ok" else ""}
+        if result.status != "ok":
+            rows.append(base)
+            continue
+        for _, variant in result.variants.iterrows():
+            name = variant["variant"]
+            rank = ranks.loc[result.corpus, name] if result.corpus in ranks.index and name in ranks else None
+            rows.append({**base, "variant": name, "mean": variant["mean"], "ci_low": variant["ci_low"],
+                         "ci_high": variant["ci_high"], "interval": interval(variant), "rank": rank,
+                         **{k: "; ".join(v) for k, v in verdicts_of(name, result.pairs).items()}})
+    return pd.DataFrame(rows, columns=CSV_COLUMNS)
+
+
+def interval(row) -> str:
+    if pd.isna(row.get("ci_low")) or pd.isna(row.get("ci_high")):
+        return f"{row['mean']:.4f}"
+    return f"{row['mean']:.4f} [{row['ci_low']:.4f}, {row['ci_high']:.4f}]"
+
+
+def build(parent: Path) -> tuple[dict, list[CorpusResult], pd.DataFrame, AcrossCorpora]:
+    """Everything the table and the page show, read once."""
+    plan, results = read_benchmark(parent)
+    scores = score_table(results, plan.get("variants") or [])
+    test = across_corpora(scores)
+    ranks = corpus_ranks(scores.dropna(axis=0, how="any")) if len(scores) else pd.DataFrame()
+    return plan, results, long_rows(results, ranks), test
+
+
+def corpora_rows(results: list[CorpusResult], lang: str) -> list[list]:
+    """One row per corpus: name, status (or why skipped), design, texts (and the cap), classes, primary metric."""
+    rows = []
+    for r in results:
+        if r.status != "ok":
+            status = text("skipped", "已跳过", lang) if r.status == "skipped" else text("not run yet", "尚未运行", lang)
+            rows.append([r.corpus, f"{status}: {r.reason}", "", "", "", ""])
+            continue
+        texts = f"{r.texts:,}" + (text(f" (stratified sample of {r.texts_before_cap:,})",
+                                       f"（从 {r.texts_before_cap:,} 条中分层抽样）", lang) if r.capped else "")
+        metric = text(r.primary_metric, "平均精度" if r.classes == 2 else "宏平均一对其余平均精度", lang)
+        design = r.design if lang == "en" else (
+            "单次划分" if r.design == "single split" else r.design.replace("partitions", "划分").replace("-fold", " 折"))
+        rows.append([r.corpus, text("ran", "已运行", lang), design, texts, r.classes, metric])
+    return rows
+
+
+def corpora_headers(lang: str) -> list[str]:
+    return [text("corpus", "语料库", lang), text("status", "状态", lang), text("design", "设计", lang),
+            text("texts", "文本数", lang), text("classes", "类别数", lang), text("primary metric", "主指标", lang)]
+
+
+def scores_rows(table: pd.DataFrame, test: AcrossCorpora, order: list[str]) -> list[list]:
+    """Rows per corpus: each variant's 'mean [interval] (rank r)'; last row: the average ranks."""
+    rows = []
+    for corpus, group in table[table["status"] == "ok"].groupby("corpus", sort=False):
+        cells = group.set_index("variant")
+        rows.append([corpus] + [("" if v not in cells.index else cells.loc[v, "interval"]
+                                 + ("" if pd.isna(cells.loc[v, "rank"]) else f" (r {cells.loc[v, 'rank']:g})"))
+                                for v in order])
+    rows.append(["average rank"] + [("" if pd.isna(test.average_ranks.get(v, float("nan")))
+                                     else f"{test.average_ranks[v]:.2f}") for v in order])
+    return rows
+
+
+def pair_rows(results: list[CorpusResult], lang: str) -> tuple[list[str], list[list]]:
+    """Rows per pair, columns per corpus: that corpus's own verdict on the primary metric."""
+    ran = [r for r in results if r.status == "ok"]
+    pairs = list(dict.fromkeys((a, b) for r in ran for a, b in zip(r.pairs.get("variant_a", []),
+                                                                  r.pairs.get("variant_b", []))))
+    rows = []
+    for a, b in pairs:
+        cells = []
+        for r in ran:
+            match = r.pairs[(r.pairs["variant_a"] == a) & (r.pairs["variant_b"] == b)] if len(r.pairs) else r.pairs
+            cells.append("" if match.empty else f"{phrase(match.iloc[0]['verdict'], a, b, lang)} "
+                         f"({match.iloc[0]['difference']:+.4f})")
+        rows.append([f"{a} − {b}"] + cells)
+    return [text("pair (A − B)", "配对 (A − B)", lang)] + [r.corpus for r in ran], rows
+
+
+def markdown_table(headers: list[str], rows: list[list]) -> str:
+    def cell(value) -> str:
+        return str("" if value is None else value).replace("|", "\\|")
+    return "\n".join(["| " + " | ".join(map(cell, headers)) + " |", "|" + "---|" * len(headers)]
+                     + ["| " + " | ".join(map(cell, row)) + " |" for row in rows])
+
+
+def generalises(lang: str) -> str:
+    return text(
+        "Each corpus's verdicts generalise over training randomness and (with --cv) the texts trained on and tested, "
+        "for data of that kind; the test across corpora treats the corpora as the sample: it generalises over "
+        "corpora like these (their languages, domains and label sets), on ranks, not on the size of differences "
+        "(Demšar 2006). See docs/cross_corpus.md.",
+        "每个语料库的结论推广到训练随机性及（使用 --cv 时）所训练和所测试的文本（同类数据）；跨语料库检验把语料库当作样本："
+        "它推广到与这些语料库相似的语料库（其语言、领域和标签集合），基于排名而非差值大小（Demšar 2006）。见 docs/cross_corpus.md。",
+        lang)
+
+
+def cross_corpus_markdown(plan: dict, results: list[CorpusResult], table: pd.DataFrame, test: AcrossCorpora,
+                          lang: str) -> str:
+    order = [v for v in dict.fromkeys([*(plan.get("variants") or []), *table["variant"].dropna()])]
+    pair_headers, pairs = pair_rows(results, lang)
+    lines = [f"# {text('Across corpora', '跨语料库比较', lang)}", "", generalises(lang), "",
+             f"## {text('Corpora', '语料库', lang)}", "", markdown_table(corpora_headers(lang), corpora_rows(results, lang)),
+             "", f"## {text('Primary metric per corpus [its folder’s 95% interval] (rank)', '各语料库的主指标 [该文件夹的 95% 区间]（名次）', lang)}",
+             "", markdown_table([text("corpus", "语料库", lang)] + order, scores_rows(table, test, order)), "",
+             f"## {text('Each corpus’s own verdicts (primary metric, A − B)', '各语料库自身的结论（主指标，A − B）', lang)}",
+             "", markdown_table(pair_headers, pairs), "",
+             f"## {text('What may be concluded across corpora', '跨语料库可以得出的结论', lang)}", "",
+             *[f"- {line}" for line in conclusion(test, lang)], "",
+             f"{text('Command', '命令', lang)}: `{plan.get('command', '')}`", ""]
+    return "\n".join(lines)
+
+
+def write_cross_corpus_tables(parent: Path, lang: str, built) -> Path:
+    """cross_corpus.csv and .json in the parent folder (en), cross_corpus.md in it (en) or in DIR/zh/ (zh)."""
+    plan, results, table, test = built
+    parent = Path(parent)
+    if lang == "en":
+        atomic_write_text(parent / "cross_corpus.csv", table.to_csv(index=False, float_format="%.6g"))
+        atomic_write_json(parent / "cross_corpus.json", {**asdict(test), "conclusion": conclusion(test, "en")})
+    target = parent if lang == "en" else parent / "zh"
+    return atomic_write_text(target / "cross_corpus.md", cross_corpus_markdown(plan, results, table, test, lang))

@@ -1,0 +1,77 @@
+"""report.html of a benchmark folder: the cross-corpus view, in English and Chinese (DIR/zh/report.html).
+
+What may be concluded across corpora first, then the primary metric per corpus with its ranks, each
+corpus's own verdicts, the corpora (sizes, caps, skipped ones with their install line) and links to
+each corpus's own page. Self-contained, no script (comparisons/report/html.py); numbers only, no text
+from the data.
+"""
+from __future__ import annotations
+
+from html import escape
+from pathlib import Path
+
+from comparisons.outputs import atomic_write_text
+from comparisons.report.cross_corpus import (PLAN_FILE, build, corpora_headers, corpora_rows, generalises, pair_rows,
+                                             scores_rows, write_cross_corpus_tables)
+from comparisons.report.cross_corpus_statistics import conclusion
+from comparisons.report.html import document, facts, paragraph, section, table
+from comparisons.report.i18n import text
+
+
+def build_cross_corpus_page(parent: Path, lang: str, built) -> str:
+    plan, results, frame, test = built
+    order = [v for v in dict.fromkeys([*(plan.get("variants") or []), *frame["variant"].dropna()])]
+    title = text(f"Across corpora: {Path(parent).resolve().name}", f"跨语料库比较：{Path(parent).resolve().name}", lang)
+    ranks = {"average rank": text("average rank", "平均名次", lang)}
+    scores = [[ranks.get(row[0], row[0]), *row[1:]] for row in scores_rows(frame, test, order)]
+    pair_headers, pairs = pair_rows(results, lang)
+    links = "".join(
+        f'<li><a href="{"" if lang == "en" else "../"}{escape(r.corpus)}/{"" if lang == "en" else "zh/"}report.html">'
+        f"{escape(r.corpus)}</a></li>" for r in results if r.status == "ok")
+    design = plan.get("design") or {}
+    shape = (text(f"{design['repeats']} x {design['folds']}-fold partitions", f"{design['repeats']} 次 {design['folds']} 折划分", lang)
+             if design.get("folds") else text("single split", "单次划分", lang))
+    sections = [
+        ("conclusion", text("What may be concluded across corpora", "跨语料库可以得出的结论", lang),
+         "".join(paragraph(line) for line in conclusion(test, lang))),
+        ("scores", text("Primary metric per corpus", "各语料库的主指标", lang),
+         paragraph(text("Each cell: the variant's primary metric on that corpus, its folder's 95% interval, and its "
+                        "rank among the variants there (1 = best); the last row averages the ranks over the corpora "
+                        "every variant ran on.",
+                        "每格：该变体在该语料库上的主指标、该文件夹的 95% 区间，以及它在该语料库各变体中的名次（1 = 最好）；"
+                        "最后一行是所有变体都有结果的语料库上的平均名次。", lang))
+         + table([text("corpus", "语料库", lang)] + order, scores)),
+        ("verdicts", text("Each corpus's own verdicts", "各语料库自身的结论", lang),
+         paragraph(text("On the primary metric, as each corpus's run folder gives them (Holm over its pairs); "
+                        "the difference A − B in brackets.",
+                        "主指标上的结论，取自各语料库的运行文件夹（在其配对上做 Holm 校正）；括号内为差值 A − B。", lang))
+         + table(pair_headers, pairs)),
+        ("corpora", text("Corpora", "语料库", lang), table(corpora_headers(lang), corpora_rows(results, lang), wrap={1})
+         + (f"<ul>{links}</ul>" if links else "")),
+        ("reproduce", text("How to reproduce", "复现方法", lang),
+         facts([(text("command", "命令", lang), plan.get("command", "")),
+                (text("design", "设计", lang), shape), (text("profile", "预算档", lang), plan.get("profile", "")),
+                (text("cap per corpus", "每个语料库的上限", lang), plan.get("limit_total") or "—")])),
+    ]
+    other = ("zh/report.html", "中文版") if lang == "en" else ("../report.html", "English version")
+    nav = ("<nav><ul>" + "".join(f'<li><a href="#{a}">{escape(h)}</a></li>' for a, h, _ in sections)
+           + f'<li><a href="{other[0]}">{other[1]}</a></li></ul></nav>')
+    body = (f"<header><h1>{escape(title)}</h1>{paragraph(generalises(lang), 'lede')}{nav}</header>\n<main>\n"
+            + "\n".join(section(a, h, c) for a, h, c in sections) + "\n</main>")
+    return document(title, lang, body)
+
+
+def write_cross_corpus_page(parent: Path, lang: str, built) -> Path:
+    parent = Path(parent)
+    path = parent / "report.html" if lang == "en" else parent / "zh" / "report.html"
+    return atomic_write_text(path, build_cross_corpus_page(parent, lang, built))
+
+
+def write_cross_corpus_reports(parent: Path, lang: str = "en") -> Path | None:
+    """The cross-corpus table (csv, md, json) and page of a benchmark folder; None when it holds no plan."""
+    parent = Path(parent)
+    if not (parent / PLAN_FILE).exists():
+        return None
+    built = build(parent)  # read once, for the table and the page
+    write_cross_corpus_tables(parent, lang, built)
+    return write_cross_corpus_page(parent, lang, built)

@@ -1,0 +1,205 @@
+"""What may be concluded across corpora: average ranks, Friedman + Nemenyi, Wilcoxon (Demšar 2006).
+
+The unit here is the corpus: each corpus gives one score per variant (its primary metric, the mean
+over that folder's partitions or seeds), and the question is whether one recipe ranks above another
+over corpora of the kinds sampled. On every corpus the variants are ranked (1 = best, ties share the
+mean rank); then
+
+- k > 2 variants: Friedman's test on the ranks (scipy.stats.friedmanchisquare, the chi-square form),
+  and only when it rejects, the Nemenyi post-hoc: two variants differ when their average ranks differ
+  by at least the critical difference CD = q(1 - alpha; k, inf) / sqrt(2) * sqrt(k (k + 1) / (6 N)),
+  q the studentized range (scipy.stats.studentized_range; scipy has no Nemenyi test);
+- k = 2: the Wilcoxon signed-rank test on the N per-corpus differences (scipy.stats.wilcoxon, exact
+  for small N).
+
+With few corpora these tests cannot reject however the scores fall. That is computed, not assumed:
+the smallest p-value the test can give with N corpora (every corpus ranking the variants the same
+way; for Wilcoxon, every difference of one sign), and for Nemenyi whether CD exceeds k - 1, the
+largest average-rank difference there is. When the smallest p is at least alpha, the statement is
+"too few corpora to rule", with the number of corpora that would be needed.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+from scipy.stats import friedmanchisquare, rankdata, studentized_range, wilcoxon
+
+ALPHA = 0.05
+LARGEST_N = 60  # how far to look for the number of corpora a test needs
+
+
+def corpus_ranks(scores: pd.DataFrame) -> pd.DataFrame:
+    """Ranks within each corpus (rows: corpora, columns: variants); 1 = the highest score, ties averaged."""
+    return scores.apply(lambda row: pd.Series(rankdata(-row.to_numpy(dtype=float)), index=row.index), axis=1)
+
+
+def nemenyi_critical_difference(k: int, n: int, alpha: float = ALPHA) -> float:
+    """Demšar's CD: q(1 - alpha; k, inf) / sqrt(2) * sqrt(k (k + 1) / (6 n))."""
+    q = float(studentized_range.ppf(1 - alpha, k, np.inf))
+    return q / np.sqrt(2) * np.sqrt(k * (k + 1) / (6 * n))
+
+
+def friedman_smallest_p(k: int, n: int) -> float:
+    """The smallest Friedman p (scipy's chi-square form) with n corpora: every corpus ranks the k variants alike."""
+    if n < 2:
+        return 1.0
+    agreeing = np.tile(np.arange(k, dtype=float), (n, 1))
+    return float(friedmanchisquare(*agreeing.T).pvalue)
+
+
+def wilcoxon_smallest_p(n: int) -> float:
+    """The smallest two-sided Wilcoxon signed-rank p with n corpora: n differences of one sign, no ties."""
+    if n < 1:
+        return 1.0
+    return float(wilcoxon(np.arange(1, n + 1, dtype=float)).pvalue)
+
+
+def corpora_needed(smallest_p, alpha: float = ALPHA) -> int | None:
+    """The fewest corpora with which `smallest_p(n)` falls below alpha (None beyond LARGEST_N)."""
+    return next((n for n in range(1, LARGEST_N + 1) if smallest_p(n) < alpha), None)
+
+
+@dataclass
+class AcrossCorpora:
+    """The test across corpora and what it allows one to say."""
+
+    test: str                      # "friedman_nemenyi" | "wilcoxon" | "none"
+    corpora: list[str]             # the corpora every variant has a score on (the ranks' rows)
+    variants: list[str]
+    average_ranks: dict[str, float]
+    statistic: float | None = None
+    p_value: float | None = None
+    smallest_p: float | None = None   # the smallest p the test can give with this many corpora
+    can_rule: bool = False            # smallest_p < alpha (and, for Nemenyi, CD <= k - 1)
+    corpora_needed: int | None = None  # the fewest corpora with which the test could reject
+    critical_difference: float | None = None  # Nemenyi
+    rejected: bool = False            # the test rejected "all variants rank alike"
+    pairs: list[dict] = field(default_factory=list)  # Nemenyi or Wilcoxon: a, b, rank difference, different
+    alpha: float = ALPHA
+    left_out: list[str] = field(default_factory=list)  # corpora lacking some variant's score
+
+
+def across_corpora(scores: pd.DataFrame, alpha: float = ALPHA) -> AcrossCorpora:
+    """scores: rows corpora, columns variants (the primary metric); corpora lacking a variant's score are left out."""
+    complete = scores.dropna(axis=0, how="any")
+    corpora, variants = list(complete.index), list(complete.columns)
+    n, k = len(corpora), len(variants)
+    ranks = corpus_ranks(complete) if n else pd.DataFrame(columns=variants)
+    average = {v: float(ranks[v].mean()) for v in variants} if n else {v: float("nan") for v in variants}
+    result = AcrossCorpora("none", corpora, variants, average, alpha=alpha,
+                           left_out=[c for c in scores.index if c not in set(corpora)])
+    if k == 2:
+        result.test = "wilcoxon"
+        result.smallest_p = wilcoxon_smallest_p(n)
+        result.corpora_needed = corpora_needed(wilcoxon_smallest_p, alpha)
+        result.can_rule = bool(result.smallest_p < alpha)
+        a, b = variants
+        differences = (complete[a] - complete[b]).to_numpy(dtype=float)
+        if n >= 1 and np.any(differences != 0):
+            outcome = wilcoxon(differences)
+            result.statistic, result.p_value = float(outcome.statistic), float(outcome.pvalue)
+        else:
+            result.p_value = 1.0 if n else None
+        result.rejected = bool(result.p_value is not None and result.p_value < alpha)
+        result.pairs = [{"a": a, "b": b, "rank_difference": average[b] - average[a] if n else float("nan"),
+                         "median_difference": float(np.median(differences)) if n else float("nan"),
+                         "different": result.rejected}]
+    elif k > 2:
+        result.test = "friedman_nemenyi"
+        result.smallest_p = friedman_smallest_p(k, n)
+        result.critical_difference = float(nemenyi_critical_difference(k, n, alpha)) if n else float("inf")
+        result.corpora_needed = corpora_needed(
+            lambda m: friedman_smallest_p(k, m) if nemenyi_critical_difference(k, m, alpha) <= k - 1 else 1.0, alpha)
+        result.can_rule = bool(result.smallest_p < alpha and result.critical_difference <= k - 1)
+        if n >= 2:
+            outcome = friedmanchisquare(*complete.to_numpy(dtype=float).T)
+            statistic, p = float(outcome.statistic), float(outcome.pvalue)
+            result.statistic, result.p_value = statistic, (1.0 if np.isnan(p) else p)  # nan: every rank tied
+        result.rejected = bool(result.p_value is not None and result.p_value < alpha)
+        for i, a in enumerate(variants):
+            for b in variants[i + 1:]:
+                gap = average[b] - average[a]  # > 0: a ranks better (lower rank)
+                result.pairs.append({"a": a, "b": b, "rank_difference": gap,
+                                     "different": bool(result.rejected and abs(gap) >= result.critical_difference)})
+    return result
+
+
+def conclusion(result: AcrossCorpora, lang: str = "en") -> list[str]:
+    """What may be concluded across the corpora, in sentences (English or Chinese)."""
+    from comparisons.report.i18n import text
+
+    n, k, alpha = len(result.corpora), len(result.variants), result.alpha
+    if k < 2:
+        return [text("One variant only: nothing to compare across corpora.", "只有一个变体：跨语料库无可比较。", lang)]
+    if n == 0:
+        return [text("No corpus has a score for every variant yet: nothing to rank.",
+                     "还没有哪个语料库对每个变体都有得分：无法排名。", lang)]
+    lines = []
+    if result.left_out:
+        lines.append(text(f"Left out of the ranks (a variant has no score there): {', '.join(result.left_out)}.",
+                          f"未计入排名（有变体在其上没有得分）：{'、'.join(result.left_out)}。", lang))
+    needed = result.corpora_needed
+    needed_en = f"at least {needed} corpora" if needed else f"more than {LARGEST_N} corpora"
+    needed_zh = f"至少 {needed} 个语料库" if needed else f"超过 {LARGEST_N} 个语料库"
+    if result.test == "wilcoxon":
+        a, b = result.variants
+        median = result.pairs[0]["median_difference"]
+        p = "—" if result.p_value is None else f"{result.p_value:.3f}"
+        lines.append(text(f"Wilcoxon signed-rank test over {n} corpora on {a} − {b}: median difference {median:+.4f}, "
+                          f"p = {p}.",
+                          f"在 {n} 个语料库上对 {a} − {b} 做 Wilcoxon 符号秩检验：差值中位数 {median:+.4f}，p = {p}。", lang))
+        if not result.can_rule:
+            lines.append(text(
+                f"Too few corpora to rule: with {n} corpora the smallest p-value this test can give is "
+                f"{result.smallest_p:.3f} (every difference of one sign), not below {alpha}; it needs {needed_en}. "
+                "Each corpus's own verdicts stand; across corpora nothing can be concluded.",
+                f"语料库太少，无法下结论：{n} 个语料库时该检验能给出的最小 p 值为 {result.smallest_p:.3f}"
+                f"（所有差值同号），不低于 {alpha}；需要{needed_zh}。各语料库自身的结论仍然成立；跨语料库无法得出结论。", lang))
+        elif result.rejected:
+            better, worse = (a, b) if median > 0 else (b, a)
+            lines.append(text(f"{better} ranks above {worse} across these corpora.",
+                              f"在这些语料库上 {better} 的排名高于 {worse}。", lang))
+        else:
+            lines.append(text("No difference shown across corpora (which is not a shown equality).",
+                              "跨语料库未显示差异（这不等于显示相等）。", lang))
+        return lines
+    p = "—" if result.p_value is None else f"{result.p_value:.3f}"
+    statistic = "—" if result.statistic is None else f"{result.statistic:.2f}"
+    lines.append(text(
+        f"Friedman test over {n} corpora and {k} variants: chi-square = {statistic}, p = {p} (the chi-square "
+        "approximation, rough with few corpora); Nemenyi critical difference of average ranks "
+        f"CD = {result.critical_difference:.2f} (the largest possible gap is k − 1 = {k - 1}).",
+        f"在 {n} 个语料库、{k} 个变体上做 Friedman 检验：卡方 = {statistic}，p = {p}（卡方近似，语料库少时较粗）；"
+        f"Nemenyi 平均秩临界差 CD = {result.critical_difference:.2f}（平均秩之差最大为 k − 1 = {k - 1}）。", lang))
+    if not result.can_rule:
+        if result.smallest_p >= alpha:
+            why_en = (f"with {n} corpora the smallest p-value Friedman's test can give is {result.smallest_p:.3f} "
+                      f"(every corpus ranking the variants alike), not below {alpha}")
+            why_zh = f"{n} 个语料库时 Friedman 检验能给出的最小 p 值为 {result.smallest_p:.3f}（每个语料库排名完全一致），不低于 {alpha}"
+        else:
+            why_en = (f"CD = {result.critical_difference:.2f} exceeds {k - 1}, the largest gap average ranks can have, "
+                      "so no pair could ever be told apart")
+            why_zh = f"CD = {result.critical_difference:.2f} 大于平均秩之差的最大值 {k - 1}，任何一对都不可能被区分"
+        lines.append(text(f"Too few corpora to rule: {why_en}; it needs {needed_en}. Each corpus's own verdicts "
+                          "stand; across corpora nothing can be concluded.",
+                          f"语料库太少，无法下结论：{why_zh}；需要{needed_zh}。各语料库自身的结论仍然成立；跨语料库无法得出结论。",
+                          lang))
+    elif not result.rejected:
+        lines.append(text("Friedman's test does not reject: the average ranks show no variant ahead across these "
+                          "corpora (which is not a shown equality).",
+                          "Friedman 检验未拒绝：平均秩未显示任何变体在这些语料库上领先（这不等于显示相等）。", lang))
+    else:
+        apart = [(pair["a"], pair["b"]) if pair["rank_difference"] > 0 else (pair["b"], pair["a"])
+                 for pair in result.pairs if pair["different"]]
+        if apart:
+            listed = "; ".join(f"{better} > {worse}" for better, worse in apart)
+            lines.append(text(f"Friedman rejects; pairs whose average ranks differ by at least CD: {listed}.",
+                              f"Friedman 检验拒绝；平均秩之差不小于 CD 的配对：{listed}。", lang))
+        else:
+            lines.append(text("Friedman rejects, but no pair's average ranks differ by CD or more: the variants are "
+                              "not all alike, and no single pair can be named.",
+                              "Friedman 检验拒绝，但没有哪一对的平均秩之差达到 CD：各变体并非全都相同，但无法指出具体哪一对。",
+                              lang))
+    return lines
