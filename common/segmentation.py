@@ -8,7 +8,8 @@ whole clause ("这家酒店服务很好") as one word: one token a vocabulary ha
   ideographs). Kana and Hangul are not in the class, as in BERT.
 - words: jieba's dictionary-and-HMM segmentation (`jieba_words`), the common choice for Chinese
   word n-grams. jieba is optional (the `corpora` extra); asking for it without it installed is a
-  one-line error naming the install command. jieba is deterministic: the same text always gives
+  one-line error naming the install command (common/vocabulary.py's jieba_tokens reads the rest of a
+  text as the regex tokenizer does). jieba is deterministic: the same text always gives
   the same words (its dictionary ships inside the package; nothing is downloaded).
 
 Text without a CJK character passes through both untouched.
@@ -20,7 +21,6 @@ import re
 from functools import lru_cache
 
 from common.errors import UserInputError
-from common.vocabulary import TOKEN_PATTERN
 
 CJK_RANGES = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002a6df\U0002a700-\U0002ceaf\U0002f800-\U0002fa1f"
 CJK_CHARACTER = f"[{CJK_RANGES}]"  # one ideograph; the same text for Python's re and the tokenizers' Oniguruma
@@ -62,15 +62,3 @@ def _segmenter():
 def jieba_words(text: str) -> list[str]:
     """jieba's words of `text` (precise mode, HMM on for unseen words), spaces dropped."""
     return [word for word in _segmenter().lcut(text, HMM=True) if word.strip()]
-
-
-def jieba_tokens(text: str) -> list[str]:
-    """Lower-cased tokens for a word vocabulary: jieba's Chinese words whole, the rest of the text
-    split as the regex tokenizer splits it (words, digit runs, single symbols)."""
-    tokens: list[str] = []
-    for word in jieba_words(text.lower()):
-        if has_cjk(word):
-            tokens.append(word)
-        else:
-            tokens.extend(TOKEN_PATTERN.findall(word))
-    return tokens

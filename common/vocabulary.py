@@ -93,15 +93,27 @@ class Vocabulary:
         return cls(itos[2:])
 
 
+def jieba_tokens(text: str) -> list[str]:
+    """Lower-cased tokens for a word vocabulary: jieba's Chinese words whole (common.segmentation),
+    the rest of the text split as `tokenize` splits it (words, digit runs, single symbols)."""
+    from common.segmentation import has_cjk, jieba_words
+
+    tokens: list[str] = []
+    for word in jieba_words(text.lower()):
+        if has_cjk(word):
+            tokens.append(word)
+        else:
+            tokens.extend(TOKEN_PATTERN.findall(word))
+    return tokens
+
+
 class JiebaVocabulary(Vocabulary):
-    """The regex Vocabulary over jieba's Chinese words (common.segmentation.jieba_tokens)."""
+    """The regex Vocabulary over jieba's Chinese words (`jieba_tokens`)."""
 
     kind = "jieba"
 
     @staticmethod
     def split(text: str) -> list[str]:
-        from common.segmentation import jieba_tokens
-
         return jieba_tokens(text)
 
 
