@@ -55,7 +55,7 @@ import unicodedata
 import numpy as np
 import pandas as pd
 
-from backends.base import build, missing_modules
+from backends.base import build, missing_modules, resolve_variant
 from common.datasets import DataSpec, load
 from common.errors import UserInputError
 from common.metrics import choose_threshold, classification_metrics
@@ -76,7 +76,7 @@ DEFAULT_PER_CLASS, QUICK_PER_CLASS = 1000, 40
 SAMPLE_SEED = 0
 MAX_LEN = 64  # every model reads at most 64 tokens of a review (the median review is 46 characters)
 
-# name -> (backend, constructor arguments): what each model reads
+# name -> (the suite's variant, constructor arguments): what each model reads
 VARIANTS = {
     "tfidf:spaces": ("tfidf_logreg", {"analyzers": "word"}),            # scikit-learn's words: a clause is one word
     "tfidf:chars": ("tfidf_logreg", {"analyzers": "char_wb_1_3,char_wb_2_4"}),  # n-gram range chosen on validation
@@ -84,7 +84,7 @@ VARIANTS = {
     "scratch:chars": ("torch_scratch", {"tokenizer": "regex"}),          # one token per Han character
     "scratch:jieba": ("torch_scratch", {"tokenizer": "jieba"}),
     "scratch:subword": ("torch_scratch", {"tokenizer": "subword"}),
-    "minilm:fine-tuned": ("hf_bert", {"mode": "full", "max_length": MAX_LEN}),
+    "minilm:fine-tuned": ("hf_bert:full", {"max_length": MAX_LEN}),
 }
 QUICK_SKIPS = ("minilm:fine-tuned",)  # --quick: seconds, no 22M-parameter encoder
 # the pairs the lesson reads (A − B); Holm's correction spans every pair of the variants run
@@ -213,12 +213,13 @@ def tokenizer_table(train, test, lang: str):
 
 # %%
 def constructor(variant: str, quick: bool, seed: int) -> dict:
-    backend, extra = VARIANTS[variant]
+    """The constructor arguments of one of the lesson's models: the suite's `fast` budget, or tiny with --quick."""
+    suite_variant, extra = VARIANTS[variant]
+    backend, _ = resolve_variant(suite_variant)
     if missing_modules(backend):
         raise UserInputError(f"{variant} needs {', '.join(missing_modules(backend))}, which is not installed; "
                              f"leave it out with --variants")
-    kwargs = {**variant_overrides("tiny" if quick else "fast", "hf_bert:full" if backend == "hf_bert" else backend),
-              **extra}
+    kwargs = {**variant_overrides("tiny" if quick else "fast", suite_variant), **extra}
     if backend != "tfidf_logreg":
         kwargs["seed"] = seed
     if backend == "torch_scratch":
@@ -271,6 +272,19 @@ def train_all(train, valid, test, variants: list[str], seeds: int, quick: bool):
 # TF-IDF on characters?
 
 # %%
+READING_NAMES = {"chars": ("characters", "按字"), "jieba": ("jieba words", "jieba 分词"), "subword": ("subwords", "子词"),
+                 "minilm (English WordPiece)": ("MiniLM (English WordPiece)", "MiniLM（英文 WordPiece）")}
+
+
+def reading_table(readings: pd.DataFrame, lang: str) -> pd.DataFrame:
+    return pd.DataFrame({
+        text("reading", "读法", lang): [text(*READING_NAMES[r], lang) for r in readings["reading"]],
+        text("vocabulary size", "词表大小", lang): readings["vocabulary"],
+        text("tokens per review", "每条评论的词元数", lang): readings["tokens_per_review"].round(1),
+        text("unknown tokens", "未知词元比例", lang): [f"{r:.1%}" for r in readings["unknown_token_rate"]],
+    })
+
+
 def result_table(runs: pd.DataFrame, intervals: pd.DataFrame, lang: str) -> pd.DataFrame:
     mean = runs.groupby("variant", sort=False).agg(
         train_seconds=("train_seconds", "mean"), unknown_token_rate=("unknown_token_rate", "mean"),
@@ -278,7 +292,7 @@ def result_table(runs: pd.DataFrame, intervals: pd.DataFrame, lang: str) -> pd.D
     found = intervals.set_index("variant")
     return pd.DataFrame({
         text("model", "模型", lang): mean["variant"],
-        text("reads (chosen on validation)", "读法（验证集所选）", lang): mean["chosen"],
+        text("reads (TF-IDF: chosen on validation)", "读法（TF-IDF：验证集所选）", lang): mean["chosen"],
         text("test AP [95% interval]", "测试 AP [95% 区间]", lang): [
             f"{found.at[v, 'average_precision_mean']:.4f} [{found.at[v, 'average_precision_ci_low']:.4f}, "
             f"{found.at[v, 'average_precision_ci_high']:.4f}]" for v in mean["variant"]],
@@ -357,8 +371,7 @@ def run(args: argparse.Namespace) -> int:
     written = []
     title = text("What each reading of the test reviews holds: tokens per review and the share unknown to its vocabulary",
                  "测试评论的每种读法：每条评论的词元数，以及词表中没有的词元比例", args.lang)
-    written += write_table(readings.rename(columns={"reading": text("reading", "读法", args.lang)}),
-                           args.out, "readings", title=title)
+    written += write_table(reading_table(readings, args.lang), args.out, "readings", title=title)
     title = text("Each model on the same test reviews: AP with its 95% interval over test items",
                  "同一批测试评论上的每个模型：AP 及测试样本上的 95% 区间", args.lang)
     written += write_table(result_table(runs, verdicts.variants, args.lang), args.out, "results", title=title)
