@@ -100,3 +100,19 @@ def test_the_tables_carry_the_rate_as_a_column():
     for lang, header in (("en", "unknown tokens on test"), ("zh", "测试集未知词元比例")):
         shown = readable_table(aggregate, lang).set_index(readable_table(aggregate, lang).columns[0])[header]
         assert shown.to_dict() == {"tfidf_logreg": "", "hf_bert:full": "45.0%"}  # a record without the rate: blank
+
+
+def test_the_subword_and_jieba_vocabularies_on_chinese_and_english():
+    from common.subword import SubwordVocabulary
+
+    training = ["我喜欢书", "the hotel was great"] * 2
+    subword = SubwordVocabulary.fit(training)  # Han characters one by one: 这 and 本 were never seen
+    assert subword.tokenize(CHINESE) == ["我", "喜", "欢", "<unk>", "<unk>", "书"]
+    assert vocabulary_unknown_counts(subword, [CHINESE], max_len=16) == {"tokens": 6, "unknown": 2, "rate": 2 / 6}
+    assert vocabulary_unknown_counts(subword, [CHINESE, ENGLISH], max_len=16)["rate"] == 2 / 10
+    pytest.importorskip("jieba")
+    from common.vocabulary import fit_vocabulary
+
+    words = fit_vocabulary("jieba", training, min_count=2)  # jieba: 我 | 喜欢 | 书, then 我 | 喜欢 | 这 | 本书
+    assert vocabulary_unknown_counts(words, [CHINESE, ENGLISH], max_len=16) == {"tokens": 8, "unknown": 2,
+                                                                               "rate": 2 / 8}
