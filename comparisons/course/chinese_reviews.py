@@ -74,7 +74,7 @@ from comparisons.run.profiles import variant_overrides
 MODULE = "chinese_reviews"
 DEFAULT_PER_CLASS, QUICK_PER_CLASS = 1000, 40
 SAMPLE_SEED = 0
-MAX_LEN = 64  # every model reads at most 64 tokens of a review (the median review is 46 characters)
+MAX_LEN = 64  # both encoders read at most 64 tokens of a review (the median review is 46 characters)
 
 # name -> (the suite's variant, constructor arguments): what each model reads
 VARIANTS = {
@@ -167,7 +167,7 @@ def cjk_coverage(tokenizer, texts) -> dict:
 
 
 def tokenizer_table(train, test, lang: str):
-    """(one row per reading of the test texts, the MiniLM tokenizer or None, its CJK coverage or None)."""
+    """(one row per reading of the test texts, MiniLM's CJK coverage or None without transformers)."""
     rows, example = [], snippet(test.texts[0], 24)
     for name, kind in TOKENIZERS.items():
         vocabulary = fit_vocabulary(kind, train.texts)
@@ -187,7 +187,7 @@ def tokenizer_table(train, test, lang: str):
                      "tokens_per_review": counts["tokens"] / len(test), "unknown_token_rate": counts["rate"]})
         coverage = cjk_coverage(tokenizer, test.texts)
         print(f"{'minilm':<8} {' | '.join(tokenizer.tokenize(example))}")
-    return pd.DataFrame(rows), tokenizer, coverage
+    return pd.DataFrame(rows), coverage
 
 
 # %% [markdown]
@@ -195,8 +195,8 @@ def tokenizer_table(train, test, lang: str):
 #
 # TF-IDF + 逻辑回归有三种读法：按空格的"词"（对中文就是整句）、字的 n-gram（1–3 或 2–4，在验证集上选）、
 # jieba 词的 1–2-gram。从零训练的小编码器（本课程的小配置）也有三种：字、jieba 词、子词。
-# MiniLM 用它在比较套件里的 `fast` 预算完全微调。每个模型最多读 64 个词元。训练后在验证集上选阈值，
-# 在测试集上打一次分，并记录它自己的词表在测试评论上的未知词元比例（模型实际读到的前 64 个词元里；
+# MiniLM 用它在比较套件里的 `fast` 预算完全微调。两个编码器都最多读 64 个词元（TF-IDF 读整条评论）。
+# 训练后在验证集上选阈值，在测试集上打一次分，并记录它自己的词表在测试评论上的未知词元比例（编码器实际读到的前 64 个词元里；
 # 对 TF-IDF，词元是它切出的 n-gram，"未知"是词表没有保留的 n-gram：训练集里没见过、太少见或排在 20,000 个之后）。
 #
 # <!-- en -->
@@ -205,10 +205,10 @@ def tokenizer_table(train, test, lang: str):
 # TF-IDF + logistic regression reads three ways: space-separated "words" (a whole clause, in
 # Chinese), character n-grams (1-3 or 2-4, chosen on validation), and 1-2-grams of jieba words. The
 # small scratch encoder (the course's small config) reads characters, jieba words or subwords.
-# MiniLM is fully fine-tuned with the comparison suite's `fast` budget. Every model reads at most 64
-# tokens. After each fit the threshold is chosen on validation, the test split is scored once, and
-# the unknown-token rate of the model's own vocabulary on the test reviews is recorded (of the first
-# 64 tokens the model reads; for TF-IDF the tokens are its n-grams, and unknown ones are n-grams its
+# MiniLM is fully fine-tuned with the comparison suite's `fast` budget. Both encoders read at most 64
+# tokens (TF-IDF reads the whole review). After each fit the threshold is chosen on validation, the
+# test split is scored once, and the unknown-token rate of the model's own vocabulary on the test
+# reviews is recorded (of the first 64 tokens an encoder reads; for TF-IDF the tokens are its n-grams, and unknown ones are n-grams its
 # vocabulary did not keep: unseen in training, too rare, or beyond the 20,000 kept).
 
 # %%
@@ -365,7 +365,7 @@ def run(args: argparse.Namespace) -> int:
     train, valid, test = load_splits(per_class)
     print(text(f"{len(train)} training, {len(valid)} validation, {len(test)} test reviews",
                f"训练 {len(train)} 条、验证 {len(valid)} 条、测试 {len(test)} 条评论", args.lang))
-    readings, tokenizer, coverage = tokenizer_table(train, test, args.lang)
+    readings, coverage = tokenizer_table(train, test, args.lang)
     predictions, runs = train_all(train, valid, test, names, args.seeds, args.quick)
     verdicts = compare(predictions, test.labels, test.positive_index)
     written = []
