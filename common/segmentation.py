@@ -25,6 +25,8 @@ from common.errors import UserInputError
 CJK_RANGES = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002a6df\U0002a700-\U0002ceaf\U0002f800-\U0002fa1f"
 CJK_CHARACTER = f"[{CJK_RANGES}]"  # one ideograph; the same text for Python's re and the tokenizers' Oniguruma
 CJK = re.compile(CJK_CHARACTER)
+# an ideograph next to another one: what the subword pre-tokenizer cuts apart (common/subword.py)
+CJK_IN_A_RUN = f"{CJK_CHARACTER}(?={CJK_CHARACTER})|(?<={CJK_CHARACTER}){CJK_CHARACTER}"
 JIEBA_INSTALL = 'pip install -e ".[corpora]" (or pip install jieba==0.42.1)'
 
 
