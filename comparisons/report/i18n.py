@@ -27,6 +27,7 @@ LABELS: dict[str, tuple[str, str]] = {
     "throughput_per_s": ("throughput (texts/s, batch 32)", "吞吐量 (条/秒，批量32)"),
     "peak_rss_mb": ("peak RSS (MB)", "峰值内存 (MB)"),
     "size_mb": ("size on disk (MB)", "磁盘大小 (MB)"),
+    "unknown_token_rate": ("unknown tokens on test", "测试集未知词元比例"),
     # the cut a decision metric uses (report tables, verdicts)
     "accuracy_0_5_cut": ("accuracy (0.5 cut)", "准确率（0.5 阈值）"),
     "accuracy_at_threshold": ("accuracy (validation threshold)", "准确率（验证集所选阈值）"),

@@ -30,8 +30,11 @@ QUALITY = ["accuracy", "accuracy_at_threshold", "macro_f1", "macro_f1_at_thresho
 COST = ["params_total", "params_trainable", "train_seconds", "epochs_run", "seconds_per_epoch",
         "latency_ms_b1_p50", "latency_ms_b32_p50", "latency_ms_b32_cv", "throughput_per_s", "compile_seconds",
         "cold_start_s", "peak_rss_train_mb", "peak_rss_serve_mb", "size_mb"]
+# what the model could not read: the share of its tokens of the test texts that are unknown (issue 25)
+INPUT = ["unknown_token_rate"]
 SUMMARY_COLUMNS = [
     "variant", "seed", "status", "reason", "train_size", *QUALITY, "positive_precision", "positive_recall",
+    *INPUT,
     "threshold", "params_total", "params_trainable", "train_seconds", "epochs_run", "seconds_per_epoch",
     "best_epoch", "latency_ms_b1_p50", "latency_ms_b1_p90", "latency_ms_b1_cv",
     "latency_ms_b32_p50", "latency_ms_b32_p90", "latency_ms_b32_cv", "throughput_per_s", "throughput_batch",
@@ -92,7 +95,7 @@ def aggregate_frame(summary: pd.DataFrame, intervals: pd.DataFrame | None = None
     for variant in dict.fromkeys(summary["variant"]):
         runs = ok[ok["variant"] == variant]
         row: dict = {"variant": variant, "seeds": len(runs)}
-        for column in QUALITY + COST:
+        for column in QUALITY + INPUT + COST:
             values = pd.to_numeric(runs[column], errors="coerce").dropna().to_numpy()
             row[f"{column}_mean"] = float(values.mean()) if len(values) else np.nan
             row[f"{column}_std"] = float(values.std(ddof=1)) if len(values) > 1 else (0.0 if len(values) else np.nan)
@@ -102,7 +105,7 @@ def aggregate_frame(summary: pd.DataFrame, intervals: pd.DataFrame | None = None
                 key = f"{column}_{end}"
                 row[key] = float(found[key].iloc[0]) if found is not None and len(found) and key in found else np.nan
         rows.append(row)
-    columns = ["variant", "seeds", *(f"{c}_{s}" for c in QUALITY + COST for s in ("mean", "std")),
+    columns = ["variant", "seeds", *(f"{c}_{s}" for c in QUALITY + INPUT + COST for s in ("mean", "std")),
                *(f"{c}_{end}" for c in QUALITY for end in ("ci_low", "ci_high"))]
     return pd.DataFrame(rows, columns=columns)
 
@@ -131,6 +134,8 @@ def readable_table(aggregate: pd.DataFrame, lang: str) -> pd.DataFrame:
     table = pd.DataFrame({label("variant", lang): aggregate["variant"], label("seeds", lang): aggregate["seeds"]})
     for column in QUALITY:
         table[quality_label(column, lang)] = [quality(row, column) for _, row in aggregate.iterrows()]
+    for column in INPUT:  # blank for a model without a vocabulary and for records made before the column
+        table[label(column, lang)] = [("" if pd.isna(v) else f"{v:.1%}") for v in aggregate[f"{column}_mean"]]
     for column, fmt in COST_FORMATS.items():
         table[label(column, lang)] = [("" if pd.isna(v) else fmt.format(v)) for v in aggregate[f"{column}_mean"]]
         if column == "latency_ms_b32_p50":  # how reproducible the latency figure is: its spread over seeds
