@@ -13,7 +13,7 @@ OUT ?= runs/fast
 # subprocesses and kernels, so 2 processes on 2 cores roughly halve the wall time.
 TEST_WORKERS ?= 2
 
-.PHONY: compare test reference cross-corpus cross-corpus-preview single-split calibration learning-curve notebooks clean-venv
+.PHONY: compare test reference cross-corpus cross-corpus-preview single-split serving calibration learning-curve notebooks clean-venv
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -66,6 +66,12 @@ cross-corpus-preview: $(STAMP)
 # The seed course's single split (70/15/15), 5 seeds: the earlier headline design, kept for the course.
 single-split: $(STAMP) $(BROWSER_STAMP)
 	$(BIN)/python -m comparisons run --profile full --seeds 5 --threads $(THREADS) --lang zh --out results/single_split
+
+# Serving paths (issue 24; docs/serving.md): every variant on the single split, one seed, each served natively,
+# by ONNX Runtime fp32 and int8 and by torch int8; serving_table.md and figures/serving.png. ~20 min on 2 cores.
+serving: $(STAMP) $(BROWSER_STAMP)
+	$(BIN)/python -m comparisons run --profile full --seeds 1 --threads $(THREADS) \
+	  --serve native,onnx,onnx-int8,torch-int8 --lang zh --out results/serving
 
 # Calibration of the verdicts (A/A and a planted difference; issue 23): the cheap stand-in and the
 # scratch encoder at 1 epoch. results/calibration/*.md

@@ -47,6 +47,10 @@ class Backend(abc.ABC):
     - `unknown_tokens(texts)`: optional, for a backend with a vocabulary: {"tokens", "unknown",
       "rate", "unknown_token"} of the tokens the model sees of `texts` (common.unknown_tokens); the
       worker records it for the test texts as `unknown_token_rate` and `unknown_tokens`.
+    - `export_onnx(folder)`: optional, for the ONNX serving paths (`--serve onnx,onnx-int8`,
+      docs/serving.md): writes model.onnx, the tokenizer files and serving.json
+      (common.onnx_graph.write_description) and returns the description; raises
+      common.onnx_graph.ExportRefused with the reason where the model cannot be served so.
     """
 
     name: ClassVar[str]

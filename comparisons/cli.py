@@ -25,6 +25,7 @@ from comparisons.run.measure import machine_description, thread_environment
 from comparisons.outputs import atomic_write_json
 from comparisons.run.profiles import PROFILES, profile, variant_overrides
 from comparisons.report.preview import preview_note
+from comparisons.run.serving.paths import parse_serve
 from comparisons.run.spec import RunInputs, RunSpec
 from comparisons.run.lock import RunFolderLock
 from comparisons.run.runner import StopOnSignals, describe, exit_code, finished
@@ -66,6 +67,9 @@ def add_plan_options(command: argparse.ArgumentParser, default_out: str = "runs/
     command.add_argument("--max-concurrent", type=int,
                          help="with --executor ray: at most N runs at once (default: as the cluster's CPUs allow; "
                               "1 per node for latency-grade timings)")
+    command.add_argument("--serve", default="native",
+                         help="serving paths measured after training, comma-separated: native (always), onnx, onnx-int8, "
+                              "torch-int8 (docs/serving.md; pip extra: serve)")
     command.add_argument("--lang", default="en", help="en or zh: language of the tables and figures")
     command.add_argument("--track", choices=("mlflow",), help="also log the runs to MLflow (pip extra: tracking)")
     command.add_argument("--mlflow-uri", help="with --track mlflow: tracking URI (default sqlite:///<out>/mlflow.db)")
@@ -146,6 +150,7 @@ def parse_train_sizes(value: str) -> list[int | None]:
 def prepare(args) -> tuple[list[str], object, Split, DataSpec]:
     """Validate everything and build the split, before anything is written."""
     check_language(args.lang)
+    args.serve = parse_serve(args.serve)
     budget = profile(args.profile)
     variants = [name.strip() for name in args.backends.split(",") if name.strip()]
     if not variants:
@@ -270,6 +275,7 @@ def run_in_folder(args, out: Path, variants, data, split, spec, executor, report
         "split": {"seed": split.seed, "sizes": split.sizes(), "sha256": split.sha256},
         "train_sizes": [size or "all" for size in args.train_sizes],
         "margins": args.margins,
+        "serve": args.serve.split(","),
     }
     atomic_write_json(out / "manifest.json", manifest)
     sizes = split.sizes()
@@ -280,7 +286,7 @@ def run_in_folder(args, out: Path, variants, data, split, spec, executor, report
                     timeout_s=args.timeout, data=spec, data_sha256=manifest["data"]["sha256"],
                     split_seed=split.seed, split_sha256=split.sha256, hf_model=args.hf_model,
                     executor=args.executor, code_commit=manifest["code_commit"], code_dirty=manifest["code_dirty"],
-                    code_sha256=manifest["code_sha256"],
+                    code_sha256=manifest["code_sha256"], serve=args.serve,
                     train_size=n)
             for n in args.train_sizes for v in variants for s in range(args.seeds)]
     inputs = RunInputs(data, split.to_dict()).to_json_bytes()  # the data by value, for every worker
@@ -329,6 +335,7 @@ def write_all_reports(out: Path, lang: str) -> None:
     from comparisons.report.learning_curves import write_learning_curves
     from comparisons.report.tables import build_reports, largest_size, write_reports
     from comparisons.report.page import write_report_page
+    from comparisons.report.serving import write_serving
 
     folder = RunFolder(out)  # opened once: its plan, records and predictions serve every report below
     if not folder.records:
@@ -340,8 +347,10 @@ def write_all_reports(out: Path, lang: str) -> None:
     pairs = None if reports.verdicts is None else reports.verdicts.pairs
     write_learning_curves(folder, reports.summary, split.test, reports.test_labels, reports.positive_index,
                           len(split.train), list(dict.fromkeys(["en", lang])))  # a sweep: before the page embeds it
+    records, _ = folder.selected()
     for language in dict.fromkeys(["en", lang]):
-        write_reports(out, language, reports)
+        write_reports(folder.path, language, reports)
+        write_serving(folder.path, language, records, reports.test_labels, reports.positive_index, folder.plan.margins)
         write_figures(folder, largest_size(reports.summary), reports.aggregate, reports.test_labels,
                       reports.class_names, reports.positive_index, language, pairs)
         write_report_page(folder, language)  # last: it embeds the tables and figures written above

@@ -34,6 +34,7 @@ from backends.base import Backend, ParamCount
 from backends.hf_bert.batching import (collate, encode, inference_batches, lengths_of, small_data_budget,
                                        training_batches)
 from backends.hf_bert.fine_tuning import Recipe, fine_tune, uses_bf16
+from backends.hf_bert.pooling import masked_mean
 from backends.hf_bert.pretrained import DEFAULT_NAME, load_pretrained, quiet_transformers
 from common.datasets import LabelledTexts
 from common.errors import UserInputError
@@ -49,12 +50,6 @@ MODES = ("frozen", "full")
 # time; `python -m comparisons.studies.hf_bert_benchmark --modes full --epochs 4 --seed N`, validation read only).
 # frozen: best validation epochs were 13, 18 and 10 of 30 (a pass over cached features costs ~0.1 s).
 DEFAULT_EPOCHS = {"full": 4, "frozen": 30}
-
-
-def masked_mean(hidden: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
-    """Mean of the hidden states of real tokens: (B, T, H), (B, T) -> (B, H)."""
-    mask = attention_mask.unsqueeze(-1).to(hidden.dtype)  # (B, T, 1)
-    return (hidden * mask).sum(dim=1) / mask.sum(dim=1).clamp(min=1.0)  # (B, H)
 
 
 class MeanPoolHead(nn.Module):
@@ -323,3 +318,11 @@ class HfBertBackend(Backend):
         backend.pad_id_ = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
         backend.fit_info_ = {"loaded_from": "a saved folder", "mode": backend.mode, "device": str(backend.device_)}
         return backend
+
+    # -- serving ---------------------------------------------------------------------------
+    def export_onnx(self, folder: Path) -> dict:
+        """model.onnx, the tokenizer files and serving.json under `folder` (backends/hf_bert/onnx_export.py)."""
+        self._check_fitted("fit_info_")
+        from backends.hf_bert.onnx_export import export_onnx
+
+        return export_onnx(self, folder)

@@ -280,3 +280,11 @@ class KerasLayersBackend(Backend):
         with keras.device(backend.device_):
             backend.model_ = keras.saving.load_model(directory / MODEL_FILE)  # custom layers are registered
         return backend
+
+    # -- serving ---------------------------------------------------------------------------
+    def export_onnx(self, folder: Path) -> dict:
+        """model.onnx, the tokenizer files and serving.json under `folder` (backends/keras_layers/onnx_export.py)."""
+        self._check_fitted("model_")
+        from backends.keras_layers.onnx_export import export_onnx
+
+        return export_onnx(self, folder, INFERENCE_BATCH, LENGTH_BUCKET)

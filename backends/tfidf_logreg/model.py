@@ -185,3 +185,11 @@ class TfidfLogReg(Backend):
         backend.pipeline_ = joblib.load(path)
         backend.classes_ = np.arange(int(backend.pipeline_.classes_.max()) + 1)
         return backend
+
+    # -- serving ---------------------------------------------------------------------------
+    def export_onnx(self, folder: Path) -> dict:
+        """model.onnx, the tokenizer files and serving.json under `folder` (backends/tfidf_logreg/onnx_export.py)."""
+        self._check_fitted()
+        from backends.tfidf_logreg.onnx_export import export_onnx
+
+        return export_onnx(self, folder)

@@ -242,3 +242,11 @@ class TorchScratchBackend(Backend):
         model.load_state_dict(torch.load(directory / "model.pt", map_location="cpu", weights_only=True))
         backend.model_ = model.to(backend.device_).eval()
         return backend
+
+    # -- serving ---------------------------------------------------------------------------
+    def export_onnx(self, folder: Path) -> dict:
+        """model.onnx, the tokenizer files and serving.json under `folder` (backends/torch_scratch/onnx_export.py)."""
+        self._check_fitted("model_")
+        from backends.torch_scratch.onnx_export import export_onnx
+
+        return export_onnx(self, folder, INFERENCE_BATCH)

@@ -42,6 +42,16 @@ LABELS: dict[str, tuple[str, str]] = {
     "peak_rss_train_mb": ("train peak RSS (MB)", "训练峰值内存 (MB)"),
     "peak_rss_serve_mb": ("serving peak RSS (MB)", "推理服务峰值内存 (MB)"),
     "serve_max_abs_diff": ("reloaded model: max |Δp|", "重新加载模型：最大 |Δp|"),
+    # the serving table (comparisons/report/serving.py)
+    "serving_path": ("serving path", "服务路径"),
+    "flips_vs_native": ("flips vs native", "相对原生模型翻转的判定数"),
+    "max_proba_change_vs_native": ("largest Δp vs native", "相对原生模型的最大 Δp"),
+    "batch_dependence": ("batch dependence: largest Δp / flips", "批量依赖：最大 Δp / 翻转数"),
+    "ok": ("ok", "完成"),
+    "skipped": ("skipped", "跳过"),
+    "refused": ("refused", "拒绝"),
+    "failed": ("failed", "失败"),
+    "verdict_vs_native": ("AP verdict vs native", "AP 相对原生模型的结论"),
     # verdicts.csv columns (comparisons/report/verdicts.py)
     "variant_a": ("A", "A"),
     "variant_b": ("B", "B"),

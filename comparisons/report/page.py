@@ -23,6 +23,7 @@ from common.redaction import redact
 from comparisons.report.i18n import check_language, label, text
 from comparisons.outputs import atomic_write_text
 from comparisons.report.preview import preview_note
+from comparisons.report.serving import serving_tables_html
 from comparisons.report.tables import QUALITY
 from comparisons.report.html import document, facts, paragraph, png_figure, section, table
 from comparisons.report.page_verdicts import (lead, pairwise_tables, pretrained_vs_scratch, read_verdicts,
@@ -32,10 +33,12 @@ from comparisons.run_folder import RunFolder, read_runs
 # Measures of the "best on each" digest: (key in aggregate.csv, higher is better).
 COSTS = ("latency_ms_b1_p50", "peak_rss_serve_mb", "peak_rss_mb", "train_seconds", "size_mb")  # lower is better
 BEST_ON = [(m, True) for m in QUALITY] + [(m, False) for m in COSTS]
-FIGURE_ORDER = ["metrics", "pareto", "pr_curves", "confusion_matrices", "forest", "learning_curves"]
+FIGURE_ORDER = ["metrics", "pareto", "serving", "pr_curves", "confusion_matrices", "forest", "learning_curves"]
 FIGURE_CAPTIONS = {
     "metrics": ("Test quality, mean ± std over seeds", "测试集质量，多种子均值 ± 标准差"),
     "pareto": ("Quality against latency and against memory", "质量与延迟、内存的关系"),
+    "serving": ("Serving paths: AP against batch-1 latency, every path a point",
+                "服务路径：AP 与批量1 延迟，每条路径一个点"),
     "pr_curves": ("Precision-recall curves on test", "测试集精确率-召回率曲线"),
     "confusion_matrices": ("Confusion matrices on test", "测试集混淆矩阵"),
     "forest": ("Pairwise differences with their 95% intervals", "两两差异及其 95% 区间"),
@@ -171,9 +174,10 @@ def _tables(target: Path, verdicts: pd.DataFrame | None, lang: str) -> str:
         parts.append(table(list(frame.columns), frame.values.tolist(), caption=text(
             f"Training messages: {size} (mean ± std over seeds [95% interval over test items])",
             f"训练短信数：{size}（多种子均值 ± 标准差 [测试样本上的 95% 区间]）", lang)))
+    parts.append(serving_tables_html(target, lang))  # serving paths (--serve): one table per variant
     if verdicts is not None:
         parts.append(pairwise_tables(verdicts, lang))
-    return "\n".join(parts) or paragraph(text("No tables yet.", "尚无表格。", lang), "note")
+    return "\n".join(filter(None, parts)) or paragraph(text("No tables yet.", "尚无表格。", lang), "note")
 
 
 def _size_tables(folder: Path) -> list[tuple[str, Path]]:

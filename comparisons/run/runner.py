@@ -27,6 +27,7 @@ from comparisons.outputs import atomic_write_json
 from comparisons.run.parent_death import PARENT_VARIABLE
 from comparisons.run.spec import RunSpec
 from comparisons.run_folder import log_path, prediction_path, run_name, run_path
+from comparisons.run.serving.paths import serve_paths
 from comparisons.run.worker import EXIT_MISSING_DEPENDENCY
 
 
@@ -42,6 +43,8 @@ def finished(out: Path, request: RunSpec, split_sha256: str, data_sha256: str, m
     if not path.exists() or not predictions.exists():
         return False
     record = json.loads(path.read_text())
+    if request.train_size is None and not set(serve_paths(request.serve)) <= set(record.get("serve_paths", ["native"])):
+        return False  # a serving path asked for now was not measured then
     return (record.get("status") == "ok" and record.get("split_sha256") == split_sha256
             and record.get("data_sha256") == data_sha256 and not differences(record, manifest, strict=True))
 

@@ -38,6 +38,7 @@ class RunSpec:
     code_commit: str | None = None  # the driver's git commit and dirty flag (comparability.code_state)
     code_dirty: bool | None = None
     code_sha256: str | None = None  # hash of the code a run executes: what resume and report compare
+    serve: str = "native"  # serving paths measured, comma-separated (comparisons/run/serving/paths.py)
 
     @property
     def name(self) -> str:

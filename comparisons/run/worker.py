@@ -9,7 +9,9 @@ Costs are measured alike for every backend (comparisons.run.measure): fit wall t
 and s/epoch, the training peak RSS, warm latency, throughput over the test texts at one batch
 size with compilation apart; then the saved model is served by a fresh process
 (comparisons.run.serve_probe) for cold start and serving memory. A training-size sweep's subset runs
-skip the serving costs: the same model, measured once at the whole training split. The record
+skip the serving costs: the same model, measured once at the whole training split. With `--serve`
+the other serving paths (ONNX Runtime fp32 and int8, torch int8) are measured after native, alike
+(comparisons/run/serving/measure_paths.py); their rows go in serving/<run>.json. The record
 carries what makes runs comparable (comparisons.comparability): the code's hash (and commit, dirty
 flag), threads, requested device, profile, split and data hashes, library versions.
 """
@@ -37,6 +39,7 @@ from comparisons.run.profiles import profile, variant_overrides
 from comparisons.run.spec import RunInputs, RunSpec
 from comparisons.run_folder import prediction_path, run_name, run_path
 from comparisons.run.serve_probe import serve
+from comparisons.run.serving.paths import serve_paths
 
 EXIT_MISSING_DEPENDENCY = 3
 FAULT_VARIABLE = "COMPARISONS_FAULT"  # testing hook: "<variant>[@seed]:crash|hang|unusable_validation", comma-separated
@@ -156,12 +159,22 @@ def run(args: RunSpec, out: Path, inputs: RunInputs) -> dict:
     valid_metrics = classification_metrics(valid.labels, valid_proba, data.positive_index)
 
     served: dict = {}
+    serving: dict = {"serve_paths": ["native"]}
     with tempfile.TemporaryDirectory() as saved:
         model.save(Path(saved))
         size_mb = sum(p.stat().st_size for p in Path(saved).rglob("*") if p.is_file()) / 2**20
         if serving_costs:
             served = serve(args.variant, Path(saved), test.texts, args.threads, args.device)  # a fresh process
             served["serve_max_abs_diff"] = float(np.abs(served.pop("proba") - test_proba).max())  # save/load trip
+            paths = serve_paths(args.serve)
+            if paths != ["native"]:  # the other serving paths, measured alike (comparisons/run/serving/)
+                from comparisons.run.serving.measure_paths import ServingRun, measure_serving
+
+                threshold = at_threshold.get("threshold")
+                serving_run = ServingRun(args, out, model, Path(saved), valid, test, test_proba, valid_proba,
+                                         data.positive_index, threshold, profile(args.profile)["latency"])
+                serving = measure_serving(serving_run, {**latency, **throughput, **served, "size_mb": size_mb},
+                                          paths, backend_name)
 
     atomic_write_bytes(prediction_path(out, args.variant, args.seed, args.train_size),
                        _npz(test=split.test, labels=test.labels, proba=test_proba))
@@ -175,7 +188,7 @@ def run(args: RunSpec, out: Path, inputs: RunInputs) -> dict:
         "unknown_token_rate": unknown["rate"] if unknown else None, "unknown_tokens": unknown,
         "params_total": int(count.total), "params_trainable": int(count.trainable),
         "train_seconds": train_seconds, "epochs_run": epochs_run, "seconds_per_epoch": train_seconds / epochs_run,
-        "import_seconds": import_seconds, **latency, **throughput, **served,
+        "import_seconds": import_seconds, **latency, **throughput, **served, **serving,
         "rss_process_start_mb": process_start_rss, "rss_after_import_mb": baseline_rss,
         "peak_rss_train_mb": train_peak.mb, "gpu_peak_mb": gpu_peak_mb(), "size_mb": size_mb,
         "split_sha256": split.sha256,  # the split the worker was given (the plan's, checked)
