@@ -61,7 +61,7 @@ cross-corpus: $(STAMP)
 # A preview of it (not a finding): the fast budget on one split of at most 1,000 texts a corpus; about 15 min.
 cross-corpus-preview: $(STAMP)
 	$(BIN)/python -m comparisons benchmark --corpora $(CROSS_CORPORA) --limit-total 1000 --profile fast \
-	  --seeds 1 --threads $(THREADS) --lang zh --out runs/cross_corpus_preview
+	  --seeds 1 --threads $(THREADS) --lang zh --out results/cross_corpus_preview
 
 # The seed course's single split (70/15/15), 5 seeds: the earlier headline design, kept for the course.
 single-split: $(STAMP) $(BROWSER_STAMP)

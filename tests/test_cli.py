@@ -109,7 +109,7 @@ def test_tfidf_run_reproduces_the_seed_and_resumes(tmp_path):
 
 def test_failures_are_isolated_rows(tmp_path):
     out = tmp_path / "run"
-    result = run_cli("run", "--backends", "tfidf_logreg", "--seeds", "3", "--timeout", "20", *SMALL,
+    result = run_cli("run", "--backends", "tfidf_logreg", "--seeds", "3", "--timeout", "12", *SMALL,
                      "--out", str(out), env={"COMPARISONS_FAULT": "tfidf_logreg@0:crash,tfidf_logreg@1:hang"})
     assert result.returncode == 1
     rows = pd.read_csv(out / "summary.csv").set_index("seed")
