@@ -42,7 +42,8 @@ def test_every_variant_runs_on_the_identical_split(tmp_path):
     for run in (out / "runs").glob("*.json"):  # cold start and serving memory: a fresh process per run
         record = json.loads(run.read_text())
         assert record["serve_pid"] != record["worker_pid"] and record["serve_max_abs_diff"] < 1e-4, run.name
-        assert record["cold_start_s"] > record["serve_load_s"] > 0 and record["peak_rss_serve_mb"] > 50, run.name
+        assert record["cold_start_s"] > record["serve_import_s"] + record["serve_load_s"] > 0, run.name
+        assert record["peak_rss_serve_mb"] >= record["rss_serve_loaded_mb"] > 50, run.name
     for run in (out / "runs").glob("*.json"):  # every backend that trains by epochs says what validation chose
         record = json.loads(run.read_text())
         assert record["rss_after_import_mb"] > record["rss_process_start_mb"], run.name
