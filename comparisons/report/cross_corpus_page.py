@@ -14,7 +14,7 @@ from comparisons.outputs import atomic_write_text
 from comparisons.report.cross_corpus import (PLAN_FILE, build, corpora_headers, corpora_rows, generalises, pair_rows,
                                              scores_rows, write_cross_corpus_tables)
 from comparisons.report.cross_corpus_statistics import conclusion
-from comparisons.report.html import document, facts, paragraph, section, table
+from comparisons.report.html import facts, paragraph, report_page, table
 from comparisons.report.i18n import text
 
 
@@ -53,12 +53,7 @@ def build_cross_corpus_page(parent: Path, lang: str, built) -> str:
                 (text("design", "设计", lang), shape), (text("profile", "预算档", lang), plan.get("profile", "")),
                 (text("cap per corpus", "每个语料库的上限", lang), plan.get("limit_total") or "—")])),
     ]
-    other = ("zh/report.html", "中文版") if lang == "en" else ("../report.html", "English version")
-    nav = ("<nav><ul>" + "".join(f'<li><a href="#{a}">{escape(h)}</a></li>' for a, h, _ in sections)
-           + f'<li><a href="{other[0]}">{other[1]}</a></li></ul></nav>')
-    body = (f"<header><h1>{escape(title)}</h1>{paragraph(generalises(lang), 'lede')}{nav}</header>\n<main>\n"
-            + "\n".join(section(a, h, c) for a, h, c in sections) + "\n</main>")
-    return document(title, lang, body)
+    return report_page(title, lang, paragraph(generalises(lang), "lede"), sections)
 
 
 def write_cross_corpus_page(parent: Path, lang: str, built) -> Path:

@@ -130,6 +130,18 @@ def _break_digit_runs(encoded: str) -> str:
 _DIGIT_RUN = re.compile(r"[\d/+]{5,}")
 
 
+def report_page(title: str, lang: str, lede: str, sections: list[tuple[str, str, str]], banner: str = "") -> str:
+    """A whole page: title, lede (HTML), an optional banner, a nav of the (anchor, heading, content)
+    sections with a link to the other language's page (DIR/report.html <-> DIR/zh/report.html), then
+    the sections."""
+    href, name, other_lang = ("zh/report.html", "中文版", "zh") if lang == "en" else ("../report.html", "English version", "en")
+    nav = ("<nav><ul>" + "".join(f'<li><a href="#{anchor}">{escape(heading)}</a></li>' for anchor, heading, _ in sections)
+           + f'<li><a href="{href}" hreflang="{other_lang}">{name}</a></li></ul></nav>')
+    body = (f"<header><h1>{escape(title)}</h1>{lede}{banner}{nav}</header>\n<main>\n"
+            + "\n".join(section(anchor, heading, content) for anchor, heading, content in sections) + "\n</main>")
+    return document(title, lang, body)
+
+
 def section(anchor: str, heading: str, content: str) -> str:
     return f'<section id="{anchor}">\n<h2>{escape(heading)}</h2>\n{content}\n</section>'
 

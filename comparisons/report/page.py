@@ -25,7 +25,7 @@ from comparisons.outputs import atomic_write_text
 from comparisons.report.preview import preview_note
 from comparisons.report.serving import serving_tables_html
 from comparisons.report.tables import QUALITY
-from comparisons.report.html import document, facts, paragraph, png_figure, section, table
+from comparisons.report.html import facts, paragraph, png_figure, report_page, table
 from comparisons.report.page_verdicts import (lead, pairwise_tables, pretrained_vs_scratch, read_verdicts,
                                               real_differences)
 from comparisons.run_folder import RunFolder, read_runs
@@ -74,15 +74,9 @@ def build_page(folder: RunFolder, lang: str) -> str:
         ("environment", text("Environment and how to reproduce", "环境与复现方法", lang),
          _environment(manifest, records, lang)),
     ]
-    other = ("zh/report.html", "中文版") if lang == "en" else ("../report.html", "English version")
-    nav = ("<nav><ul>" + "".join(f'<li><a href="#{anchor}">{heading}</a></li>' for anchor, heading, _ in sections)
-           + f'<li><a href="{other[0]}" hreflang="{"zh" if lang == "en" else "en"}">{other[1]}</a></li></ul></nav>')
     note = preview_note(manifest.get("profile"), len(manifest.get("seeds", [])), lang)  # fast: a preview
     banner = paragraph(note, "note preview") if note else ""
-    body = (f"<header><h1>{_e(title)}</h1>{paragraph(_lede(manifest, records, lang), 'lede')}{banner}{nav}"
-            "</header>\n<main>\n"
-            + "\n".join(section(anchor, heading, content) for anchor, heading, content in sections) + "\n</main>")
-    return document(title, lang, body)
+    return report_page(title, lang, paragraph(_lede(manifest, records, lang), "lede"), sections, banner)
 
 
 def _e(value) -> str:

@@ -7,7 +7,6 @@ gives its page (its seeds on its one split).
 from __future__ import annotations
 
 import json
-from html import escape
 from pathlib import Path
 
 import pandas as pd
@@ -15,7 +14,7 @@ import pandas as pd
 from comparisons.report.i18n import label, text
 from comparisons.outputs import atomic_write_text
 from comparisons.report.recipe_verdicts import COSTS, METRICS
-from comparisons.report.html import document, facts, paragraph, section, table
+from comparisons.report.html import facts, paragraph, report_page, table
 from comparisons.report.verdict_rules import PRIMARY, REAL, phrase
 
 
@@ -90,12 +89,7 @@ def build_recipe_page(out: Path, lang: str) -> str:
          facts([(text("command", "命令", lang), design["command"]), (text("margins", "容差", lang), margins),
                 (text("data sha256", "数据 sha256", lang), design["data_sha256"][:16] + "…")])),
     ]
-    other = ("zh/report.html", "中文版") if lang == "en" else ("../report.html", "English version")
-    nav = ("<nav><ul>" + "".join(f'<li><a href="#{a}">{h}</a></li>' for a, h, _ in sections)
-           + f'<li><a href="{other[0]}">{other[1]}</a></li></ul></nav>')
-    body = (f"<header><h1>{escape(title)}</h1>{paragraph(lede, 'lede')}{nav}</header>\n<main>\n"
-            + "\n".join(section(a, h, c) for a, h, c in sections) + "\n</main>")
-    return document(title, lang, body)
+    return report_page(title, lang, paragraph(lede, "lede"), sections)
 
 
 def write_recipe_page(out: Path, lang: str = "en") -> Path:
