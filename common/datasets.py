@@ -21,6 +21,7 @@ from typing import Sequence
 import numpy as np
 
 from common.corpora import load_corpus  # named corpora from installed packages (docs/corpora.md)
+from common.digests import readable_digest
 from common.errors import UserInputError
 from common.labelled_texts import LabelledTexts, build_labelled_texts
 
@@ -307,9 +308,9 @@ def stratified_sample(data: LabelledTexts, total: int, seed: int = SAMPLE_SEED) 
 
 
 def fingerprint(data: LabelledTexts) -> str:
-    """sha256 of the exact texts, labels and class names: same value means the same data."""
+    """sha256 of the exact texts, labels and class names (base32, common.digests): same value means the same data."""
     digest = hashlib.sha256()
     for text, label in zip(data.texts, data.labels.tolist()):
         digest.update(f"{label}\t{text}\n".encode("utf-8"))
     digest.update("|".join(data.class_names).encode("utf-8"))
-    return digest.hexdigest()
+    return readable_digest(digest.digest())

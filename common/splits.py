@@ -11,7 +11,7 @@ from sklearn.model_selection import train_test_split
 
 from common.datasets import LabelledTexts
 from common.errors import UserInputError
-from common.vocabulary import readable_digest
+from common.digests import readable_digest
 
 DEFAULT_SPLIT_SEED = 20260812
 

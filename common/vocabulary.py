@@ -11,7 +11,6 @@ everything else as the regex tokenizer does.
 """
 from __future__ import annotations
 
-import base64
 import hashlib
 import json
 import re
@@ -21,6 +20,7 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
+from common.digests import readable_digest
 from common.errors import UserInputError
 
 from common.special_tokens import PAD, PAD_ID, UNK, UNK_ID  # noqa: F401 (re-exported)
@@ -138,11 +138,6 @@ def vocabulary_sha256(vocabulary) -> str:
     phone number.
     """
     return readable_digest(hashlib.sha256("\n".join(vocabulary.itos).encode("utf-8")).digest())
-
-
-def readable_digest(digest: bytes) -> str:
-    """A digest as written in run folders: lower-case base32 (digits 2-7 only), never a 9-digit run."""
-    return base64.b32encode(digest).decode("ascii").rstrip("=").lower()
 
 
 def load_vocabulary(path: Path):
