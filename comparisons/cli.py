@@ -30,6 +30,7 @@ from comparisons.run.spec import RunInputs, RunSpec
 from comparisons.run.lock import RunFolderLock
 from comparisons.run.runner import StopOnSignals, describe, exit_code, finished
 from comparisons.run_folder import RunFolder, read_runs
+from comparisons.report.contrasts import parse_contrasts
 from comparisons.report.verdict_rules import DEFAULT_MARGINS
 
 
@@ -49,6 +50,11 @@ def add_plan_options(command: argparse.ArgumentParser, default_out: str = "runs/
                          help="equivalence margin declared for average precision (default %(default)s)")
     command.add_argument("--margin-f1", type=float, default=DEFAULT_MARGINS["macro_f1"],
                          help="equivalence margin declared for macro-F1 (default %(default)s)")
+    command.add_argument("--contrasts", metavar="PAIRS",
+                         help="the pairs the report is about, declared before the runs: A-B pairs, comma-separated, or "
+                              "the preset 'course' (hf_bert:full-torch_scratch, hf_bert:full-hf_bert:frozen, "
+                              "torch_scratch-tfidf_logreg, keras_layers-torch_scratch); Holm's correction runs over "
+                              "them only, the other pairs are exploratory (default: every pair is the family)")
     command.add_argument("--dedup", action="store_true", help="drop exact-duplicate texts before splitting")
     command.add_argument("--limit-per-class", type=int, help="keep the first N rows of each class (quick trials)")
     command.add_argument("--limit-total", type=int, metavar="N",
@@ -104,6 +110,9 @@ def build_parser() -> argparse.ArgumentParser:
     report = commands.add_parser("report", help="rebuild the tables and figures of a run folder")
     report.add_argument("--out", type=Path, required=True)
     report.add_argument("--lang", default="en", help=f"one of {', '.join(LANGUAGES)}")
+    report.add_argument("--contrasts", metavar="PAIRS",
+                        help="declare contrasts when reporting a partition design whose plan declared none (as "
+                             "run --contrasts); the pages say they were declared after the runs")
     track = commands.add_parser("track", help="log an existing run folder to MLflow")
     track.add_argument("dir", type=Path, help="the run folder (a --cv folder: each partition)")
     track.add_argument("--mlflow-uri", help="tracking URI (default sqlite:///<DIR>/mlflow.db)")
@@ -157,6 +166,7 @@ def prepare(args) -> tuple[list[str], object, Split, DataSpec]:
         raise UserInputError("--backends is empty; name at least one of " + ", ".join(VARIANTS))
     for name in variants:
         resolve_variant(name)
+    args.contrasts = parse_contrasts(args.contrasts, variants)  # before anything is written
     if args.seeds < 1 or args.threads < 1:
         raise UserInputError("--seeds and --threads must be at least 1")
     if args.limit_per_class is not None and args.limit_per_class < 1:
@@ -217,6 +227,8 @@ def run_partitions(args, out: Path, variants, data, spec, executor) -> int:
     partitions = kfold_partitions(data, args.cv, args.repeats, args.split_seed)
     code = code_state()  # one code hash for every partition's plan: a change mid-design fails the later runs
     design = {"folds": args.cv, "repeats": args.repeats, "seed": args.split_seed, "margins": args.margins,
+              "contrasts": [list(pair) for pair in args.contrasts] if args.contrasts else None,
+              "contrasts_declared": "before the runs" if args.contrasts else None,
               "code_sha256": code["code_sha256"], "command": "python -m comparisons " + shlex.join(sys.argv[1:]), "variants": variants,
               "seeds": list(range(args.seeds)), "data_sha256": fingerprint(data),
               "partitions": [{"name": p.name, "sizes": p.split.sizes(), "sha256": p.split.sha256,
@@ -275,6 +287,7 @@ def run_in_folder(args, out: Path, variants, data, split, spec, executor, report
         "split": {"seed": split.seed, "sizes": split.sizes(), "sha256": split.sha256},
         "train_sizes": [size or "all" for size in args.train_sizes],
         "margins": args.margins,
+        "contrasts": [list(pair) for pair in args.contrasts] if args.contrasts else None,
         "serve": args.serve.split(","),
     }
     atomic_write_json(out / "manifest.json", manifest)
@@ -371,7 +384,12 @@ def command_report(args) -> int:
 
         from comparisons.report.recipe_page import write_recipe_page
 
-        if write_recipe_reports(args.out, lang=args.lang) is None:
+        design = json.loads((args.out / "design.json").read_text())
+        contrasts = parse_contrasts(args.contrasts, list(design.get("variants") or []))
+        if contrasts and design.get("contrasts") and design.get("contrasts_declared") == "before the runs":
+            raise UserInputError(f"{args.out}'s plan declared its contrasts before the runs; report without --contrasts "
+                                 "(contrasts chosen after seeing the results would not be a declared family)")
+        if write_recipe_reports(args.out, lang=args.lang, contrasts=contrasts) is None:
             raise UserInputError(f"{args.out} holds no finished runs; run `python -m comparisons run --cv K --out {args.out}` first")
         for language in dict.fromkeys(["en", args.lang]):
             write_recipe_page(args.out, language)

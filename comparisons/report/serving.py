@@ -58,7 +58,7 @@ def verdict_pairs(out: Path, found: list[tuple[dict, dict]], labels: np.ndarray,
                     {"variant": path, "seed": record["seed"], "threshold": serving["threshold"], "proba": proba}])
     rows = []
     for (variant, path), runs in frames.items():
-        pairs = compare(pd.DataFrame(runs), labels, positive_index, margins).pairs
+        pairs = compare(pd.DataFrame(runs), labels, positive_index, margins, corrected=False).pairs
         ap = pairs[pairs["metric"] == "average_precision"].assign(serving_variant=variant)
         rows.append(ap)
     if not rows:
