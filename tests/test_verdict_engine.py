@@ -183,3 +183,21 @@ def test_a_reused_design_folder_reports_only_its_plans_runs(tmp_path):
     scores = partition_scores(tmp_path)
     assert sorted(set(scores["seed"])) == [0] and sorted(set(scores["variant"])) == ["a", "b"]
     assert (scores["average_precision"] == 0.9).all() and len(scores) == 6
+
+
+def test_equivalence_power_agrees_with_a_simulation_of_the_production_tost():
+    """The planning figure against the test it plans for: per-partition differences drawn at a known spread,
+    the production TOST (pair_tests.t_tests) at Holm's strictest level, its rejection rate."""
+    from comparisons.report.power import equivalence_power, partition_standard_error
+
+    rng = np.random.default_rng(5)
+    spread, ratio, partitions, margin, level = 0.002, 0.25, 15, 0.005, 0.05 / 8
+    # overlapping training sets: a shared term of variance ratio x spread^2 in every partition's difference,
+    # which is what the Nadeau-Bengio correction assumes
+    shared = rng.normal(0, spread * np.sqrt(ratio), (4000, 1))
+    draws = 0.0005 + shared + rng.normal(0, spread, (4000, partitions))
+    rejected = np.mean([t_tests(*corrected_t(d, ratio), margin)[1] < level for d in draws])
+    planned = equivalence_power(0.0005, partition_standard_error(spread, partitions, ratio), partitions - 1, margin, level)
+    assert planned == pytest.approx(rejected, abs=0.04)
+    assert repeats_for_power(0.0005, spread, 5, ratio, 8, margin=margin) is not None
+    assert repeats_for_power(0.006, spread, 5, ratio, 8, margin=margin) is None, "beyond the margin: never equivalent"

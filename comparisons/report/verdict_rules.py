@@ -171,10 +171,12 @@ def correct_family(pairs: pd.DataFrame, contrasts: list[tuple[str, str]] | None 
     pairs["smallest_detectable_difference"] = [
         smallest_detectable(se, m, d, alpha) for se, m, d in zip(pairs["standard_error"], pairs["family_size"], pairs["df"])]
     if {"spread", "folds", "test_to_train"} <= set(pairs.columns):  # the partition design: repeats for 80% power
-        for target, column in (("margin", "repeats_for_power_margin"), ("difference", "repeats_for_power_observed")):
-            pairs[column] = [repeats_for_power(t, s, int(k), r, m, alpha) if pd.notna(k) else None for t, s, k, r, m in
-                             zip(pairs[target], pairs["spread"], pairs["folds"], pairs["test_to_train"],
-                                 pairs["family_size"])]
+        # at the observed difference: the repeats to show it equivalent within the margin, and to show it different
+        for column, equivalence in (("repeats_for_power_margin", True), ("repeats_for_power_observed", False)):
+            pairs[column] = [repeats_for_power(d, s, int(k), r, m, alpha, margin=q if equivalence else None)
+                             if pd.notna(k) else None for d, s, k, r, m, q in
+                             zip(pairs["difference"], pairs["spread"], pairs["folds"], pairs["test_to_train"],
+                                 pairs["family_size"], pairs["margin"])]
     pairs["verdict"] = [four_way(d, p, q, alpha) for d, p, q in
                         zip(pairs["difference"], pairs["p_holm"], pairs["p_equivalence_holm"])]
     if "decisions_p" in pairs:

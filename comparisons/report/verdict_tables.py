@@ -58,8 +58,8 @@ def pair_table(rows: pd.DataFrame, lang: str) -> tuple[list[str], list[list[str]
     columns.append((text("smallest detectable (80% power, observed spread)", "可检测的最小差值（80% 功效，按观测离散度）", lang),
                     lambda r: "—" if pd.isna(r["smallest_detectable_difference"]) else f"{r['smallest_detectable_difference']:.4f}"))
     if partitions and "repeats_for_power_margin" in rows:
-        columns.append((text("repeats for 80% power: at the margin / at the observed difference",
-                             "80% 功效所需重复次数：容差处 / 观测差值处", lang),
+        columns.append((text("repeats for 80% power at the observed difference: to show it within the margin / "
+                             "to show it different", "在观测差值处达到 80% 功效所需的重复次数：显示在容差内 / 显示不同", lang),
                         lambda r: f"{_repeats(r['repeats_for_power_margin'], lang)} / {_repeats(r['repeats_for_power_observed'], lang)}"))
     columns.append((label("verdict", lang), lambda r: verdict_text(r, lang)))
     if _has(rows, "verdict_decisions"):
