@@ -6,7 +6,7 @@ aggregated; `build_reports` says which it left out and why. Two spreads, named a
 which with the pairwise verdicts is recomputed from predictions/*.npz (comparisons.report.verdicts).
 
 Written: summary.csv (one row per run, with each run's {metric}_ci_low/_ci_high over test
-items); aggregate.csv (per variant: seeds, {measure}_mean/_std, and for quality
+items); scores.csv (the long scores table, comparisons/report/scores.py); aggregate.csv (per variant: seeds, {measure}_mean/_std, and for quality
 {metric}_ci_low/_ci_high over test items), summary_table.{csv,md,html}, verdicts.{csv,md}
 (columns: comparisons/report/verdicts.py); the Chinese twins of all but summary.csv in DIR/zh.
 """
@@ -23,6 +23,7 @@ from comparisons.report.i18n import label, text
 from comparisons.outputs import atomic_write_text, write_table
 from comparisons.run_folder import RunFolder, RunRecord, size_key, size_label
 from comparisons.report.contrasts import as_pairs
+from comparisons.report.scores import scores_table
 from comparisons.report.verdict_rules import phrase
 from comparisons.report.verdict_tables import verdict_sections
 from comparisons.report.verdicts import N_RESAMPLES, PAIR_METRICS, Verdicts, compare, load_predictions, run_intervals
@@ -195,6 +196,8 @@ def write_reports(out: Path, lang: str = "en", reports: Reports | None = None) -
     out = Path(out)
     reports = reports or build_reports(out)
     atomic_write_text(out / "summary.csv", reports.summary.to_csv(index=False, float_format="%.6g"))
+    if lang == "en":  # the one long scores table every design fills (comparisons/report/scores.py)
+        atomic_write_text(out / "scores.csv", scores_table(out)[0].to_csv(index=False, float_format="%.6g"))
     target = out if lang == "en" else out / "zh"
     atomic_write_text(target / "aggregate.csv", reports.aggregate.to_csv(index=False, float_format="%.6g"))
     title = text("Comparison on one split: mean ± std over seeds (training randomness) "
