@@ -13,7 +13,7 @@ OUT ?= runs/fast
 # subprocesses and kernels, so 2 processes on 2 cores roughly halve the wall time.
 TEST_WORKERS ?= 2
 
-.PHONY: compare test reference cross-corpus cross-corpus-preview single-split serving calibration learning-curve notebooks clean-venv
+.PHONY: power-plan compare test reference cross-corpus cross-corpus-preview single-split serving calibration learning-curve notebooks clean-venv
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -73,6 +73,12 @@ single-split: $(STAMP) $(BROWSER_STAMP)
 serving: $(STAMP) $(BROWSER_STAMP)
 	$(BIN)/python -m comparisons run --profile full --seeds 1 --threads $(THREADS) \
 	  --serve native,onnx,onnx-int8,torch-int8 --lang zh --out results/serving
+
+# Power before the run (issue 37): from a reported partition design with declared contrasts (PILOT), the repeats each
+# contrast needs for 80% power and the projected wall time here and on Ray clusters; PILOT/power_plan.md.
+PILOT ?= results/reference
+power-plan: $(STAMP)
+	$(BIN)/python -m comparisons.studies.power_plan --from $(PILOT) --nodes 1 4 16
 
 # Calibration of the verdicts (A/A and a planted difference; issue 23): the cheap stand-in and the
 # scratch encoder at 1 epoch. results/calibration/*.md

@@ -201,3 +201,28 @@ def test_equivalence_power_agrees_with_a_simulation_of_the_production_tost():
     assert planned == pytest.approx(rejected, abs=0.04)
     assert repeats_for_power(0.0005, spread, 5, ratio, 8, margin=margin) is not None
     assert repeats_for_power(0.006, spread, 5, ratio, 8, margin=margin) is None, "beyond the margin: never equivalent"
+
+
+def test_the_power_plan_from_the_committed_reference_and_its_refusals(tmp_path, capsys):
+    """The committed reference (re-reported with --contrasts course) as the pilot: one row per declared
+    contrast, the torch_scratch - tfidf_logreg difference reachable, a projection per node count."""
+    import shutil
+    from pathlib import Path
+
+    from comparisons.studies.power_plan import main
+
+    reference = Path(__file__).resolve().parent.parent / "results" / "reference"
+    pilot = tmp_path / "pilot"
+    shutil.copytree(reference, pilot, ignore=shutil.ignore_patterns("predictions", "logs", "*.html", "*.png", "exports"))
+    assert main(["--from", str(pilot), "--nodes", "1", "4"]) == 0
+    plan = (pilot / "power_plan.md").read_text()
+    assert plan.count(" − ") >= 4 and "| torch_scratch − tfidf_logreg | +0.0111 | 0.0041 | ±0.005 | 2 |" in plan
+    capsys.readouterr()
+    design = json.loads((pilot / "design.json").read_text())
+    for broken, words in (({**design, "contrasts": None}, "declares no contrasts"),
+                          ({**design, "partitions": design["partitions"][:1]}, "fewer than 2 partitions")):
+        (pilot / "design.json").write_text(json.dumps(broken))
+        assert main(["--from", str(pilot)]) == 2
+        err = capsys.readouterr().err
+        assert words in err and len(err.strip().splitlines()) == 1
+    assert main(["--from", str(tmp_path)]) == 2 and "not a reported partition design" in capsys.readouterr().err
