@@ -25,6 +25,7 @@ from comparisons.run.measure import machine_description, thread_environment
 from comparisons.outputs import atomic_write_json
 from comparisons.run.profiles import PROFILES, profile, variant_overrides
 from comparisons.report.preview import preview_note
+from comparisons.run.precision import plan_precisions
 from comparisons.run.serving.paths import parse_serve
 from comparisons.run.spec import RunInputs, RunSpec
 from comparisons.run.lock import RunFolderLock
@@ -65,6 +66,10 @@ def add_plan_options(command: argparse.ArgumentParser, default_out: str = "runs/
     command.add_argument("--threads", type=int, default=2, help="threads for every framework alike (default 2)")
     command.add_argument("--timeout", type=float, help="seconds per worker (default from the profile)")
     command.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"))
+    command.add_argument("--precision", default="auto",
+                         help="auto (default): bf16 autocast with fp32 weights for the variants measured faster under it, "
+                              "where the hardware multiplies bf16 natively (CUDA with bf16, a CPU with AVX512-BF16 or "
+                              "AMX), else fp32; fp32; bf16 (refused without native bf16). docs/measurement.md")
     command.add_argument("--hf-model", help="Hugging Face model id or local folder for hf_bert (default: shipped MiniLM)")
     command.add_argument("--executor", default="local", choices=EXECUTORS,
                          help="local: one worker at a time here (default); ray: one Ray task per run")
@@ -182,6 +187,7 @@ def prepare(args) -> tuple[list[str], object, Split, DataSpec]:
         raise UserInputError("--margin-ap and --margin-f1 must be between 0 and 1, e.g. --margin-ap 0.005")
     args.margins = {"average_precision": args.margin_ap, "macro_f1": args.margin_f1,
                     "accuracy": DEFAULT_MARGINS["accuracy"]}
+    args.precisions = plan_precisions(args.precision, variants, args.device)  # {variant: fp32 | bf16}
     spec = data_spec(args)
     data = load(spec)
     if args.cv is not None:
@@ -289,6 +295,7 @@ def run_in_folder(args, out: Path, variants, data, split, spec, executor, report
         "margins": args.margins,
         "contrasts": [list(pair) for pair in args.contrasts] if args.contrasts else None,
         "serve": args.serve.split(","),
+        "precision_requested": args.precision, "precision": {v: args.precisions[v] for v in variants},
     }
     atomic_write_json(out / "manifest.json", manifest)
     sizes = split.sizes()
@@ -300,7 +307,7 @@ def run_in_folder(args, out: Path, variants, data, split, spec, executor, report
                     split_seed=split.seed, split_sha256=split.sha256, hf_model=args.hf_model,
                     executor=args.executor, code_commit=manifest["code_commit"], code_dirty=manifest["code_dirty"],
                     code_sha256=manifest["code_sha256"], serve=args.serve,
-                    train_size=n)
+                    train_size=n, precision=args.precisions[v])
             for n in args.train_sizes for v in variants for s in range(args.seeds)]
     inputs = RunInputs(data, split.to_dict()).to_json_bytes()  # the data by value, for every worker
     failed = 0
