@@ -79,8 +79,8 @@ def add_plan_options(command: argparse.ArgumentParser, default_out: str = "runs/
                          help="with --executor ray: at most N runs at once (default: as the cluster's CPUs allow; "
                               "1 per node for latency-grade timings)")
     command.add_argument("--serve", default="native",
-                         help="serving paths measured after training, comma-separated: native (always), onnx, onnx-int8, "
-                              "torch-int8 (docs/serving.md; pip extra: serve)")
+                         help="serving paths measured after training, comma-separated: native (always), native-bf16, onnx, "
+                              "onnx-int8, torch-int8 (docs/serving.md; pip extra: serve)")
     command.add_argument("--lang", default="en", help="en or zh: language of the tables and figures")
     command.add_argument("--track", choices=("mlflow",), help="also log the runs to MLflow (pip extra: tracking)")
     command.add_argument("--mlflow-uri", help="with --track mlflow: tracking URI (default sqlite:///<out>/mlflow.db)")

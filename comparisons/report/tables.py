@@ -42,8 +42,8 @@ SUMMARY_COLUMNS = [
     "best_epoch", "latency_ms_b1_p50", "latency_ms_b1_p90", "latency_ms_b1_cv",
     "latency_ms_b32_p50", "latency_ms_b32_p90", "latency_ms_b32_cv", "throughput_per_s", "throughput_batch",
     "compile_seconds", "cold_start_s", "serve_load_s", "rss_after_import_mb", "peak_rss_train_mb",
-    "peak_rss_serve_mb", "serve_max_abs_diff", "gpu_peak_mb", "size_mb", "device", "threads", "profile",
-    "executor", "node_cpu", "runs_sharing_node", "timings_shared",
+    "peak_rss_serve_mb", "serve_max_abs_diff", "gpu_peak_mb", "size_mb", "device", "precision", "threads",
+    "profile", "executor", "node_cpu", "runs_sharing_node", "timings_shared",
     "code_commit", "code_dirty", "code_sha256", "split_sha256",
 ]
 
