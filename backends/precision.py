@@ -22,9 +22,11 @@ from common.errors import UserInputError
 
 PRECISIONS = ("auto", "fp32", "bf16")
 CPU_BF16_FLAGS = ("avx512_bf16", "amx_bf16")  # torch.cpu.get_capabilities() keys
-# The backends with a bf16 path under `auto`. keras_layers has one (--precision bf16) but is not adopted
-# under auto: measured slower on an AVX512-BF16 CPU (docs/measurement.md, "Precision").
-AUTO_BF16_BACKENDS = ("hf_bert", "torch_scratch")
+# The backends that take bf16 under `auto`: only those measured faster under it (docs/measurement.md,
+# "Precision"). torch_scratch and keras_layers have a bf16 path (--precision bf16) but were slower under it
+# on an AVX512-BF16 CPU: their matrices are small (d_model 64), so casting and bf16 kernel set-up per shape
+# cost more than the bf16 multiply saves.
+AUTO_BF16_BACKENDS = ("hf_bert",)
 BF16_BACKENDS = ("hf_bert", "torch_scratch", "keras_layers")
 
 

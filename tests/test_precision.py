@@ -22,12 +22,13 @@ VARIANTS = ["tfidf_logreg", "torch_scratch", "keras_layers", "hf_bert:frozen", "
 
 def test_auto_picks_bf16_only_where_the_hardware_multiplies_it_and_only_for_the_backends_it_speeds():
     assert plan_precisions("auto", VARIANTS, "auto", NATIVE) == {
-        "tfidf_logreg": "fp32", "torch_scratch": "bf16", "keras_layers": "fp32", "hf_bert:frozen": "bf16",
+        "tfidf_logreg": "fp32", "torch_scratch": "fp32", "keras_layers": "fp32", "hf_bert:frozen": "bf16",
         "hf_bert:full": "bf16"}
     assert set(plan_precisions("auto", VARIANTS, "auto", EMULATED).values()) == {"fp32"}
     assert set(plan_precisions("fp32", VARIANTS, "auto", NATIVE).values()) == {"fp32"}
     bf16 = plan_precisions("bf16", VARIANTS, "cpu", NATIVE)
-    assert bf16["keras_layers"] == "bf16" and bf16["tfidf_logreg"] == "fp32", "bf16 wherever a backend has a bf16 path"
+    assert bf16["keras_layers"] == bf16["torch_scratch"] == "bf16" and bf16["tfidf_logreg"] == "fp32", \
+        "bf16 wherever a backend has a bf16 path"
     # the device the runs will use decides: a GPU with bf16 and a CPU without, and the other way round
     gpu = {"cuda": True, "cuda_bf16": True, "cpu_bf16": False}
     assert plan_precisions("auto", ["hf_bert:full"], "auto", gpu) == {"hf_bert:full": "bf16"}
