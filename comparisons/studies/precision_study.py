@@ -120,7 +120,8 @@ def verdict_rows(partitions: pd.DataFrame, margin: float = MARGIN) -> pd.DataFra
         ratio = float((found["n_test"] / found["n_train"]).mean())
         mean, se, df = corrected_t(found["delta_ap"].to_numpy(), ratio)
         p, p_equivalence, low, high = t_tests(mean, se, df, margin)
-        rows.append({"metric": "average_precision", "variant": variant, "partitions": len(found),
+        rows.append({"metric": "average_precision", "variant": variant, "variant_a": f"{variant} bf16",
+                     "variant_b": f"{variant} fp32", "partitions": len(found),
                      "difference": mean, "ci_low": low, "ci_high": high, "standard_error": se, "df": df,
                      "p_value": p, "margin": margin, "p_equivalence": p_equivalence,
                      "flips": int(found["flips"].sum()), "test_texts": int(found["n_test"].sum()),
