@@ -11,7 +11,7 @@ run) and `--precision bf16` into OUT/bf16. Both resume; nothing else differs bet
 
 (b) Compares them pair by pair, per variant and partition: ΔAP (bf16 − fp32); the corrected repeated
 k-fold t-test over the partitions with the ±MARGIN equivalence margin (comparisons/report/
-recipe_verdicts.corrected_t and t_tests; Holm over the variants: verdict_rules.correct_family);
+pair_tests.corrected_t and t_tests; the family rule over both variants: verdict_rules.correct_family);
 decisions flipped on the test texts, each run at its own validation threshold (predictions/*.npz and
 each record's threshold); training time per epoch (hf_bert records each epoch's seconds in
 fit_info.history; frozen's cost is its encoder pass, fit_info.feature_seconds) and the recorded
@@ -178,7 +178,7 @@ def markdown(partitions: pd.DataFrame, verdicts: pd.DataFrame, serving: pd.DataF
              "Each variant trained on the same partitions with the same seeds, once in fp32 and once under bf16 "
              "autocast (fp32 master weights); nothing else differs. ΔAP = bf16 − fp32 per partition; the corrected "
              f"repeated k-fold t-test over the partitions, equivalence margin ±{MARGIN:g} (two one-sided tests), "
-             "Holm over the variants. Flips: test decisions that differ, each run at its own validation threshold.",
+             "Holm over the family (both variants' difference and equivalence hypotheses). Flips: test decisions that differ, each run at its own validation threshold.",
              "", "## Verdicts", ""]
     if not verdicts.empty:
         lines += [pd.DataFrame({
