@@ -278,5 +278,3 @@ def test_bf16_gives_finite_probabilities_and_keeps_padding_invariance(mode, tiny
     np.testing.assert_allclose(batched.sum(axis=1), 1.0, atol=1e-9)
     one_by_one = np.vstack([backend.predict_proba([text]) for text in test.texts])
     np.testing.assert_allclose(batched, one_by_one, atol=BF16_PADDING_TOLERANCE)
-    fp32 = tiny(tiny_model_dir, mode=mode, epochs=1).fit(train, valid)
-    assert fp32.fit_info_["precision"] == "fp32"
