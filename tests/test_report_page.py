@@ -121,10 +121,12 @@ def test_the_policy_blocks_outside_requests(browser, reference):
 
 
 def test_summary_table_matches_the_aggregate(browser, reference):
+    """The summary (20-odd measures) is drawn transposed, one column per variant, and fits a 1,280-pixel window."""
     page, _, _ = open_page(browser, page_path(reference, "en"))
-    rows = page.evaluate("""Array.from(document.querySelectorAll('#tables table')[0].tBodies[0].rows,
-                            r => Array.from(r.cells, c => c.textContent))""")
-    headers = page.evaluate("Array.from(document.querySelectorAll('#tables table')[0].tHead.rows[0].cells, c => c.textContent)")
+    transposed = page.evaluate("""Array.from(document.querySelectorAll('#tables table')[0].tBodies[0].rows,
+                                  r => Array.from(r.cells, c => c.textContent))""")
+    variants = page.evaluate("Array.from(document.querySelectorAll('#tables table')[0].tHead.rows[0].cells, c => c.textContent)")
+    headers, rows = [variants[0]] + [r[0] for r in transposed], [list(column) for column in zip(variants, *transposed)][1:]
     aggregate = pd.read_csv(reference / "aggregate.csv")
     summary = pd.read_csv(reference / "summary.csv")
     assert [r[0] for r in rows] == list(aggregate["variant"])
@@ -258,3 +260,46 @@ def test_page_command_says_what_is_wrong_in_one_line(tmp_path, capsys):
     lines = capsys.readouterr().err.strip().splitlines()
     assert len(lines) == 2 and all(line.startswith("error: ") for line in lines)
     assert not list(tmp_path.iterdir())  # nothing written
+
+
+@pytest.fixture(scope="module")
+def design_pages(tmp_path_factory) -> dict[str, Path]:
+    """Copies of the committed partition reference and cross-corpus reference, their pages written afresh."""
+    from comparisons.report.cross_corpus_page import write_cross_corpus_reports
+    from comparisons.report.recipe_page import write_recipe_page
+
+    root = tmp_path_factory.mktemp("designs")
+    folders = {name: root / name for name in ("reference", "cross_corpus")}
+    for name, folder in folders.items():
+        shutil.copytree(REFERENCE.parent / name, folder, ignore=shutil.ignore_patterns("report.png", "logs"))
+    for lang in ("en", "zh"):
+        write_recipe_page(folders["reference"], lang)
+        write_cross_corpus_reports(folders["cross_corpus"], lang)
+    return folders
+
+
+def test_every_table_of_every_page_fits_a_1280_pixel_window(browser, reference, design_pages):
+    """No table hides a column behind a scroll bar at 1,280 pixels: the single-split page (its 23-column summary
+    transposed), the partition page and the cross-corpus page, in both languages."""
+    for folder in (reference, *design_pages.values()):
+        for lang in ("en", "zh"):
+            page, _, problems = open_page(browser, page_path(folder, lang))
+            assert not problems, problems
+            wide = page.evaluate("""Array.from(document.querySelectorAll('.scroll'), d => [d.scrollWidth, d.clientWidth,
+                                    d.querySelector('tr').textContent.slice(0, 60)]).filter(x => x[0] > x[1])""")
+            assert not wide and page.evaluate("document.documentElement.scrollWidth") <= 1280, (folder.name, lang, wide)
+            page.close()
+
+
+def test_a_spread_over_one_seed_or_partition_is_said_so_never_plus_or_minus_zero():
+    from comparisons.report.spread import mean_spread
+    from comparisons.report.tables import QUALITY, SUMMARY_COLUMNS, aggregate_frame, readable_table
+
+    assert mean_spread(0.98921, 0.0, 1) == "0.9892 (1 seed)" and mean_spread(0.9, float("nan"), 1, "partition") == \
+        "0.9000 (1 partition)"
+    assert mean_spread(0.98921, 0.00123, 3) == "0.9892 ± 0.0012" and mean_spread(0.5, 0.1, 1, lang="zh") == \
+        "0.5000 （1 个种子）"
+    runs = [{"variant": variant, "seed": seed, "status": "ok", **dict.fromkeys(QUALITY, 0.9 + seed / 100)}
+            for variant, seeds in (("tfidf_logreg", [0]), ("torch_scratch", [0, 1, 2])) for seed in seeds]
+    shown = readable_table(aggregate_frame(pd.DataFrame(runs, columns=SUMMARY_COLUMNS)), "en")["average precision"]
+    assert shown.tolist() == ["0.9000 (1 seed)", "0.9100 ± 0.0100"]

@@ -24,6 +24,7 @@ from comparisons.report.i18n import check_language, label, text
 from comparisons.outputs import atomic_write_text
 from comparisons.report.preview import preview_note
 from comparisons.report.serving import serving_tables_html
+from comparisons.report.spread import mean_spread
 from comparisons.report.tables import QUALITY
 from comparisons.report.html import facts, paragraph, png_figure, report_page, table
 from comparisons.report.page_verdicts import (lead, pairwise_tables, pretrained_vs_scratch, read_verdicts,
@@ -123,8 +124,8 @@ def _verdicts(aggregate: pd.DataFrame | None, verdicts: pd.DataFrame | None, lan
             verdict = (text("cost: not tested", "代价：未做检验", lang) if measure not in QUALITY
                        else text("no other variant finished", "没有其他完成的变体", lang) if runner is None
                        else text("not computed", "未计算", lang)), False
-        rows.append([label(measure, lang), best["variant"], _value(best, measure),
-                     "" if runner is None else runner["variant"], "" if runner is None else _value(runner, measure),
+        rows.append([label(measure, lang), best["variant"], _value(best, measure, lang),
+                     "" if runner is None else runner["variant"], "" if runner is None else _value(runner, measure, lang),
                      verdict[0]])
         classes.append("real" if verdict[1] else "")
     spread = text("mean ± std over seeds", "多种子均值 ± 标准差", lang)
@@ -143,10 +144,10 @@ def _verdicts(aggregate: pd.DataFrame | None, verdicts: pd.DataFrame | None, lan
     return "\n".join(parts)
 
 
-def _value(row: pd.Series, measure: str) -> str:
+def _value(row: pd.Series, measure: str, lang: str) -> str:
     mean, std = row[f"{measure}_mean"], row.get(f"{measure}_std")
     if measure in QUALITY:
-        return f"{mean:.4f} ± {0.0 if pd.isna(std) else std:.4f}"
+        return mean_spread(mean, std, int(row["seeds"]), lang=lang)
     # the digits of the summary table (report.readable_table)
     digits = 2 if measure in ("latency_ms_b1_p50", "size_mb") else (1 if measure == "train_seconds" else 0)
     return f"{mean:,.{digits}f}"

@@ -15,12 +15,13 @@ from comparisons.report.i18n import label, text
 from comparisons.outputs import atomic_write_text
 from comparisons.report.recipe_verdicts import COSTS, METRICS
 from comparisons.report.html import facts, paragraph, report_page, table
+from comparisons.report.spread import mean_spread
 from comparisons.report.verdict_rules import PRIMARY, REAL, phrase
 
 
-def _interval(row: pd.Series, metric: str) -> str:
-    return (f"{row[f'{metric}_mean']:.4f} ± {row[f'{metric}_std']:.4f} "
-            f"[{row[f'{metric}_ci_low']:.4f}, {row[f'{metric}_ci_high']:.4f}]")
+def _interval(row: pd.Series, metric: str, lang: str) -> str:
+    return (mean_spread(row[f"{metric}_mean"], row[f"{metric}_std"], int(row["partitions"]), "partition", lang)
+            + f" [{row[f'{metric}_ci_low']:.4f}, {row[f'{metric}_ci_high']:.4f}]")
 
 
 def _p(value) -> str:
@@ -70,7 +71,7 @@ def build_recipe_page(out: Path, lang: str) -> str:
     recipes = table([label("variant", lang), text("partitions", "划分数", lang)]
                     + [f"{label(m, lang)} " + text("(mean ± std over partitions [corrected 95%])",
                                                    "（各划分均值 ± 标准差 [校正 95% 区间]）", lang) for m in METRICS],
-                    [[r["variant"], int(r["partitions"])] + [_interval(r, m) for m in METRICS]
+                    [[r["variant"], int(r["partitions"])] + [_interval(r, m, lang) for m in METRICS]
                      for _, r in variants.iterrows()])
     costs = table([label("variant", lang)] + [label(c, lang) + text(" (median)", "（中位数）", lang) for c in COSTS],
                   [[r["variant"]] + [("—" if pd.isna(r.get(f"{c}_median")) else f"{r[f'{c}_median']:,.4g}")

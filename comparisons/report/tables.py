@@ -22,6 +22,7 @@ from backends.base import VARIANTS
 from comparisons.report.i18n import label, text
 from comparisons.outputs import atomic_write_text, write_table
 from comparisons.run_folder import RunFolder, RunRecord, size_key, size_label
+from comparisons.report.spread import mean_spread  # pages
 from comparisons.report.verdict_rules import PRIMARY, phrase
 from comparisons.report.verdicts import N_RESAMPLES, PAIR_METRICS, Verdicts, compare, load_predictions, run_intervals
 
@@ -129,7 +130,7 @@ def readable_table(aggregate: pd.DataFrame, lang: str) -> pd.DataFrame:
         if pd.isna(mean):
             return ""
         interval = "" if pd.isna(low) else f" [{low:.3f}, {high:.3f}]"
-        return f"{mean:.4f} ± {std:.4f}{interval}"
+        return f"{mean_spread(mean, std, int(row['seeds']), lang=lang)}{interval}"  # pages: "1 seed", never ± 0
 
     table = pd.DataFrame({label("variant", lang): aggregate["variant"], label("seeds", lang): aggregate["seeds"]})
     for column in QUALITY:
