@@ -84,7 +84,7 @@ def document(title: str, lang: str, body: str) -> str:
             f"<title>{escape(title)}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n{body}\n</body>\n</html>\n")
 
 
-MAX_COLUMNS = 12  # a wider table is drawn transposed (one column per row of it), so it fits a 1,280-pixel window
+MAX_COLUMNS = 16  # a wider table is drawn transposed (one column per row of it), so it fits a 1,280-pixel window
 
 
 def table(headers: list[str], rows: list[list], caption: str | None = None, wrap: set[int] = frozenset(),
@@ -94,7 +94,7 @@ def table(headers: list[str], rows: list[list], caption: str | None = None, wrap
     Cells wrap at spaces and after the _ : / of a name (hf_bert:frozen), so a table shrinks to the page;
     one of more than MAX_COLUMNS columns and more than twice as many columns as rows is transposed: its
     first column becomes the header row, each other column a row headed by its name (5 variants, 20 measures)."""
-    if len(headers) > max(MAX_COLUMNS, 2 * len(rows) + 1):
+    if len(headers) > max(MAX_COLUMNS, 2 * len(rows)):
         return _transposed(headers, rows, caption)
     head = "".join(f'<th scope="col">{_breakable(str(h))}</th>' for h in headers)
     body = []
