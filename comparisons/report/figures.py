@@ -6,6 +6,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from comparisons.report.calibration import labelled_predictions, reliability_points
 from comparisons.report.i18n import label, setup_matplotlib, text
 from comparisons.outputs import save_figure
 from comparisons.report.tables import QUALITY, quality_label
@@ -32,7 +33,20 @@ def write_figures(out: "Path | RunFolder", summary: pd.DataFrame, aggregate: pd.
         paths.append(_pr_curves(plt, out, summary, test_labels, positive_index, lang, target / "pr_curves.png"))
     if pairs is not None and (pairs["metric"] == "average_precision").any():
         paths.append(_forest(plt, pairs[pairs["metric"] == "average_precision"], lang, target / "forest.png"))
+    points = reliability_points(_stored(out, summary), positive_index)
+    if points:
+        paths.append(reliability_diagram(points, lang, target / "reliability.png"))
     return paths
+
+
+def _stored(out, summary) -> dict[str, list]:
+    """Per variant, (labels, probabilities) of each finished run whose predictions hold their labels."""
+    groups = {}
+    for _, row in summary[summary["status"] == "ok"].iterrows():
+        found = labelled_predictions(out, row)
+        if found is not None:
+            groups.setdefault(row["variant"], []).append(found)
+    return groups
 
 
 def _metric_bars(plt, done, lang, path):
@@ -138,3 +152,29 @@ def _confusion_from_predictions(out, row, test_labels, n_classes):
     matrix = np.zeros((n_classes, n_classes), dtype=int)
     np.add.at(matrix, (test_labels, predicted), 1)
     return matrix
+
+
+def reliability_diagram(points: dict[str, dict], lang: str, path: Path) -> Path:
+    """One panel per variant: each equal-mass bin's mean probability against the share that came true
+    (comparisons/report/calibration.reliability_points); on the diagonal is calibrated."""
+    from common.metrics import CALIBRATION_BINS
+
+    setup_matplotlib(lang)
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, len(points), figsize=(2.6 * len(points) + 0.6, 3.2), squeeze=False, sharey=True)
+    for ax, (variant, found) in zip(axes[0], points.items()):
+        ax.plot([0, 1], [0, 1], color="0.6", linewidth=0.8, linestyle="--")
+        ax.plot(found["mean_score"], found["observed"], marker="o", markersize=4, linewidth=1.2, color="tab:blue")
+        ax.set_xlim(0, 1)
+        ax.set_ylim(0, 1)
+        ax.set_aspect("equal")
+        ax.set_title(f"{variant}\nECE {found['ece']:.3f}", fontsize=9)
+        ax.set_xlabel(text("mean probability", "平均概率", lang), fontsize=8)
+        ax.tick_params(labelsize=7)
+        ax.grid(alpha=0.3)
+    axes[0][0].set_ylabel(text("share that came true", "实际发生的比例", lang), fontsize=8)
+    fig.suptitle(text(f"Reliability: {CALIBRATION_BINS} equal-mass bins of the test items; on the dashed diagonal is "
+                      "calibrated", f"可靠性图：测试样本的 {CALIBRATION_BINS} 个等量分箱；落在虚线对角线上即为校准", lang),
+                 fontsize=10)
+    return save_figure(fig, path)

@@ -25,7 +25,8 @@ from comparisons.outputs import atomic_write_text
 from comparisons.report.preview import preview_note
 from comparisons.report.serving import serving_tables_html
 from comparisons.report.spread import mean_spread
-from comparisons.report.tables import QUALITY
+from comparisons.report.calibration import calibration_table
+from comparisons.report.tables import QUALITY, largest_size
 from comparisons.report.html import facts, paragraph, png_figure, report_page, table
 from comparisons.report.page_verdicts import (lead, pairwise_tables, pretrained_vs_scratch, read_verdicts,
                                               real_differences)
@@ -34,7 +35,8 @@ from comparisons.run_folder import RunFolder, read_runs
 # Measures of the "best on each" digest: (key in aggregate.csv, higher is better).
 COSTS = ("latency_ms_b1_p50", "peak_rss_serve_mb", "peak_rss_mb", "train_seconds", "size_mb")  # lower is better
 BEST_ON = [(m, True) for m in QUALITY] + [(m, False) for m in COSTS]
-FIGURE_ORDER = ["metrics", "pareto", "serving", "pr_curves", "confusion_matrices", "forest", "learning_curves"]
+FIGURE_ORDER = ["forest", "metrics", "pareto", "serving", "pr_curves", "reliability", "confusion_matrices",
+                "learning_curves"]
 FIGURE_CAPTIONS = {
     "metrics": ("Test quality, mean ± std over seeds", "测试集质量，多种子均值 ± 标准差"),
     "pareto": ("Quality against latency and against memory", "质量与延迟、内存的关系"),
@@ -43,6 +45,10 @@ FIGURE_CAPTIONS = {
     "pr_curves": ("Precision-recall curves on test", "测试集精确率-召回率曲线"),
     "confusion_matrices": ("Confusion matrices on test", "测试集混淆矩阵"),
     "forest": ("Pairwise differences with their 95% intervals", "两两差异及其 95% 区间"),
+    "reliability": ("Reliability of the probabilities per variant: each dot a bin of equally many test items (every "
+                    "seed's pooled), its mean probability against the share that came true; the diagonal is calibrated",
+                    "各模型变体概率的可靠性：每个点是一个含等量测试样本的分箱（合并所有种子），横轴为平均概率，纵轴为实际发生的比例；"
+                    "对角线即为校准"),
     "learning_curves": ("Learning curves: quality against training messages", "学习曲线：质量随训练条数的变化"),
 }
 
@@ -68,7 +74,7 @@ def build_page(folder: RunFolder, lang: str) -> str:
     sections = [  # (anchor, heading, content), in the order a reader needs them
         ("verdicts", text("Verdicts", "结论", lang),
          _verdicts(aggregate, verdicts, lang) + pretrained_vs_scratch(out, lang)),
-        ("tables", text("Tables", "表格", lang), _tables(target, verdicts, lang)),
+        ("tables", text("Tables", "表格", lang), _tables(target, verdicts, lang) + _calibration(out, lang)),
         ("figures", text("Figures", "图表", lang), _figures(target / "figures", lang)),
         ("details", text("Per-variant details", "各模型变体的细节", lang), _details(records, manifest, lang)),
         ("problems", text("Failed and skipped runs", "失败与跳过的运行", lang), _problems(records, left_out, lang)),
@@ -173,6 +179,15 @@ def _tables(target: Path, verdicts: pd.DataFrame | None, lang: str) -> str:
     if verdicts is not None:
         parts.append(pairwise_tables(verdicts, lang))
     return "\n".join(filter(None, parts)) or paragraph(text("No tables yet.", "尚无表格。", lang), "note")
+
+
+def _calibration(out: Path, lang: str) -> str:
+    """Brier score and ECE per variant over its seeds (summary.csv's runs of the largest training size)."""
+    summary = _read_csv(out / "summary.csv", numeric=True)
+    if summary is None or "brier" not in summary:
+        return ""
+    runs = largest_size(summary.astype({"train_size": str}))
+    return calibration_table(runs[runs["status"] == "ok"], "seed", lang)
 
 
 def _size_tables(folder: Path) -> list[tuple[str, Path]]:

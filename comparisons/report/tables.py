@@ -23,6 +23,7 @@ from comparisons.report.i18n import label, text
 from comparisons.outputs import atomic_write_text, write_table
 from comparisons.run_folder import RunFolder, RunRecord, size_key, size_label
 from comparisons.report.spread import mean_spread  # pages
+from comparisons.report.calibration import with_calibration  # calibration (report/calibration.py)
 from comparisons.report.verdict_rules import PRIMARY, phrase
 from comparisons.report.verdicts import N_RESAMPLES, PAIR_METRICS, Verdicts, compare, load_predictions, run_intervals
 
@@ -35,7 +36,7 @@ COST = ["params_total", "params_trainable", "train_seconds", "epochs_run", "seco
 INPUT = ["unknown_token_rate"]
 SUMMARY_COLUMNS = [
     "variant", "seed", "status", "reason", "train_size", *QUALITY, "positive_precision", "positive_recall",
-    *INPUT,
+    *INPUT, "brier", "ece",  # calibration (report/calibration.py)
     "threshold", "params_total", "params_trainable", "train_seconds", "epochs_run", "seconds_per_epoch",
     "best_epoch", "latency_ms_b1_p50", "latency_ms_b1_p90", "latency_ms_b1_cv",
     "latency_ms_b32_p50", "latency_ms_b32_p90", "latency_ms_b32_cv", "throughput_per_s", "throughput_batch",
@@ -173,6 +174,7 @@ def build_reports(out: "Path | RunFolder") -> Reports:
         predictions = load_predictions(folder, ok, test_ids)
         verdicts = compare(predictions, labels, positive_index, manifest.get("margins"))
         summary = _with_run_intervals(summary, run_intervals(predictions, labels, positive_index), main)
+    summary = with_calibration(summary, folder, records, positive_index)  # calibration (report/calibration.py)
     aggregate = aggregate_frame(main, None if verdicts is None else verdicts.variants)
     return Reports(summary, aggregate, verdicts, labels, tuple(manifest["data"]["class_names"]), positive_index,
                    left_out)
