@@ -9,6 +9,8 @@ pages show them per variant, mean ± std over seeds or partitions, and a reliabi
 """
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Mapping
 
 import numpy as np
@@ -33,6 +35,12 @@ def run_calibration(folder: RunFolder, record: Mapping, positive_index: int | No
     labels, proba = found
     return {"brier": brier_score(labels, proba, positive_index),
             "ece": expected_calibration_error(labels, proba, positive_index)}
+
+
+def positive_index(folder: Path) -> int | None:
+    """The positive class of a run folder's data (manifest.json); None with more than two classes or no manifest."""
+    manifest = Path(folder) / "manifest.json"
+    return json.loads(manifest.read_text())["data"].get("positive_index") if manifest.exists() else None
 
 
 def labelled_predictions(folder: RunFolder, record: Mapping) -> tuple[np.ndarray, np.ndarray] | None:

@@ -14,7 +14,9 @@ import pandas as pd
 from comparisons.report.i18n import label, text
 from comparisons.outputs import atomic_write_text
 from comparisons.report.recipe_verdicts import COSTS, METRICS
-from comparisons.report.html import facts, paragraph, report_page, table
+from comparisons.report.calibration import calibration_table
+from comparisons.report.html import facts, paragraph, png_figure, report_page, table
+from comparisons.report.recipe_figures import write_recipe_figures
 from comparisons.report.spread import mean_spread
 from comparisons.report.verdict_rules import PRIMARY, REAL, phrase
 
@@ -81,9 +83,13 @@ def build_recipe_page(out: Path, lang: str) -> str:
                        [[p["name"], f"{p['sizes']['train']} / {p['sizes']['valid']} / {p['sizes']['test']}",
                          p["test_texts_in_training"]] for p in design["partitions"]])
     margins = ", ".join(f"{label(k, lang)} ±{v:g}" for k, v in design["margins"].items())
+    figures = dict((path.stem, png_figure(path, caption)) for path, caption in write_recipe_figures(out, lang))
+    scores = pd.read_csv(out / "scores.csv") if (out / "scores.csv").exists() else None
     sections = [
-        ("verdicts", text("Verdicts", "结论", lang), headline + "".join(_verdict_table(pairs, m, lang) for m in METRICS)),
-        ("recipes", text("Each recipe", "各配方", lang), recipes),
+        ("verdicts", text("Verdicts", "结论", lang), headline + figures.pop("forest", "")
+         + "".join(_verdict_table(pairs, m, lang) for m in METRICS)),
+        ("recipes", text("Each recipe", "各配方", lang), recipes + figures.pop("partitions", "")
+         + calibration_table(scores, "partition", lang) + figures.pop("reliability", "")),
         ("costs", text("What each costs (median over runs)", "各自的代价（各次运行的中位数）", lang), costs),
         ("partitions", text("Partitions", "划分", lang), partitions),
         ("reproduce", text("How to reproduce", "复现方法", lang),

@@ -31,6 +31,8 @@ from scipy.stats import t as student_t
 from comparisons.report.i18n import text
 from comparisons.outputs import atomic_write_text
 from comparisons.run_folder import read_runs
+from comparisons.run_folder import RunFolder  # calibration (report/calibration.py)
+from comparisons.report.calibration import CALIBRATION, positive_index, run_calibration  # calibration
 from comparisons.report.verdict_rules import ALPHA, PRIMARY, correct_family, margin_for, phrase
 
 METRICS = ("average_precision", "macro_f1_at_threshold", "accuracy_at_threshold")
@@ -47,15 +49,18 @@ def partition_scores(out: Path) -> pd.DataFrame:
         split = json.loads((folder / "splits.json").read_text())
         manifest = folder / "manifest.json"
         classes = len(json.loads(manifest.read_text())["data"]["class_names"]) if manifest.exists() else 2
+        run_folder, positive = RunFolder(folder), positive_index(folder)  # calibration (report/calibration.py)
         for record in read_runs(folder):
             if record.get("status") != "ok" or record.get("split_sha256") != split["sha256"]:
                 continue
             values = {m: record.get(m) for m in METRICS + COSTS}
+            values.update(run_calibration(run_folder, record, positive))  # calibration (report/calibration.py)
             if classes > 2:  # no threshold is chosen with more than two classes: the decision is the arg-max
                 values.update(macro_f1_at_threshold=record.get("macro_f1"), accuracy_at_threshold=record.get("accuracy"))
             rows.append({"partition": folder.name, "variant": record["variant"], "seed": int(record["seed"]),
                          "n_train": len(split["train"]) + len(split["valid"]), "n_test": len(split["test"]), **values})
-    return pd.DataFrame(rows, columns=["partition", "variant", "seed", "n_train", "n_test", *METRICS, *COSTS])
+    return pd.DataFrame(rows, columns=["partition", "variant", "seed", "n_train", "n_test", *METRICS, *COSTS,
+                                      *CALIBRATION])  # calibration (report/calibration.py)
 
 
 def corrected_t(differences: np.ndarray, test_to_train: float) -> tuple[float, float, int]:
