@@ -264,14 +264,16 @@ def test_page_command_says_what_is_wrong_in_one_line(tmp_path, capsys):
 
 @pytest.fixture(scope="module")
 def design_pages(tmp_path_factory) -> dict[str, Path]:
-    """Copies of the committed partition reference and cross-corpus reference, their pages written afresh."""
+    """Copies of the committed partition reference and cross-corpus reference, their tables and pages written afresh."""
     from comparisons.report.cross_corpus_page import write_cross_corpus_reports
     from comparisons.report.recipe_page import write_recipe_page
+    from comparisons.report.recipe_verdicts import write_recipe_reports
 
     root = tmp_path_factory.mktemp("designs")
     folders = {name: root / name for name in ("reference", "cross_corpus")}
     for name, folder in folders.items():
         shutil.copytree(REFERENCE.parent / name, folder, ignore=shutil.ignore_patterns("report.png", "logs"))
+    write_recipe_reports(folders["reference"])  # scores.csv with each run's calibration, from its predictions
     for lang in ("en", "zh"):
         write_recipe_page(folders["reference"], lang)
         write_cross_corpus_reports(folders["cross_corpus"], lang)
@@ -303,3 +305,36 @@ def test_a_spread_over_one_seed_or_partition_is_said_so_never_plus_or_minus_zero
             for variant, seeds in (("tfidf_logreg", [0]), ("torch_scratch", [0, 1, 2])) for seed in seeds]
     shown = readable_table(aggregate_frame(pd.DataFrame(runs, columns=SUMMARY_COLUMNS)), "en")["average precision"]
     assert shown.tolist() == ["0.9000 (1 seed)", "0.9100 ± 0.0100"]
+
+
+def _not_blank(png: Path) -> bool:
+    """A figure holds a drawing: its grey levels vary (a blank or one-colour image has a spread near 0)."""
+    import numpy as np
+    from PIL import Image
+
+    return float(np.asarray(Image.open(png).convert("L"), dtype=float).std()) > 10
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_partition_page_shows_its_figures_with_alt_text_in_its_language(browser, design_pages, lang):
+    """The forest plot (first, in the verdicts), the per-partition lines and the reliability diagram load, each with
+    alt text in the page's language, and none is blank; the calibration table holds every variant's Brier and ECE."""
+    folder = design_pages["reference"]
+    page, _, problems = open_page(browser, page_path(folder, lang))
+    assert not problems, problems
+    images = page.evaluate("Array.from(document.images, i => [i.complete && i.naturalWidth > 0, i.alt, "
+                           "i.closest('section').id])")
+    assert len(images) == 3 and all(shown for shown, _, _ in images), images
+    assert images[0][2] == "verdicts" and all(len(alt) > 20 for _, alt, _ in images)
+    assert all(bool(re.search(r"[\u4e00-\u9fff]", alt)) == (lang == "zh") for _, alt, _ in images)
+    figures = folder / ("" if lang == "en" else "zh") / "figures"
+    assert sorted(p.name for p in figures.glob("*.png")) == ["forest.png", "partitions.png", "reliability.png"]
+    assert all(_not_blank(png) for png in figures.glob("*.png"))
+    scores = pd.read_csv(folder / "scores.csv")
+    calibration = page.evaluate("""Array.from(document.querySelectorAll('#recipes table')[1].tBodies[0].rows,
+                                   r => Array.from(r.cells, c => c.textContent))""")
+    assert sorted(row[0] for row in calibration) == sorted(set(scores["variant"]))
+    tfidf = scores[scores["variant"] == "tfidf_logreg"]
+    row = next(row for row in calibration if row[0] == "tfidf_logreg")
+    assert row[2] == f"{tfidf['brier'].mean():.4f} ± {tfidf['brier'].std():.4f}"
+    page.close()
