@@ -44,7 +44,9 @@ FIGURE_CAPTIONS = {
                 "服务路径：AP 与批量1 延迟，每条路径一个点"),
     "pr_curves": ("Precision-recall curves on test", "测试集精确率-召回率曲线"),
     "confusion_matrices": ("Confusion matrices on test", "测试集混淆矩阵"),
-    "forest": ("Pairwise differences with their 95% intervals", "两两差异及其 95% 区间"),
+    "forest": ("Differences in average precision between variants, A − B, with each pair's 95% paired interval over "
+               "seeds and test items, against the ±margin band; the colour and the word say the verdict",
+               "各模型变体之间的平均精度差 A − B，及各对在种子与测试样本上的 95% 配对区间，对照 ±容差带；颜色与文字为结论"),
     "reliability": ("Reliability of the probabilities per variant: each dot a bin of equally many test items (every "
                     "seed's pooled), its mean probability against the share that came true; the diagonal is calibrated",
                     "各模型变体概率的可靠性：每个点是一个含等量测试样本的分箱（合并所有种子），横轴为平均概率，纵轴为实际发生的比例；"
@@ -73,9 +75,10 @@ def build_page(folder: RunFolder, lang: str) -> str:
     title = text(f"Transformer comparison: {out.resolve().name}", f"Transformer 模型对比：{out.resolve().name}", lang)
     sections = [  # (anchor, heading, content), in the order a reader needs them
         ("verdicts", text("Verdicts", "结论", lang),
-         _verdicts(aggregate, verdicts, lang) + pretrained_vs_scratch(out, lang)),
+         _verdicts(aggregate, verdicts, lang) + _figures(target / "figures", lang, ["forest"])
+         + pretrained_vs_scratch(out, lang)),
         ("tables", text("Tables", "表格", lang), _tables(target, verdicts, lang) + _calibration(out, lang)),
-        ("figures", text("Figures", "图表", lang), _figures(target / "figures", lang)),
+        ("figures", text("Figures", "图表", lang), _figures(target / "figures", lang, exclude=["forest"])),
         ("details", text("Per-variant details", "各模型变体的细节", lang), _details(records, manifest, lang)),
         ("problems", text("Failed and skipped runs", "失败与跳过的运行", lang), _problems(records, left_out, lang)),
         ("environment", text("Environment and how to reproduce", "环境与复现方法", lang),
@@ -196,9 +199,12 @@ def _size_tables(folder: Path) -> list[tuple[str, Path]]:
     return sorted(found, key=lambda item: (not item[0].isdigit(), int(item[0]) if item[0].isdigit() else 0))
 
 
-def _figures(folder: Path, lang: str) -> str:
-    """Every PNG of the folder, embedded: the known ones in FIGURE_ORDER, any other after them."""
-    found = {p.stem: p for p in sorted(folder.glob("*.png"))}
+def _figures(folder: Path, lang: str, only: list[str] | None = None, exclude: list[str] = ()) -> str:
+    """The folder's PNGs embedded (`only` those, or all but `exclude`): the known ones in FIGURE_ORDER, any
+    other after them. The forest plot goes in the verdicts section, the rest in the figures section."""
+    found = {p.stem: p for p in sorted(folder.glob("*.png")) if (only is None or p.stem in only) and p.stem not in exclude}
+    if only is not None:
+        return "\n".join(png_figure(found[stem], text(*FIGURE_CAPTIONS[stem], lang)) for stem in only if stem in found)
     order = [stem for stem in FIGURE_ORDER if stem in found] + [stem for stem in found if stem not in FIGURE_ORDER]
     parts = []
     for stem in order:
