@@ -338,3 +338,31 @@ def test_the_partition_page_shows_its_figures_with_alt_text_in_its_language(brow
     row = next(row for row in calibration if row[0] == "tfidf_logreg")
     assert row[2] == f"{tfidf['brier'].mean():.4f} ± {tfidf['brier'].std():.4f}"
     page.close()
+
+
+def test_groups_not_told_apart_are_the_maximal_runs_demsar_draws():
+    from comparisons.report.cross_corpus_figures import not_told_apart
+
+    order = ["a", "b", "c", "d"]
+    pair = lambda x, y, different: {"a": x, "b": y, "different": different}  # noqa: E731
+    assert not_told_apart(order, []) == [order]
+    found = [pair("a", "c", True), pair("a", "d", True), pair("b", "d", True)]
+    assert not_told_apart(order, found) == [["a", "b"], ["b", "c"], ["c", "d"]]
+    everything = [pair(x, y, True) for i, x in enumerate(order) for y in order[i + 1:]]
+    assert not_told_apart(order, everything) == []
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_cross_corpus_page_shows_its_critical_difference_diagram_and_verdict_grid(browser, design_pages, lang):
+    folder = design_pages["cross_corpus"]
+    page, _, problems = open_page(browser, page_path(folder, lang))
+    assert not problems, problems
+    images = page.evaluate("Array.from(document.images, i => [i.complete && i.naturalWidth > 0, i.alt, "
+                           "i.closest('section').id])")
+    assert [section for _, _, section in images] == ["conclusion", "verdicts"] and all(ok for ok, _, _ in images)
+    assert all(bool(re.search(r"[\u4e00-\u9fff]", alt)) == (lang == "zh") and "Nemenyi" in images[0][1]
+               for _, alt, _ in images[:1])
+    figures = folder / ("" if lang == "en" else "zh") / "figures"
+    assert sorted(p.name for p in figures.glob("*.png")) == ["critical_difference.png", "verdict_grid.png"]
+    assert all(_not_blank(png) for png in figures.glob("*.png"))
+    page.close()
