@@ -47,6 +47,8 @@ GOOD = "".join(f"{'spam' if i % 3 == 0 else 'ham'}\tmessage number {i}\n" for i 
     (["--lang", "fr"], "unknown language 'fr'"),
     (["--limit-per-class", "0"], "--limit-per-class must be at least 1"),
     (["--timeout", "-1"], "--timeout must be a positive"),
+    (["--cpu-hour-price", "0"], "--cpu-hour-price must be a positive number"),
+    (["--cpu-hour-price", "cheap"], "--cpu-hour-price must be a positive number"),
 ])
 def test_bad_input_gives_one_line_exit_2_and_writes_nothing(tmp_path, capsys, args, message):
     files = {

@@ -26,6 +26,7 @@ from comparisons.report.preview import preview_note
 from comparisons.report.serving import serving_tables_html
 from comparisons.report.spread import mean_spread
 from comparisons.report.calibration import calibration_table
+from comparisons.report.decision import DEFAULT_CPU_HOUR_PRICE, decision_section
 from comparisons.report.tables import QUALITY, largest_size
 from comparisons.report.html import facts, paragraph, png_figure, report_page, table
 from comparisons.report.page_verdicts import (lead, pairwise_tables, pretrained_vs_scratch, read_verdicts,
@@ -59,13 +60,13 @@ def page_path(out: Path, lang: str) -> Path:
     return Path(out) / "report.html" if lang == "en" else Path(out) / "zh" / "report.html"
 
 
-def write_report_page(out: "Path | RunFolder", lang: str = "en") -> Path:
+def write_report_page(out: "Path | RunFolder", lang: str = "en", price: float = DEFAULT_CPU_HOUR_PRICE) -> Path:
     """Write DIR/report.html (en) or DIR/zh/report.html (zh) from the run folder's files."""
     folder = RunFolder.of(out)
-    return atomic_write_text(page_path(folder.path, lang), build_page(folder, lang))
+    return atomic_write_text(page_path(folder.path, lang), build_page(folder, lang, price))
 
 
-def build_page(folder: RunFolder, lang: str) -> str:
+def build_page(folder: RunFolder, lang: str, price: float = DEFAULT_CPU_HOUR_PRICE) -> str:
     out = folder.path
     target = out if lang == "en" else out / "zh"
     manifest = folder.plan.fields
@@ -74,6 +75,7 @@ def build_page(folder: RunFolder, lang: str) -> str:
     verdicts = read_verdicts(out)
     title = text(f"Transformer comparison: {out.resolve().name}", f"Transformer 模型对比：{out.resolve().name}", lang)
     sections = [  # (anchor, heading, content), in the order a reader needs them
+        decision_section(out, lang, price),
         ("verdicts", text("Verdicts", "结论", lang),
          _verdicts(aggregate, verdicts, lang) + _figures(target / "figures", lang, ["forest"])
          + pretrained_vs_scratch(out, lang)),

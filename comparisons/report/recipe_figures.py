@@ -55,6 +55,8 @@ def _pooled(out: Path) -> tuple[dict[str, list], int | None]:
     """Per variant, (labels, probabilities) of its finished runs on every partition of the design."""
     groups, positive = {}, None
     for folder in sorted((out / "partitions").glob("r*f*")):
+        if not (folder / "splits.json").exists():  # a partition not run yet
+            continue
         split = json.loads((folder / "splits.json").read_text())
         run_folder, positive = RunFolder(folder), positive_index(folder)
         for record in run_folder.records:

@@ -15,6 +15,7 @@ from comparisons.report.i18n import label, text
 from comparisons.outputs import atomic_write_text
 from comparisons.report.recipe_verdicts import COSTS, METRICS
 from comparisons.report.calibration import calibration_table
+from comparisons.report.decision import DEFAULT_CPU_HOUR_PRICE, decision_section
 from comparisons.report.html import facts, paragraph, png_figure, report_page, table
 from comparisons.report.recipe_figures import write_recipe_figures
 from comparisons.report.spread import mean_spread
@@ -46,7 +47,7 @@ def _verdict_table(pairs: pd.DataFrame, metric: str, lang: str) -> str:
                  row_classes=["real" if v in REAL else "" for v in rows["verdict"]])
 
 
-def build_recipe_page(out: Path, lang: str) -> str:
+def build_recipe_page(out: Path, lang: str, price: float = DEFAULT_CPU_HOUR_PRICE) -> str:
     design = json.loads((out / "design.json").read_text())
     variants = pd.read_csv(out / "recipe_variants.csv")
     pairs = pd.read_csv(out / "verdicts.csv")
@@ -86,6 +87,7 @@ def build_recipe_page(out: Path, lang: str) -> str:
     figures = dict((path.stem, png_figure(path, caption)) for path, caption in write_recipe_figures(out, lang))
     scores = pd.read_csv(out / "scores.csv") if (out / "scores.csv").exists() else None
     sections = [
+        decision_section(out, lang, price),
         ("verdicts", text("Verdicts", "结论", lang), headline + figures.pop("forest", "")
          + "".join(_verdict_table(pairs, m, lang) for m in METRICS)),
         ("recipes", text("Each recipe", "各配方", lang), recipes + figures.pop("partitions", "")
@@ -99,7 +101,7 @@ def build_recipe_page(out: Path, lang: str) -> str:
     return report_page(title, lang, paragraph(lede, "lede"), sections)
 
 
-def write_recipe_page(out: Path, lang: str = "en") -> Path:
+def write_recipe_page(out: Path, lang: str = "en", price: float = DEFAULT_CPU_HOUR_PRICE) -> Path:
     out = Path(out)
     path = out / "report.html" if lang == "en" else out / "zh" / "report.html"
-    return atomic_write_text(path, build_recipe_page(out, lang))
+    return atomic_write_text(path, build_recipe_page(out, lang, price))
