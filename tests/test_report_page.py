@@ -102,7 +102,8 @@ def test_page_loads_offline_without_errors_and_every_figure_shows(browser, refer
     figures = sorted((reference if lang == "en" else reference / "zh").glob("figures/*.png"))
     assert len(images) == len(figures) >= 4
     assert all(complete and width > 0 for complete, width, _ in images), images
-    assert page.locator("section").first.get_attribute("id") == "verdicts"  # verdicts first
+    assert page.evaluate("Array.from(document.querySelectorAll('section'), s => s.id).slice(0, 2)") == [
+        "decision", "verdicts"]  # the decision first, then the verdicts
     assert browser.version in subprocess.run([CHROMIUM, "--version"], capture_output=True, text=True).stdout
     page.close()
 
@@ -317,18 +318,21 @@ def _not_blank(png: Path) -> bool:
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_the_partition_page_shows_its_figures_with_alt_text_in_its_language(browser, design_pages, lang):
-    """The forest plot (first, in the verdicts), the per-partition lines and the reliability diagram load, each with
-    alt text in the page's language, and none is blank; the calibration table holds every variant's Brier and ECE."""
+    """The cost-quality front (in the decision), the forest plot (in the verdicts), the per-partition lines and the
+    reliability diagram load, each with alt text in the page's language, and none is blank; the calibration table
+    holds every variant's Brier and ECE."""
     folder = design_pages["reference"]
     page, _, problems = open_page(browser, page_path(folder, lang))
     assert not problems, problems
     images = page.evaluate("Array.from(document.images, i => [i.complete && i.naturalWidth > 0, i.alt, "
                            "i.closest('section').id])")
-    assert len(images) == 3 and all(shown for shown, _, _ in images), images
-    assert images[0][2] == "verdicts" and all(len(alt) > 20 for _, alt, _ in images)
+    assert all(shown for shown, _, _ in images), images
+    assert [section for _, _, section in images] == ["decision", "verdicts", "recipes", "recipes"]
+    assert all(len(alt) > 20 for _, alt, _ in images)
     assert all(bool(re.search(r"[\u4e00-\u9fff]", alt)) == (lang == "zh") for _, alt, _ in images)
     figures = folder / ("" if lang == "en" else "zh") / "figures"
-    assert sorted(p.name for p in figures.glob("*.png")) == ["forest.png", "partitions.png", "reliability.png"]
+    assert sorted(p.name for p in figures.glob("*.png")) == ["cost_front.png", "forest.png", "partitions.png",
+                                                             "reliability.png"]
     assert all(_not_blank(png) for png in figures.glob("*.png"))
     scores = pd.read_csv(folder / "scores.csv")
     calibration = page.evaluate("""Array.from(document.querySelectorAll('#recipes table')[1].tBodies[0].rows,
