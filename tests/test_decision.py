@@ -77,6 +77,11 @@ def test_where_no_verdict_stands_the_decision_says_so_and_how_many_repeats_would
     assert lines[0].startswith("The data cannot say which recipe to deploy")
     assert lines[1].startswith("By cost alone, the cheapest to serve: tfidf_logreg, not shown worse")
     assert lines[-1].startswith("About 8 repeats of the design would detect a difference of the margin")
+    pd.read_csv(folder / "verdicts.csv").drop(columns="repeats_for_power_margin").to_csv(folder / "verdicts.csv",
+                                                                                        index=False)
+    assert decision_sentences(folder_decision(folder), "en")[-1] == (  # without the engine's figure: its detectable one
+        "As run, the test detects (80% power) only a difference of 0.0100 or more in hf_bert:full − tfidf_logreg; "
+        "more repeats or partitions would let it say.")
 
 
 def test_a_folder_without_cost_figures_still_gets_its_page_and_the_decision_names_what_is_missing(tmp_path):

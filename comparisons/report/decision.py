@@ -54,6 +54,7 @@ class Decision:
     rows: pd.DataFrame                # per variant: mean, the COSTS, cost_per_million
     missing: list[str] = field(default_factory=list)  # cost figures the cheapest lacks
     repeats: int | None = None        # repeats_for_power_margin of the best against the cheapest (or the most)
+    detectable: float | None = None   # smallest_detectable_difference of the best against the cheapest
 
 
 def decide(variants: pd.DataFrame, pairs: pd.DataFrame | None, threads: int | None,
@@ -91,12 +92,15 @@ def decide(variants: pd.DataFrame, pairs: pd.DataFrame | None, threads: int | No
             [row["repeats_for_power_margin"] for row in against.values()]
         values = [v for v in pd.to_numeric(pd.Series(values), errors="coerce") if math.isfinite(v)]
         repeats = int(math.ceil(max(values))) if values else None
+    chosen = against.get(cheapest)
+    detectable = (float(chosen["smallest_detectable_difference"]) if chosen is not None
+                  and pd.notna(chosen.get("smallest_detectable_difference")) else None)
     missing = [] if cheapest is None else [c for c in COSTS if pd.isna(members.loc[cheapest, c])]
     if cheapest is not None and pd.isna(members.loc[cheapest, "cost_per_million"]) and "throughput_per_s" not in missing:
         missing.append("threads")
     if cheapest is None:
         missing = [c for c in ("throughput_per_s", "latency_ms_b1_p50")]
-    return Decision(best, tie, cheapest, decided, equivalent, margin, price, rows, missing, repeats)
+    return Decision(best, tie, cheapest, decided, equivalent, margin, price, rows, missing, repeats, detectable)
 
 
 def _costs(decision: Decision, variant: str, lang: str) -> str:
@@ -137,11 +141,19 @@ def decision_sentences(decision: Decision, lang: str) -> list[str]:
         lines.append(text(f"Missing from the cost tables, so not used: {', '.join(decision.missing)}.",
                           f"成本表中缺少以下数据，因此未使用：{'、'.join(decision.missing)}。", lang))
     if not decision.decided or (decision.cheapest != decision.best and not decision.equivalent):
-        lines.append(text(f"About {decision.repeats} repeats of the design would detect a difference of the margin "
-                          "with 80% power (the verdict engine's estimate)." if decision.repeats else
-                          "More repeats (or partitions) would let the data say; this folder gives no power figure.",
-                          f"约 {decision.repeats} 次重复设计可以以 80% 的检验力检测到容差大小的差异（结论引擎的估计）。"
-                          if decision.repeats else "更多的重复（或划分）才能让数据给出结论；此目录未给出检验力估计。", lang))
+        pair = f"{decision.best} − {decision.cheapest}"
+        if decision.repeats:
+            lines.append(text(f"About {decision.repeats} repeats of the design would detect a difference of the margin "
+                              "with 80% power (the verdict engine's estimate).",
+                              f"约 {decision.repeats} 次重复设计可以以 80% 的检验力检测到容差大小的差异（结论引擎的估计）。", lang))
+        elif decision.detectable is not None:
+            lines.append(text(f"As run, the test detects (80% power) only a difference of {decision.detectable:.4f} or "
+                              f"more in {pair}; more repeats or partitions would let it say.",
+                              f"按目前的设计，检验只能（以 80% 检验力）检测到 {pair} 中 {decision.detectable:.4f} 及以上的差异；"
+                              "更多的重复或划分才能让它给出结论。", lang))
+        else:
+            lines.append(text("More repeats (or partitions) would let the data say; this folder gives no power figure.",
+                              "更多的重复（或划分）才能让数据给出结论；此目录未给出检验力估计。", lang))
     return lines
 
 
