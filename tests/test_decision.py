@@ -102,3 +102,16 @@ def test_the_front_keeps_the_recipes_no_other_is_cheaper_and_better_than():
     rows = pd.DataFrame({"variant": ["a", "b", "c", "d"], "mean": [0.97, 0.98, 0.97, 0.99], "cost": [1, 2, 3, 4]})
     assert pareto_front(rows, "cost") == ["a", "b", "d"]
     assert json.dumps(pareto_front(rows.assign(cost=[1, 1, 1, 1]), "cost")) == '["d"]'
+
+
+def test_serving_paths_are_points_of_the_front_priced_like_the_recipes():
+    from comparisons.report.decision import serving_points
+
+    table = Path(__file__).resolve().parent.parent / "results" / "serving" / "serving_table.csv"
+    points = serving_points(table, 2, 0.05).set_index("variant")
+    found = pd.read_csv(table)
+    other = found[(found["status"] == "ok") & (found["path"] != "native")]
+    assert len(points) == len(other) and "native" not in " ".join(points.index)
+    onnx = other[(other["variant"] == "hf_bert:full") & (other["path"] == "onnx")].iloc[0]
+    assert points.loc["hf_bert:full (onnx)", "cost_per_million"] == pytest.approx(
+        1e6 / onnx["throughput_per_s"] / 3600 * 2 * 0.05)

@@ -55,6 +55,7 @@ class Decision:
     missing: list[str] = field(default_factory=list)  # cost figures the cheapest lacks
     repeats: int | None = None        # repeats_for_power_margin of the best against the cheapest (or the most)
     detectable: float | None = None   # smallest_detectable_difference of the best against the cheapest
+    paths: pd.DataFrame = field(default_factory=pd.DataFrame)  # serving paths (--serve): variant (path), mean, costs
 
 
 def decide(variants: pd.DataFrame, pairs: pd.DataFrame | None, threads: int | None,
@@ -187,13 +188,14 @@ def cost_front(decision: Decision, lang: str, path):
 
     rows = decision.rows
     cost = "cost_per_million" if rows["cost_per_million"].notna().any() else "latency_ms_b1_p50"
+    everything = pd.concat([rows, decision.paths], ignore_index=True) if len(decision.paths) else rows
     if rows[cost].notna().sum() < 2:
         return None
     setup_matplotlib(lang)
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(7.5, 4.5))
-    front = rows.set_index("variant").loc[pareto_front(rows, cost)].sort_values(cost)
+    fig, ax = plt.subplots(figsize=(8.5, 5))
+    front = everything.set_index("variant").loc[pareto_front(everything, cost)].sort_values(cost)
     ax.plot(front[cost], front["mean"], color="tab:orange", linewidth=1.2, zorder=1,
             label=text("front: no other is cheaper and better", "前沿：没有别的配方更便宜且更好", lang))
     for index, r in enumerate(rows.dropna(subset=[cost, "mean"]).sort_values(cost).itertuples()):
@@ -204,6 +206,14 @@ def cost_front(decision: Decision, lang: str, path):
                     markerfacecolor="tab:blue" if tied else "white")
         ax.annotate(r.variant, (getattr(r, cost), r.mean), textcoords="offset points",
                     xytext=(6, 4 if index % 2 == 0 else -12), fontsize=8)
+    shown = decision.paths.dropna(subset=[cost, "mean"]) if len(decision.paths) else decision.paths
+    for index, r in enumerate(shown.itertuples()):  # serving paths: squares without an interval, named on the front
+        ax.plot(getattr(r, cost), r.mean, "s", color="tab:purple", markerfacecolor="white", markersize=5, zorder=2,
+                label=text("another serving path (named when on the front)", "其他服务路径（位于前沿时标出名称）", lang)
+                if index == 0 else None)
+        if r.variant in front.index:
+            ax.annotate(r.variant, (getattr(r, cost), r.mean), textcoords="offset points", ha="right",
+                        xytext=(-6, 6 if index % 2 == 0 else -12), fontsize=7, color="tab:purple")
     ax.set_xscale("log")
     ax.margins(x=0.3, y=0.15)
     ax.set_xlabel(text(f"USD per million predictions at USD {decision.price:g} a CPU-hour (log scale)",
@@ -240,7 +250,20 @@ def folder_decision(out, price: float = DEFAULT_CPU_HOUR_PRICE) -> Decision:
     manifests = sorted((out / "partitions").glob("r*f*/manifest.json")) if partitions else [out / "manifest.json"]
     threads = json.loads(manifests[0].read_text()).get("threads") if manifests and manifests[0].exists() else None
     verdicts = read_verdicts(out)
-    return decide(variants, None if verdicts is None else largest_group(verdicts), threads, price)
+    decision = decide(variants, None if verdicts is None else largest_group(verdicts), threads, price)
+    decision.paths = serving_points(out / "serving_table.csv", threads, price)
+    return decision
+
+
+def serving_points(path, threads: int | None, price: float) -> pd.DataFrame:
+    """The other serving paths of serving_table.csv (--serve) as points of the front: 'variant (path)', AP, costs."""
+    if not path.exists():
+        return pd.DataFrame()
+    table = pd.read_csv(path)
+    table = table[(table["status"] == "ok") & (table["path"] != "native")]
+    return pd.DataFrame({"variant": [f"{v} ({p})" for v, p in zip(table["variant"], table["path"])],
+                         "mean": table["average_precision"], "latency_ms_b1_p50": table["latency_ms_b1_p50"],
+                         "cost_per_million": 1e6 / table["throughput_per_s"] / 3600 * (threads or float("nan")) * price})
 
 
 def decision_section(out, lang: str, price: float = DEFAULT_CPU_HOUR_PRICE) -> tuple[str, str, str]:
