@@ -6,6 +6,7 @@ in DIR/zh/. No raw message text: the only free text from a run (a failure's reas
 
     python -m comparisons.report.page --out results/reference [--lang zh]   # rewrite the page(s)
     python -m comparisons.report.page --out results/reference --screenshot  # and a PNG of each
+    python -m comparisons.report.page --out results/cross_corpus --screenshot  # a benchmark folder's page too
 """
 from __future__ import annotations
 
@@ -426,16 +427,20 @@ def main(argv=None) -> int:
     try:
         languages = [check_language(args.lang)] if args.lang else ["en"] + (["zh"] if (args.out / "zh").is_dir() else [])
         design = (args.out / "design.json").exists()  # the partition design (--cv): the recipe page
+        benchmark = (args.out / "benchmark.json").exists()  # a benchmark folder: the cross-corpus page
         if design and not (args.out / "verdicts.csv").exists():
             raise UserInputError(f"{args.out} holds no recipe verdicts yet; run `python -m comparisons report --out {args.out}`")
-        if not design and (not (args.out / "manifest.json").exists() or not read_runs(args.out)):
+        if not design and not benchmark and (not (args.out / "manifest.json").exists() or not read_runs(args.out)):
             raise UserInputError(f"{args.out} holds no finished runs; "
                                  f"run `python -m comparisons run --out {args.out}` first")
     except UserInputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     for lang in languages:
-        if design:
+        if benchmark:
+            from comparisons.report.cross_corpus_page import write_cross_corpus_reports
+            path = write_cross_corpus_reports(args.out, lang)
+        elif design:
             from comparisons.report.recipe_page import write_recipe_page
             path = write_recipe_page(args.out, lang)
         else:
