@@ -367,7 +367,7 @@ def command_report(args) -> int:
         from comparisons.report.cross_corpus_page import write_cross_corpus_reports
 
         for language in dict.fromkeys(["en", args.lang]):
-            write_cross_corpus_reports(args.out, language)
+            write_cross_corpus_reports(args.out, language, args.cpu_hour_price)
         print(f"cross-corpus table rebuilt in {args.out}/cross_corpus.md (each corpus: report --out "
               f"{args.out}/CORPUS)", file=sys.stderr)
         return 0

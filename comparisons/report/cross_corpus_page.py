@@ -14,12 +14,13 @@ from comparisons.outputs import atomic_write_text
 from comparisons.report.cross_corpus import (PLAN_FILE, build, corpora_headers, corpora_rows, generalises, pair_rows,
                                              scores_rows, write_cross_corpus_tables)
 from comparisons.report.cross_corpus_statistics import conclusion
+from comparisons.report.decision import DEFAULT_CPU_HOUR_PRICE, corpora_decisions
 from comparisons.report.cross_corpus_figures import critical_difference_diagram, verdict_grid
 from comparisons.report.html import facts, paragraph, png_figure, report_page, table
 from comparisons.report.i18n import text
 
 
-def build_cross_corpus_page(parent: Path, lang: str, built) -> str:
+def build_cross_corpus_page(parent: Path, lang: str, built, price: float = DEFAULT_CPU_HOUR_PRICE) -> str:
     plan, results, frame, test = built
     order = [v for v in dict.fromkeys([*(plan.get("variants") or []), *frame["variant"].dropna()])]
     title = text(f"Across corpora: {Path(parent).resolve().name}", f"跨语料库比较：{Path(parent).resolve().name}", lang)
@@ -34,6 +35,7 @@ def build_cross_corpus_page(parent: Path, lang: str, built) -> str:
              if design.get("folds") else text("single split", "单次划分", lang))
     cd, grid = _figures(Path(parent), lang, test, results)
     sections = [
+        corpora_decisions(parent, results, lang, price),
         ("conclusion", text("What may be concluded across corpora", "跨语料库可以得出的结论", lang),
          "".join(paragraph(line) for line in conclusion(test, lang)) + cd),
         ("scores", text("Primary metric per corpus", "各语料库的主指标", lang),
@@ -77,17 +79,17 @@ def _figures(parent: Path, lang: str, test, results) -> tuple[str, str]:
     return cd, shown
 
 
-def write_cross_corpus_page(parent: Path, lang: str, built) -> Path:
+def write_cross_corpus_page(parent: Path, lang: str, built, price: float = DEFAULT_CPU_HOUR_PRICE) -> Path:
     parent = Path(parent)
     path = parent / "report.html" if lang == "en" else parent / "zh" / "report.html"
-    return atomic_write_text(path, build_cross_corpus_page(parent, lang, built))
+    return atomic_write_text(path, build_cross_corpus_page(parent, lang, built, price))
 
 
-def write_cross_corpus_reports(parent: Path, lang: str = "en") -> Path | None:
+def write_cross_corpus_reports(parent: Path, lang: str = "en", price: float = DEFAULT_CPU_HOUR_PRICE) -> Path | None:
     """The cross-corpus table (csv, md, json) and page of a benchmark folder; None when it holds no plan."""
     parent = Path(parent)
     if not (parent / PLAN_FILE).exists():
         return None
     built = build(parent)  # read once, for the table and the page
     write_cross_corpus_tables(parent, lang, built)
-    return write_cross_corpus_page(parent, lang, built)
+    return write_cross_corpus_page(parent, lang, built, price)

@@ -282,3 +282,29 @@ def decision_section(out, lang: str, price: float = DEFAULT_CPU_HOUR_PRICE) -> t
         f"质量与服务成本：各配方的平均精度及其区间，对照每 CPU 小时 {price:g} 美元下一百万次预测的成本（对数刻度）；"
         "折线连起没有别的配方比它更便宜且更好的配方；实心点为未显示比最好的更差", lang))
     return "decision", text("Decision", "决定", lang), decision_html(decision, lang) + figure
+
+
+def corpora_decisions(parent, results: list, lang: str, price: float = DEFAULT_CPU_HOUR_PRICE) -> tuple[str, str, str]:
+    """(anchor, heading, content) of the cross-corpus page's first section: each corpus's own decision in a row
+    (the best, its tie group, the cheapest of it and its cost of a million predictions), from the corpus's folder."""
+    from pathlib import Path
+
+    rows = []
+    for result in [r for r in results if r.status == "ok"]:
+        decision = folder_decision(Path(parent) / result.corpus, price)
+        if decision.best is None:
+            continue
+        cost = decision.rows.set_index("variant")["cost_per_million"].get(decision.cheapest, float("nan"))
+        rows.append([result.corpus, decision.best,
+                     ", ".join(decision.tie) if decision.decided else text("cannot say", "无法判断", lang),
+                     decision.cheapest if decision.decided else "—",
+                     "—" if not decision.decided or pd.isna(cost) else f"{cost:,.4f}"])
+    headers = [text("corpus", "语料库", lang), text("best by mean", "按均值最好", lang),
+               text("not shown worse than the best", "未显示比最好的更差", lang),
+               text("cheapest of them to serve", "其中服务成本最低的", lang),
+               text(f"$ per million predictions (${price:g}/CPU-hour)", f"每百万次预测的美元成本（每 CPU 小时 {price:g} 美元）", lang)]
+    lede = paragraph(text("A decision holds for one corpus at a time (each corpus's page has its reasons and costs); "
+                          "'cannot say': no verdict on its primary metric stands between its best and another recipe.",
+                          "决定只对单个语料库成立（各语料库的页面给出理由与成本）；“无法判断”：在其主指标上，最好的配方与其他配方之间没有成立的结论。",
+                          lang))
+    return "decision", text("Decision per corpus", "各语料库的决定", lang), lede + table(headers, rows)
