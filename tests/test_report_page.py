@@ -102,6 +102,8 @@ def test_page_loads_offline_without_errors_and_every_figure_shows(browser, refer
     figures = sorted((reference if lang == "en" else reference / "zh").glob("figures/*.png"))
     assert len(images) == len(figures) >= 4
     assert all(complete and width > 0 for complete, width, _ in images), images
+    assert all(alt.strip() and bool(re.search(r"[\u4e00-\u9fff]", alt)) == (lang == "zh") for _, _, alt in images)
+    assert all(_not_blank(png) for png in figures)  # the cost-quality front among them, drawn with the page
     assert page.evaluate("Array.from(document.querySelectorAll('section'), s => s.id).slice(0, 2)") == [
         "decision", "verdicts"]  # the decision first, then the verdicts
     assert browser.version in subprocess.run([CHROMIUM, "--version"], capture_output=True, text=True).stdout
