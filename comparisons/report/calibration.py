@@ -84,9 +84,10 @@ def calibration_table(rows: pd.DataFrame, unit: str, lang: str) -> str:
     runs_header = text("partitions", "划分数", lang) if unit == "partition" else label("seeds", lang)
     headers = [label("variant", lang), runs_header] + [text(*NAMES[c], lang) for c in CALIBRATION]
     caption = text(f"Calibration of the probabilities (lower is better): mean ± std over {unit}s. Binary data: the "
-                   "positive class's probability against the label; ECE: items sorted by it, cut into "
+                   "positive class's probability against the label; more classes: the top class's against being right; "
+                   "ECE: items sorted by it, cut into "
                    f"{CALIBRATION_BINS} bins of equal size, |share positive − mean probability| weighted by the bin's size",
-                   f"概率的校准程度（越低越好）：各{'划分' if unit == 'partition' else '种子'}上的均值 ± 标准差。二分类：正类概率对标签；"
+                   f"概率的校准程度（越低越好）：各{'划分' if unit == 'partition' else '种子'}上的均值 ± 标准差。二分类：正类概率对标签；多类别：最大类别概率对是否判对；"
                    f"ECE：按该概率排序后切成 {CALIBRATION_BINS} 个等量分箱，|正类占比 − 平均概率| 按分箱大小加权", lang)
     return table(headers, body, caption=caption)
 
