@@ -75,7 +75,8 @@ def decide(variants: pd.DataFrame, pairs: pd.DataFrame | None, threads: int | No
     for _, row in pairs.iterrows():
         if best in (row["variant_a"], row["variant_b"]):
             against[row["variant_b"] if row["variant_a"] == best else row["variant_a"]] = row
-    def worse(variant: str) -> bool:
+
+    def worse(variant: str) -> bool:  # a verdict says the best is better than it
         row = against.get(variant)
         return row is not None and row["verdict"] == ("A better" if row["variant_a"] == best else "B better")
     tie = [best] + [v for v in ranked["variant"].iloc[1:] if not worse(v)]
@@ -100,7 +101,7 @@ def decide(variants: pd.DataFrame, pairs: pd.DataFrame | None, threads: int | No
     if cheapest is not None and pd.isna(members.loc[cheapest, "cost_per_million"]) and "throughput_per_s" not in missing:
         missing.append("threads")
     if cheapest is None:
-        missing = [c for c in ("throughput_per_s", "latency_ms_b1_p50")]
+        missing = ["throughput_per_s", "latency_ms_b1_p50"]
     return Decision(best, tie, cheapest, decided, equivalent, margin, price, rows, missing, repeats, detectable)
 
 
