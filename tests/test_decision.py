@@ -61,9 +61,9 @@ def test_a_cheaper_recipe_equivalent_to_the_best_is_the_decision(tmp_path):
                         "hf_bert:full, torch_scratch.")
     assert lines[1].startswith("Cheapest to serve among them: torch_scratch, equivalent to hf_bert:full within the margin")
     assert f"${cost:,.4f} at $0.1 a CPU-hour" in lines[1] and len(lines) == 2
-    anchor, heading, html = decision_section(folder, "zh", 0.1)
+    (anchor, heading, html), front = decision_section(folder, "zh", 0.1)
     assert anchor == "decision" and heading == "决定" and "在容差内与 hf_bert:full 等价" in html
-    assert (folder / "zh" / "figures" / "cost_front.png").stat().st_size > 5000
+    assert (folder / "zh" / "figures" / "cost_front.png").stat().st_size > 5000 and "质量与服务成本" in front
 
 
 def test_where_no_verdict_stands_the_decision_says_so_and_how_many_repeats_would(tmp_path):

@@ -267,8 +267,9 @@ def serving_points(path, threads: int | None, price: float) -> pd.DataFrame:
                          "cost_per_million": 1e6 / table["throughput_per_s"] / 3600 * (threads or float("nan")) * price})
 
 
-def decision_section(out, lang: str, price: float = DEFAULT_CPU_HOUR_PRICE) -> tuple[str, str, str]:
-    """(anchor, heading, content) of the page's first section: the decision, its costs, the cost-quality front."""
+def decision_section(out, lang: str, price: float = DEFAULT_CPU_HOUR_PRICE) -> tuple[tuple[str, str, str], str]:
+    """((anchor, heading, content) of the page's first section: the decision and its costs, and the cost-quality
+    front embedded (written to figures/cost_front.png), which the page shows with its costs, after the verdicts)."""
     from pathlib import Path
 
     from comparisons.report.html import png_figure
@@ -282,7 +283,7 @@ def decision_section(out, lang: str, price: float = DEFAULT_CPU_HOUR_PRICE) -> t
         "and better than; filled points are not shown worse than the best",
         f"质量与服务成本：各配方的平均精度及其区间，对照每 CPU 小时 {price:g} 美元下一百万次预测的成本（对数刻度）；"
         "折线连起没有别的配方比它更便宜且更好的配方；实心点为未显示比最好的更差", lang))
-    return "decision", text("Decision", "决定", lang), decision_html(decision, lang) + figure
+    return ("decision", text("Decision", "决定", lang), decision_html(decision, lang)), figure
 
 
 def corpora_decisions(parent, results: list, lang: str, price: float = DEFAULT_CPU_HOUR_PRICE) -> tuple[str, str, str]:

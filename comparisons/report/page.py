@@ -75,13 +75,15 @@ def build_page(folder: RunFolder, lang: str, price: float = DEFAULT_CPU_HOUR_PRI
     aggregate = _read_csv(target / "aggregate.csv", numeric=True)
     verdicts = read_verdicts(out)
     title = text(f"Transformer comparison: {out.resolve().name}", f"Transformer 模型对比：{out.resolve().name}", lang)
+    decision, front = decision_section(out, lang, price)
     sections = [  # (anchor, heading, content), in the order a reader needs them
-        decision_section(out, lang, price),
+        decision,
         ("verdicts", text("Verdicts", "结论", lang),
          _verdicts(aggregate, verdicts, lang) + _figures(target / "figures", lang, ["forest"])
          + pretrained_vs_scratch(out, lang)),
         ("tables", text("Tables", "表格", lang), _tables(target, verdicts, lang) + _calibration(out, lang)),
-        ("figures", text("Figures", "图表", lang), _figures(target / "figures", lang, exclude=["forest", "cost_front"])),
+        ("figures", text("Figures", "图表", lang), front + _figures(target / "figures", lang,
+                                                                     exclude=["forest", "cost_front"])),
         ("details", text("Per-variant details", "各模型变体的细节", lang), _details(records, manifest, lang)),
         ("problems", text("Failed and skipped runs", "失败与跳过的运行", lang), _problems(records, left_out, lang)),
         ("environment", text("Environment and how to reproduce", "环境与复现方法", lang),

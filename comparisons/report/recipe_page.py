@@ -86,13 +86,14 @@ def build_recipe_page(out: Path, lang: str, price: float = DEFAULT_CPU_HOUR_PRIC
     margins = ", ".join(f"{label(k, lang)} ±{v:g}" for k, v in design["margins"].items())
     figures = dict((path.stem, png_figure(path, caption)) for path, caption in write_recipe_figures(out, lang))
     scores = pd.read_csv(out / "scores.csv") if (out / "scores.csv").exists() else None
+    decision, front = decision_section(out, lang, price)
     sections = [
-        decision_section(out, lang, price),
+        decision,
         ("verdicts", text("Verdicts", "结论", lang), headline + figures.pop("forest", "")
          + "".join(_verdict_table(pairs, m, lang) for m in METRICS)),
         ("recipes", text("Each recipe", "各配方", lang), recipes + figures.pop("partitions", "")
          + calibration_table(scores, "partition", lang) + figures.pop("reliability", "")),
-        ("costs", text("What each costs (median over runs)", "各自的代价（各次运行的中位数）", lang), costs),
+        ("costs", text("What each costs (median over runs)", "各自的代价（各次运行的中位数）", lang), costs + front),
         ("partitions", text("Partitions", "划分", lang), partitions),
         ("reproduce", text("How to reproduce", "复现方法", lang),
          facts([(text("command", "命令", lang), design["command"]), (text("margins", "容差", lang), margins),
