@@ -88,3 +88,48 @@ def choose_threshold(
         "valid_recall": float(recall[best]),
         "rule": rule,
     }
+
+
+# -- probability calibration (issue 38): are the probabilities AP and the threshold rest on honest? ---------
+CALIBRATION_BINS = 10  # equal-mass bins of the expected calibration error and the reliability diagram
+
+
+def _calibration_target(y_true: np.ndarray, proba: np.ndarray, positive_index: int | None):
+    """(score, outcome) the calibration is measured on: binary -> the positive class's probability and
+    whether the item is positive; more classes -> the top class's probability and whether it is right."""
+    y_true, proba = np.asarray(y_true), np.asarray(proba, dtype=float)
+    if proba.shape[1] == 2 and positive_index is not None:
+        return proba[:, positive_index], (y_true == positive_index).astype(float)
+    return proba.max(axis=1), (proba.argmax(axis=1) == y_true).astype(float)
+
+
+def brier_score(y_true: np.ndarray, proba: np.ndarray, positive_index: int | None = 1) -> float:
+    """Mean squared error of the probabilities (lower is better): binary -> of the positive class's
+    probability against 0/1, in [0, 1] (scikit-learn's brier_score_loss); more classes -> summed over
+    the classes against the one-hot label, in [0, 2] (Brier 1950)."""
+    y_true, proba = np.asarray(y_true), np.asarray(proba, dtype=float)
+    if proba.shape[1] == 2 and positive_index is not None:
+        score, outcome = _calibration_target(y_true, proba, positive_index)
+        return float(np.mean((score - outcome) ** 2))
+    return float(np.mean(np.sum((proba - np.eye(proba.shape[1])[y_true]) ** 2, axis=1)))
+
+
+def calibration_bins(y_true: np.ndarray, proba: np.ndarray, positive_index: int | None = 1,
+                     bins: int = CALIBRATION_BINS) -> dict[str, np.ndarray]:
+    """The reliability diagram's points: the items sorted by score and cut into `bins` groups of equal
+    size (equal mass; fewer when there are fewer items), each with its mean score, the share of its
+    items that came true (positive; right, with more classes) and its item count."""
+    score, outcome = _calibration_target(y_true, proba, positive_index)
+    order = np.argsort(score, kind="stable")
+    groups = [group for group in np.array_split(order, min(bins, len(order))) if len(group)]
+    return {"mean_score": np.array([score[g].mean() for g in groups]),
+            "observed": np.array([outcome[g].mean() for g in groups]),
+            "count": np.array([len(g) for g in groups])}
+
+
+def expected_calibration_error(y_true: np.ndarray, proba: np.ndarray, positive_index: int | None = 1,
+                               bins: int = CALIBRATION_BINS) -> float:
+    """ECE over equal-mass bins: sum over bins of (bin's share of items) x |observed - mean score|."""
+    points = calibration_bins(y_true, proba, positive_index, bins)
+    weights = points["count"] / points["count"].sum()
+    return float(np.sum(weights * np.abs(points["observed"] - points["mean_score"])))

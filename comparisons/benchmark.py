@@ -81,7 +81,7 @@ def command_benchmark(args, prepare, run_in_folder, run_partitions) -> int:
         atomic_write_json(parent / PLAN_FILE, plan)
         code = run_corpora(args, parent, planned, run_in_folder, run_partitions)
         for language in dict.fromkeys(["en", args.lang]):
-            write_cross_corpus_reports(parent, language)
+            write_cross_corpus_reports(parent, language, args.cpu_hour_price)
     print(f"cross-corpus: {parent}/cross_corpus.md, {parent}/cross_corpus.csv, {parent}/report.html; "
           f"each corpus's runs in {parent}/<corpus>/", file=sys.stderr)
     return code

@@ -33,6 +33,7 @@ from comparisons.run.runner import StopOnSignals, describe, exit_code, finished
 from comparisons.run_folder import RunFolder, read_runs
 from comparisons.report.contrasts import parse_contrasts
 from comparisons.report.verdict_rules import DEFAULT_MARGINS
+from comparisons.report.decision import DEFAULT_CPU_HOUR_PRICE, cpu_hour_price
 
 
 def add_plan_options(command: argparse.ArgumentParser, default_out: str = "runs/<profile>") -> None:
@@ -82,6 +83,8 @@ def add_plan_options(command: argparse.ArgumentParser, default_out: str = "runs/
                          help="serving paths measured after training, comma-separated: native (always), native-bf16, onnx, "
                               "onnx-int8, torch-int8 (docs/serving.md; pip extra: serve)")
     command.add_argument("--lang", default="en", help="en or zh: language of the tables and figures")
+    command.add_argument("--cpu-hour-price", metavar="USD",
+                         help="USD per CPU-hour for the pages' cost of a million predictions (default 0.05)")
     command.add_argument("--track", choices=("mlflow",), help="also log the runs to MLflow (pip extra: tracking)")
     command.add_argument("--mlflow-uri", help="with --track mlflow: tracking URI (default sqlite:///<out>/mlflow.db)")
 
@@ -118,6 +121,8 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("--contrasts", metavar="PAIRS",
                         help="declare contrasts when reporting a partition design whose plan declared none (as "
                              "run --contrasts); the pages say they were declared after the runs")
+    report.add_argument("--cpu-hour-price", metavar="USD",
+                         help="USD per CPU-hour for the pages' cost of a million predictions (default 0.05)")
     track = commands.add_parser("track", help="log an existing run folder to MLflow")
     track.add_argument("dir", type=Path, help="the run folder (a --cv folder: each partition)")
     track.add_argument("--mlflow-uri", help="tracking URI (default sqlite:///<DIR>/mlflow.db)")
@@ -255,7 +260,7 @@ def run_partitions(args, out: Path, variants, data, spec, executor) -> int:
         failed += code_exit
     if write_recipe_reports(out, args.margins, variants, args.lang) is not None:
         for language in dict.fromkeys(["en", args.lang]):
-            write_recipe_page(out, language)
+            write_recipe_page(out, language, args.cpu_hour_price)
     print(f"results: {out}/verdicts.md (verdicts about recipes over {len(partitions)} partitions), "
           f"{out}/scores.csv; each partition's runs in {out}/partitions/", file=sys.stderr)
     return 1 if failed else 0
@@ -336,7 +341,7 @@ def run_in_folder(args, out: Path, variants, data, split, spec, executor, report
         return exit_code(interruption)
     finally:
         if reports:
-            write_all_reports(out, args.lang)
+            write_all_reports(out, args.lang, args.cpu_hour_price)
     if getattr(args, "track", None):  # the driver logs the folder, after its reports (never the workers)
         from comparisons.report.tracking import track_after_run
 
@@ -349,7 +354,7 @@ def run_in_folder(args, out: Path, variants, data, split, spec, executor, report
     return 1 if failed else 0
 
 
-def write_all_reports(out: Path, lang: str) -> None:
+def write_all_reports(out: Path, lang: str, price: float = DEFAULT_CPU_HOUR_PRICE) -> None:
     """Tables, figures and report.html from the run records that exist (en always, zh when asked)."""
     from comparisons.report.figures import write_figures
     from comparisons.report.learning_curves import write_learning_curves
@@ -373,7 +378,7 @@ def write_all_reports(out: Path, lang: str) -> None:
         write_serving(folder.path, language, records, reports.test_labels, reports.positive_index, folder.plan.margins)
         write_figures(folder, largest_size(reports.summary), reports.aggregate, reports.test_labels,
                       reports.class_names, reports.positive_index, language, pairs)
-        write_report_page(folder, language)  # last: it embeds the tables and figures written above
+        write_report_page(folder, language, price)  # last: it embeds the tables and figures written above
 
 
 def command_report(args) -> int:
@@ -382,7 +387,7 @@ def command_report(args) -> int:
         from comparisons.report.cross_corpus_page import write_cross_corpus_reports
 
         for language in dict.fromkeys(["en", args.lang]):
-            write_cross_corpus_reports(args.out, language)
+            write_cross_corpus_reports(args.out, language, args.cpu_hour_price)
         print(f"cross-corpus table rebuilt in {args.out}/cross_corpus.md (each corpus: report --out "
               f"{args.out}/CORPUS)", file=sys.stderr)
         return 0
@@ -399,12 +404,12 @@ def command_report(args) -> int:
         if write_recipe_reports(args.out, lang=args.lang, contrasts=contrasts) is None:
             raise UserInputError(f"{args.out} holds no finished runs; run `python -m comparisons run --cv K --out {args.out}` first")
         for language in dict.fromkeys(["en", args.lang]):
-            write_recipe_page(args.out, language)
+            write_recipe_page(args.out, language, args.cpu_hour_price)
         print(f"recipe verdicts rebuilt in {args.out}/verdicts.md", file=sys.stderr)
         return 0
     if not (args.out / "manifest.json").exists() or not read_runs(args.out):
         raise UserInputError(f"{args.out} holds no finished runs; run `python -m comparisons run --out {args.out}` first")
-    write_all_reports(args.out, args.lang)
+    write_all_reports(args.out, args.lang, args.cpu_hour_price)
     print(f"reports rebuilt in {args.out}", file=sys.stderr)
     return 0
 
@@ -413,6 +418,8 @@ def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
     try:
         with StopOnSignals():  # SIGTERM and SIGHUP stop a run as Ctrl-C does
+            if args.command != "track":  # the pages' decision prices its CPU-hours (report/decision.py)
+                args.cpu_hour_price = cpu_hour_price(args.cpu_hour_price)
             if args.command == "track":
                 from comparisons.report.tracking import command_track
 

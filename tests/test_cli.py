@@ -47,6 +47,8 @@ GOOD = "".join(f"{'spam' if i % 3 == 0 else 'ham'}\tmessage number {i}\n" for i 
     (["--lang", "fr"], "unknown language 'fr'"),
     (["--limit-per-class", "0"], "--limit-per-class must be at least 1"),
     (["--timeout", "-1"], "--timeout must be a positive"),
+    (["--cpu-hour-price", "0"], "--cpu-hour-price must be a positive number"),
+    (["--cpu-hour-price", "cheap"], "--cpu-hour-price must be a positive number"),
 ])
 def test_bad_input_gives_one_line_exit_2_and_writes_nothing(tmp_path, capsys, args, message):
     files = {
@@ -380,6 +382,47 @@ def test_progress_lines_pass_as_they_are_and_everything_else_is_redacted(tmp_pat
     assert "epoch 1/2: loss 0.69314 valid AP 0.97881\n" in shown
     assert "oops: call <NUM> or see <URL>\n" in shown
     assert "\x1e" not in shown and "0871" not in shown
+
+
+# TensorFlow 2.21's start-up lines on this 2-core host without a GPU (TF_CPP_MIN_LOG_LEVEL does not reach
+# those written before absl::InitializeLog), one of PyTorch's c10 and one of ONNX Runtime's, verbatim
+FRAMEWORK_LINES = [
+    "WARNING: All log messages before absl::InitializeLog() is called are written to STDERR",
+    "I0000 00:00:1796140667.245030    5786 port.cc:153] oneDNN custom operations are on. You may see slightly "
+    "different numerical results due to floating-point round-off errors from different computation orders. To turn "
+    "them off, set the environment variable `TF_ENABLE_ONEDNN_OPTS=0`.",
+    "I0000 00:00:1796140667.249984    5786 cudart_stub.cc:31] Could not find cuda drivers on your machine, GPU will "
+    "not be used.",
+    "I0000 00:00:1796140667.603326    5786 cpu_feature_guard.cc:227] This TensorFlow binary is optimized to use "
+    "available CPU instructions in performance-critical operations.",
+    "To enable the following instructions: AVX2 AVX512F FMA, in other operations, rebuild TensorFlow with the "
+    "appropriate compiler flags.",
+    "E0000 00:00:1796140672.222336    5786 cuda_platform.cc:52] failed call to cuInit: INTERNAL: CUDA error: Failed "
+    "call to cuInit: UNKNOWN ERROR (303)",
+    "[W1201 15:58:01.123456789 NNPACK.cpp:56] Could not initialize NNPACK! Reason: Unsupported hardware.",
+    "2026-12-01 15:58:01.123456 [W:onnxruntime:, graph.cc:4285 CleanUnusedInitializersAndNodeArgs] Removing "
+    "initializer 'x'.",
+]
+
+
+def test_framework_start_up_lines_reach_the_log_but_not_the_terminal(capsys):
+    """The worker's C++ framework lines (cuInit on a machine without a GPU reads like a failure) are kept
+    in its log only; the suite's progress, its own lines and a Python warning still reach the terminal."""
+    import io
+
+    from comparisons.run.runner import _tee, progress_mark
+
+    mark = progress_mark()
+    ours = [f"{mark}keras_layers epoch 1/3: train loss 0.6276, valid AP 0.7953",
+            "UserWarning: a framework warning from Python stays", "failed: out of memory (the reason line stays)"]
+    lines = FRAMEWORK_LINES[:3] + ours[:1] + FRAMEWORK_LINES[3:] + ours[1:]
+    stream = io.BufferedReader(io.BytesIO("".join(line + "\n" for line in lines).encode()), buffer_size=7)
+    log = io.BytesIO()
+    _tee(stream, log, mark.encode())
+    shown = capsys.readouterr().err
+    assert shown.splitlines() == [line.removeprefix(mark) for line in ours]
+    kept = log.getvalue().decode()
+    assert "failed call to cuInit" in kept and "oneDNN custom operations" in kept and len(kept.splitlines()) == 11
 
 
 def test_an_unusable_validation_split_is_a_failed_row_with_its_reason(tmp_path):

@@ -10,7 +10,8 @@ from backends.base import build
 from common.datasets import (SMS_SHIPPED, DataSpec, drop_duplicates, load, load_sms_spam,
                              load_sms_spam_uci, load_table)
 from common.errors import UserInputError
-from common.metrics import choose_threshold, classification_metrics
+from common.metrics import (brier_score, calibration_bins, choose_threshold, classification_metrics,
+                            expected_calibration_error)
 from common.splits import duplicate_report, stratified_split
 from common.vocabulary import PAD_ID, UNK_ID, Vocabulary, tokenize
 
@@ -87,6 +88,39 @@ def test_multiclass_metrics_use_macro_one_vs_rest():
     proba = np.eye(3)[y] * 0.7 + 0.1
     metrics = classification_metrics(y, proba, positive_index=None)
     assert metrics["accuracy"] == 1.0 and metrics["average_precision"] == pytest.approx(1.0)
+
+
+def test_brier_score_is_scikit_learns_and_ece_is_the_hand_computed_one():
+    from sklearn.metrics import brier_score_loss
+
+    generator = np.random.default_rng(0)
+    labels = generator.integers(0, 2, 200)
+    spam = np.clip(labels * 0.6 + generator.uniform(0, 0.4, 200), 0, 1)
+    proba = np.column_stack([1 - spam, spam])
+    assert brier_score(labels, proba, 1) == pytest.approx(brier_score_loss(labels, spam))
+    assert brier_score(1 - labels, proba[:, ::-1], 0) == pytest.approx(brier_score_loss(labels, spam))  # spam first
+    three = generator.dirichlet(np.ones(3), 50)
+    labels3 = generator.integers(0, 3, 50)
+    assert brier_score(labels3, three, None) == pytest.approx(
+        brier_score_loss(labels3, three, labels=[0, 1, 2], scale_by_half=False))
+    # 10 items, 2 equal-mass bins of 5: scores 0.1 0.1 0.2 0.2 0.3 (1 of 5 positive: |0.2 - 0.18| = 0.02) and
+    # 0.6 0.7 0.8 0.9 0.9 (all positive: |1 - 0.78| = 0.22); ECE = 0.5 x 0.02 + 0.5 x 0.22 = 0.12
+    spam = np.array([0.9, 0.1, 0.6, 0.2, 0.3, 0.8, 0.1, 0.9, 0.2, 0.7])
+    labels = np.array([1, 0, 1, 1, 0, 1, 0, 1, 0, 1])
+    proba = np.column_stack([1 - spam, spam])
+    points = calibration_bins(labels, proba, 1, bins=2)
+    assert points["count"].tolist() == [5, 5]
+    assert points["mean_score"] == pytest.approx([0.18, 0.78]) and points["observed"] == pytest.approx([0.2, 1.0])
+    assert expected_calibration_error(labels, proba, 1, bins=2) == pytest.approx(0.12)
+    # 5 items in 2 bins: 3 and 2, weighted by their share: 3/5 x |1/3 - 0.2| + 2/5 x |1 - 0.8| = 0.16
+    spam, labels = np.array([0.1, 0.2, 0.3, 0.8, 0.8]), np.array([0, 1, 0, 1, 1])
+    assert expected_calibration_error(labels, np.column_stack([1 - spam, spam]), 1, bins=2) == pytest.approx(0.16)
+    # more classes: the top class's probability against being right (0.5 right, 0.7 wrong: one bin, |0.5 - 0.6|)
+    three = np.array([[0.5, 0.3, 0.2], [0.1, 0.2, 0.7]])
+    assert expected_calibration_error(np.array([0, 1]), three, None, bins=1) == pytest.approx(0.1)
+    # a perfectly calibrated score: in each bin the share that came true equals the score
+    spam, labels = np.repeat([0.25, 0.75], 4), np.array([1, 0, 0, 0, 1, 1, 1, 0])
+    assert expected_calibration_error(labels, np.column_stack([1 - spam, spam]), 1, bins=2) == pytest.approx(0.0)
 
 
 def test_shipped_file_is_checked_by_sha256(tmp_path, monkeypatch):

@@ -102,7 +102,10 @@ def test_page_loads_offline_without_errors_and_every_figure_shows(browser, refer
     figures = sorted((reference if lang == "en" else reference / "zh").glob("figures/*.png"))
     assert len(images) == len(figures) >= 4
     assert all(complete and width > 0 for complete, width, _ in images), images
-    assert page.locator("section").first.get_attribute("id") == "verdicts"  # verdicts first
+    assert all(alt.strip() and bool(re.search(r"[\u4e00-\u9fff]", alt)) == (lang == "zh") for _, _, alt in images)
+    assert all(_not_blank(png) for png in figures)  # the cost-quality front among them, drawn with the page
+    assert page.evaluate("Array.from(document.querySelectorAll('section'), s => s.id).slice(0, 2)") == [
+        "decision", "verdicts"]  # the decision first, then the verdicts
     assert browser.version in subprocess.run([CHROMIUM, "--version"], capture_output=True, text=True).stdout
     page.close()
 
@@ -121,10 +124,12 @@ def test_the_policy_blocks_outside_requests(browser, reference):
 
 
 def test_summary_table_matches_the_aggregate(browser, reference):
+    """The summary (20-odd measures) is drawn transposed, one column per variant, and fits a 1,280-pixel window."""
     page, _, _ = open_page(browser, page_path(reference, "en"))
-    rows = page.evaluate("""Array.from(document.querySelectorAll('#tables table')[0].tBodies[0].rows,
-                            r => Array.from(r.cells, c => c.textContent))""")
-    headers = page.evaluate("Array.from(document.querySelectorAll('#tables table')[0].tHead.rows[0].cells, c => c.textContent)")
+    transposed = page.evaluate("""Array.from(document.querySelectorAll('#tables table')[0].tBodies[0].rows,
+                                  r => Array.from(r.cells, c => c.textContent))""")
+    variants = page.evaluate("Array.from(document.querySelectorAll('#tables table')[0].tHead.rows[0].cells, c => c.textContent)")
+    headers, rows = [variants[0]] + [r[0] for r in transposed], [list(column) for column in zip(variants, *transposed)][1:]
     aggregate = pd.read_csv(reference / "aggregate.csv")
     summary = pd.read_csv(reference / "summary.csv")
     assert [r[0] for r in rows] == list(aggregate["variant"])
@@ -258,3 +263,120 @@ def test_page_command_says_what_is_wrong_in_one_line(tmp_path, capsys):
     lines = capsys.readouterr().err.strip().splitlines()
     assert len(lines) == 2 and all(line.startswith("error: ") for line in lines)
     assert not list(tmp_path.iterdir())  # nothing written
+
+
+@pytest.fixture(scope="module")
+def design_pages(tmp_path_factory) -> dict[str, Path]:
+    """Copies of the committed partition reference and cross-corpus reference, their tables and pages written afresh."""
+    from comparisons.report.cross_corpus_page import write_cross_corpus_reports
+    from comparisons.report.recipe_page import write_recipe_page
+    from comparisons.report.recipe_verdicts import write_recipe_reports
+
+    root = tmp_path_factory.mktemp("designs")
+    folders = {name: root / name for name in ("reference", "cross_corpus")}
+    for name, folder in folders.items():
+        shutil.copytree(REFERENCE.parent / name, folder, ignore=shutil.ignore_patterns("report.png", "logs"))
+    write_recipe_reports(folders["reference"])  # scores.csv with each run's calibration, from its predictions
+    for lang in ("en", "zh"):
+        write_recipe_page(folders["reference"], lang)
+        write_cross_corpus_reports(folders["cross_corpus"], lang)
+    return folders
+
+
+def test_every_table_of_every_page_fits_a_1280_pixel_window(browser, reference, design_pages):
+    """No table hides a column behind a scroll bar at 1,280 pixels: the single-split page (its 23-column summary
+    transposed), the partition page and the cross-corpus page, in both languages."""
+    for folder in (reference, *design_pages.values()):
+        for lang in ("en", "zh"):
+            page, _, problems = open_page(browser, page_path(folder, lang))
+            assert not problems, problems
+            wide = page.evaluate("""Array.from(document.querySelectorAll('.scroll'), d => [d.scrollWidth, d.clientWidth,
+                                    d.querySelector('tr').textContent.slice(0, 60)]).filter(x => x[0] > x[1])""")
+            assert not wide and page.evaluate("document.documentElement.scrollWidth") <= 1280, (folder.name, lang, wide)
+            page.close()
+
+
+def test_a_spread_over_one_seed_or_partition_is_said_so_never_plus_or_minus_zero():
+    from comparisons.report.spread import mean_spread
+    from comparisons.report.tables import QUALITY, SUMMARY_COLUMNS, aggregate_frame, readable_table
+
+    assert mean_spread(0.98921, 0.0, 1) == "0.9892 (1 seed)" and mean_spread(0.9, float("nan"), 1, "partition") == \
+        "0.9000 (1 partition)"
+    assert mean_spread(0.98921, 0.00123, 3) == "0.9892 ± 0.0012" and mean_spread(0.5, 0.1, 1, lang="zh") == \
+        "0.5000 （1 个种子）"
+    runs = [{"variant": variant, "seed": seed, "status": "ok", **dict.fromkeys(QUALITY, 0.9 + seed / 100)}
+            for variant, seeds in (("tfidf_logreg", [0]), ("torch_scratch", [0, 1, 2])) for seed in seeds]
+    shown = readable_table(aggregate_frame(pd.DataFrame(runs, columns=SUMMARY_COLUMNS)), "en")["average precision"]
+    assert shown.tolist() == ["0.9000 (1 seed)", "0.9100 ± 0.0100"]
+
+
+def _not_blank(png: Path) -> bool:
+    """A figure holds a drawing: its grey levels vary (a blank or one-colour image has a spread near 0)."""
+    import numpy as np
+    from PIL import Image
+
+    return float(np.asarray(Image.open(png).convert("L"), dtype=float).std()) > 10
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_partition_page_shows_its_figures_with_alt_text_in_its_language(browser, design_pages, lang):
+    """The cost-quality front (in the decision), the forest plot (in the verdicts), the per-partition lines and the
+    reliability diagram load, each with alt text in the page's language, and none is blank; the calibration table
+    holds every variant's Brier and ECE."""
+    folder = design_pages["reference"]
+    page, _, problems = open_page(browser, page_path(folder, lang))
+    assert not problems, problems
+    images = page.evaluate("Array.from(document.images, i => [i.complete && i.naturalWidth > 0, i.alt, "
+                           "i.closest('section').id])")
+    assert all(shown for shown, _, _ in images), images
+    assert [section for _, _, section in images] == ["verdicts", "recipes", "recipes", "costs"]
+    assert all(len(alt) > 20 for _, alt, _ in images)
+    assert all(bool(re.search(r"[\u4e00-\u9fff]", alt)) == (lang == "zh") for _, alt, _ in images)
+    figures = folder / ("" if lang == "en" else "zh") / "figures"
+    assert sorted(p.name for p in figures.glob("*.png")) == ["cost_front.png", "forest.png", "partitions.png",
+                                                             "reliability.png"]
+    assert all(_not_blank(png) for png in figures.glob("*.png"))
+    from comparisons.report.scores import read_scores
+
+    scores = read_scores(folder)  # one row per run, from the long scores table
+    calibration = page.evaluate("""Array.from(document.querySelectorAll('#recipes table')[1].tBodies[0].rows,
+                                   r => Array.from(r.cells, c => c.textContent))""")
+    assert sorted(row[0] for row in calibration) == sorted(set(scores["variant"]))
+    tfidf = scores[scores["variant"] == "tfidf_logreg"]
+    row = next(row for row in calibration if row[0] == "tfidf_logreg")
+    assert row[2] == f"{tfidf['brier'].mean():.4f} ± {tfidf['brier'].std():.4f}"
+    page.close()
+
+
+def test_groups_not_told_apart_are_the_maximal_runs_demsar_draws():
+    from comparisons.report.cross_corpus_figures import not_told_apart
+
+    order = ["a", "b", "c", "d"]
+    pair = lambda x, y, different: {"a": x, "b": y, "different": different}  # noqa: E731
+    assert not_told_apart(order, []) == [order]
+    found = [pair("a", "c", True), pair("a", "d", True), pair("b", "d", True)]
+    assert not_told_apart(order, found) == [["a", "b"], ["b", "c"], ["c", "d"]]
+    everything = [pair(x, y, True) for i, x in enumerate(order) for y in order[i + 1:]]
+    assert not_told_apart(order, everything) == []
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_cross_corpus_page_shows_its_critical_difference_diagram_and_verdict_grid(browser, design_pages, lang):
+    folder = design_pages["cross_corpus"]
+    page, _, problems = open_page(browser, page_path(folder, lang))
+    assert not problems, problems
+    images = page.evaluate("Array.from(document.images, i => [i.complete && i.naturalWidth > 0, i.alt, "
+                           "i.closest('section').id])")
+    assert [section for _, _, section in images] == ["conclusion", "verdicts"] and all(ok for ok, _, _ in images)
+    decisions = page.evaluate("""Array.from(document.querySelectorAll('section')[0].querySelectorAll('tbody tr'),
+                                 r => Array.from(r.cells, c => c.textContent))""")
+    assert page.evaluate("document.querySelector('section').id") == "decision"
+    assert [row[0] for row in decisions] == ["sms", "zh-reviews", "bbc-news", "tweets"]
+    zh_reviews = decisions[1]  # TF-IDF on characters better than every other recipe there (results/cross_corpus)
+    assert zh_reviews[1:4] == ["tfidf_logreg", "tfidf_logreg", "tfidf_logreg"]
+    assert all(bool(re.search(r"[\u4e00-\u9fff]", alt)) == (lang == "zh") and "Nemenyi" in images[0][1]
+               for _, alt, _ in images[:1])
+    figures = folder / ("" if lang == "en" else "zh") / "figures"
+    assert sorted(p.name for p in figures.glob("*.png")) == ["critical_difference.png", "verdict_grid.png"]
+    assert all(_not_blank(png) for png in figures.glob("*.png"))
+    page.close()

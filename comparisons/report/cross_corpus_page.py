@@ -14,11 +14,13 @@ from comparisons.outputs import atomic_write_text
 from comparisons.report.cross_corpus import (PLAN_FILE, build, corpora_headers, corpora_rows, generalises, pair_rows,
                                              scores_rows, write_cross_corpus_tables)
 from comparisons.report.cross_corpus_statistics import conclusion
-from comparisons.report.html import facts, paragraph, report_page, table
+from comparisons.report.decision import DEFAULT_CPU_HOUR_PRICE, corpora_decisions
+from comparisons.report.cross_corpus_figures import critical_difference_diagram, verdict_grid
+from comparisons.report.html import facts, paragraph, png_figure, report_page, table
 from comparisons.report.i18n import text
 
 
-def build_cross_corpus_page(parent: Path, lang: str, built) -> str:
+def build_cross_corpus_page(parent: Path, lang: str, built, price: float = DEFAULT_CPU_HOUR_PRICE) -> str:
     plan, results, frame, test = built
     order = [v for v in dict.fromkeys([*(plan.get("variants") or []), *frame["variant"].dropna()])]
     title = text(f"Across corpora: {Path(parent).resolve().name}", f"跨语料库比较：{Path(parent).resolve().name}", lang)
@@ -31,9 +33,11 @@ def build_cross_corpus_page(parent: Path, lang: str, built) -> str:
     design = plan.get("design") or {}
     shape = (text(f"{design['repeats']} x {design['folds']}-fold partitions", f"{design['repeats']} 次 {design['folds']} 折划分", lang)
              if design.get("folds") else text("single split", "单次划分", lang))
+    cd, grid = _figures(Path(parent), lang, test, results)
     sections = [
+        corpora_decisions(parent, results, lang, price),
         ("conclusion", text("What may be concluded across corpora", "跨语料库可以得出的结论", lang),
-         "".join(paragraph(line) for line in conclusion(test, lang))),
+         "".join(paragraph(line) for line in conclusion(test, lang)) + cd),
         ("scores", text("Primary metric per corpus", "各语料库的主指标", lang),
          paragraph(text("Each cell: the variant's primary metric on that corpus, its folder's 95% interval, and its "
                         "rank among the variants there (1 = best); the last row averages the ranks over the corpora "
@@ -45,7 +49,7 @@ def build_cross_corpus_page(parent: Path, lang: str, built) -> str:
          paragraph(text("On the primary metric, as each corpus's run folder gives them (Holm over its pairs); "
                         "the difference A − B in brackets.",
                         "主指标上的结论，取自各语料库的运行文件夹（在其配对上做 Holm 校正）；括号内为差值 A − B。", lang))
-         + table(pair_headers, pairs)),
+         + grid + table(pair_headers, pairs)),
         ("corpora", text("Corpora", "语料库", lang), table(corpora_headers(lang), corpora_rows(results, lang), wrap={1})
          + (f"<ul>{links}</ul>" if links else "")),
         ("reproduce", text("How to reproduce", "复现方法", lang),
@@ -56,17 +60,36 @@ def build_cross_corpus_page(parent: Path, lang: str, built) -> str:
     return report_page(title, lang, paragraph(generalises(lang), "lede"), sections)
 
 
-def write_cross_corpus_page(parent: Path, lang: str, built) -> Path:
+def _figures(parent: Path, lang: str, test, results) -> tuple[str, str]:
+    """The critical-difference diagram (Friedman + Nemenyi only) and the verdict grid, written and embedded."""
+    target = (parent if lang == "en" else parent / "zh") / "figures"
+    cd = ""
+    if test.test == "friedman_nemenyi" and len(test.corpora) >= 2:
+        cd = png_figure(critical_difference_diagram(test, lang, target / "critical_difference.png"), text(
+            f"Critical-difference diagram: each variant's average rank over {len(test.corpora)} corpora (1 = best) "
+            "and the Nemenyi critical difference; variants joined by a blue bar were not told apart",
+            f"临界差异图：各变体在 {len(test.corpora)} 个语料库上的平均名次（1 = 最好）与 Nemenyi 临界差异；"
+            "由蓝色横条连起的变体未能区分", lang))
+    grid = verdict_grid(results, lang, target / "verdict_grid.png")
+    shown = "" if grid is None else png_figure(grid, text(
+        "Each corpus's verdicts on its primary metric as a grid: one row a pair A − B, one column a corpus; green A "
+        "better, red B better, blue equivalent within the margin, grey inconclusive",
+        "各语料库在主指标上的结论网格：每行一对 A − B，每列一个语料库；绿色 A 更好，红色 B 更好，蓝色在容差内等价，灰色无定论",
+        lang))
+    return cd, shown
+
+
+def write_cross_corpus_page(parent: Path, lang: str, built, price: float = DEFAULT_CPU_HOUR_PRICE) -> Path:
     parent = Path(parent)
     path = parent / "report.html" if lang == "en" else parent / "zh" / "report.html"
-    return atomic_write_text(path, build_cross_corpus_page(parent, lang, built))
+    return atomic_write_text(path, build_cross_corpus_page(parent, lang, built, price))
 
 
-def write_cross_corpus_reports(parent: Path, lang: str = "en") -> Path | None:
+def write_cross_corpus_reports(parent: Path, lang: str = "en", price: float = DEFAULT_CPU_HOUR_PRICE) -> Path | None:
     """The cross-corpus table (csv, md, json) and page of a benchmark folder; None when it holds no plan."""
     parent = Path(parent)
     if not (parent / PLAN_FILE).exists():
         return None
     built = build(parent)  # read once, for the table and the page
     write_cross_corpus_tables(parent, lang, built)
-    return write_cross_corpus_page(parent, lang, built)
+    return write_cross_corpus_page(parent, lang, built, price)

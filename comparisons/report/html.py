@@ -32,12 +32,13 @@ nav ul { display: flex; flex-wrap: wrap; gap: .25rem 1rem; padding: 0; list-styl
 nav a, a { color: #0550ae; }
 .note { border-left: 4px solid #bf8700; background: #fff8c5; padding: .5rem .75rem; }
 .scroll { overflow-x: auto; margin: .5rem 0 1rem; max-width: 100%; }
-table { border-collapse: collapse; font-size: .9rem; }
+table { border-collapse: collapse; font-size: .85rem; }
 caption { text-align: left; font-weight: 600; padding: .25rem 0; }
-th, td { border: 1px solid var(--line); padding: .3rem .55rem; vertical-align: top; white-space: nowrap; }
-th { background: var(--soft); text-align: left; white-space: normal; min-width: 4rem; }
+th, td { border: 1px solid var(--line); padding: .3rem .45rem; vertical-align: top; }
+th { background: var(--soft); text-align: left; min-width: 2.5rem; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
-td.wrap { white-space: normal; min-width: 16rem; }
+th[scope="row"] { font-weight: 600; }
+td.wrap { min-width: 12rem; }
 tr.real td { background: #dafbe1; }
 strong.best { color: #1a7f37; }
 figure { margin: 1.25rem 0; }
@@ -66,7 +67,7 @@ dl.facts dt { font-weight: 600; } dl.facts dd { margin: 0; overflow-wrap: anywhe
 }
 """
 
-_NUMBER = re.compile(r"^[−+\-]?[\d,]*\.?\d+(e[+\-]?\d+)?( ± [\d.,]+)?%?( \[[^\]]*\])?$")
+_NUMBER = re.compile(r"^[−+\-]?[\d,]*\.?\d+(e[+\-]?\d+)?( ± [\d.,]+| \(\d+ [a-z]+\)| （\d+ 个\w+）)?%?( \[[^\]]*\])?$")
 
 
 def document(title: str, lang: str, body: str) -> str:
@@ -83,19 +84,47 @@ def document(title: str, lang: str, body: str) -> str:
             f"<title>{escape(title)}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n{body}\n</body>\n</html>\n")
 
 
+MAX_COLUMNS = 16  # a wider table is drawn transposed (one column per row of it), so it fits a 1,280-pixel window
+
+
 def table(headers: list[str], rows: list[list], caption: str | None = None, wrap: set[int] = frozenset(),
           row_classes: list[str] | None = None) -> str:
-    """A table inside a horizontally scrolling box; numbers right-aligned, `wrap` columns may wrap."""
-    head = "".join(f'<th scope="col">{escape(str(h))}</th>' for h in headers)
+    """A table inside a horizontally scrolling box (a phone); numbers right-aligned, `wrap` columns wide.
+
+    Cells wrap at spaces and after the _ : / of a name (hf_bert:frozen), so a table shrinks to the page;
+    one of more than MAX_COLUMNS columns and more than twice as many columns as rows is transposed: its
+    first column becomes the header row, each other column a row headed by its name (5 variants, 20 measures)."""
+    if len(headers) > max(MAX_COLUMNS, 2 * len(rows)):
+        return _transposed(headers, rows, caption)
+    head = "".join(f'<th scope="col">{_breakable(str(h))}</th>' for h in headers)
     body = []
     for index, row in enumerate(rows):
-        cells = []
-        for column, value in enumerate(row):
-            shown = "" if value is None else str(value)
-            kind = "num" if _NUMBER.match(shown) else ("wrap" if column in wrap else "")
-            cells.append(f'<td class="{kind}">{escape(shown)}</td>' if kind else f"<td>{escape(shown)}</td>")
+        cells = [_cell(value, "wrap" if column in wrap else "") for column, value in enumerate(row)]
         klass = row_classes[index] if row_classes and row_classes[index] else ""
         body.append((f'<tr class="{klass}">' if klass else "<tr>") + "".join(cells) + "</tr>")
+    return _boxed(caption, head, body)
+
+
+def _cell(value, otherwise: str = "") -> str:
+    shown = "" if value is None else str(value)
+    kind = "num" if _NUMBER.match(shown) else otherwise
+    return f'<td class="{kind}">{_breakable(shown)}</td>' if kind else f"<td>{_breakable(shown)}</td>"
+
+
+def _breakable(shown: str) -> str:
+    """Escaped text with a line-break opportunity (<wbr>) after each _ : / inside a word."""
+    return re.sub(r"(?<=\w)([_:/])(?=\w)", r"\1<wbr>", escape(shown))
+
+
+def _transposed(headers: list[str], rows: list[list], caption: str | None) -> str:
+    head = f'<th scope="col">{escape(str(headers[0]))}</th>' + "".join(
+        f'<th scope="col">{escape(str(row[0]))}</th>' for row in rows)
+    body = [f'<tr><th scope="row">{escape(str(name))}</th>' + "".join(_cell(row[column]) for row in rows) + "</tr>"
+            for column, name in enumerate(headers) if column > 0]
+    return _boxed(caption, head, body)
+
+
+def _boxed(caption: str | None, head: str, body: list[str]) -> str:
     title = f"<caption>{escape(caption)}</caption>" if caption else ""
     return (f'<div class="scroll"><table>{title}<thead><tr>{head}</tr></thead>'
             f"<tbody>{''.join(body)}</tbody></table></div>")

@@ -25,6 +25,7 @@ import pandas as pd
 
 from backends.base import VARIANTS
 from comparisons.report.i18n import label, setup_matplotlib, text
+from comparisons.report.spread import mean_spread
 from comparisons.outputs import atomic_write_text, save_figure, write_table
 from comparisons.report.contrasts import as_pairs
 from comparisons.report.verdict_rules import correct_family, in_schema
@@ -140,9 +141,9 @@ def size_table(curve: pd.DataFrame, size: int, lang: str) -> pd.DataFrame:
     metrics = curve_metrics(curve)
     for metric in metrics:
         table[metric_label(metric, metrics, lang)] = [
-            f"{m:.4f} ± {s:.4f} [{lo:.4f}, {hi:.4f}]"
-            for m, s, lo, hi in zip(rows[f"{metric}_mean"], rows[f"{metric}_std"], rows[f"{metric}_ci_low"],
-                                    rows[f"{metric}_ci_high"])]
+            f"{mean_spread(m, s, n, lang=lang)} [{lo:.4f}, {hi:.4f}]"
+            for m, s, n, lo, hi in zip(rows[f"{metric}_mean"], rows[f"{metric}_std"], rows["seeds"],
+                                       rows[f"{metric}_ci_low"], rows[f"{metric}_ci_high"])]
     table[label("train_seconds", lang)] = [f"{v:.1f}" for v in rows["train_seconds_mean"]]
     return table
 

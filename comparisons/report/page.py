@@ -6,6 +6,7 @@ in DIR/zh/. No raw message text: the only free text from a run (a failure's reas
 
     python -m comparisons.report.page --out results/reference [--lang zh]   # rewrite the page(s)
     python -m comparisons.report.page --out results/reference --screenshot  # and a PNG of each
+    python -m comparisons.report.page --out results/cross_corpus --screenshot  # a benchmark folder's page too
 """
 from __future__ import annotations
 
@@ -24,7 +25,10 @@ from comparisons.report.i18n import check_language, label, text
 from comparisons.outputs import atomic_write_text
 from comparisons.report.preview import preview_note
 from comparisons.report.serving import serving_tables_html
-from comparisons.report.tables import QUALITY
+from comparisons.report.spread import mean_spread
+from comparisons.report.calibration import calibration_table
+from comparisons.report.decision import DEFAULT_CPU_HOUR_PRICE, decision_section
+from comparisons.report.tables import QUALITY, largest_size
 from comparisons.report.html import facts, paragraph, png_figure, report_page, table
 from comparisons.report.page_verdicts import (lead, pairwise_tables, pretrained_vs_scratch, read_verdicts,
                                               real_differences)
@@ -33,7 +37,8 @@ from comparisons.run_folder import RunFolder, read_runs
 # Measures of the "best on each" digest: (key in aggregate.csv, higher is better).
 COSTS = ("latency_ms_b1_p50", "peak_rss_serve_mb", "peak_rss_mb", "train_seconds", "size_mb")  # lower is better
 BEST_ON = [(m, True) for m in QUALITY] + [(m, False) for m in COSTS]
-FIGURE_ORDER = ["metrics", "pareto", "serving", "pr_curves", "confusion_matrices", "forest", "learning_curves"]
+FIGURE_ORDER = ["forest", "metrics", "pareto", "serving", "pr_curves", "reliability", "confusion_matrices",
+                "learning_curves"]
 FIGURE_CAPTIONS = {
     "metrics": ("Test quality, mean ± std over seeds", "测试集质量，多种子均值 ± 标准差"),
     "pareto": ("Quality against latency and against memory", "质量与延迟、内存的关系"),
@@ -41,7 +46,13 @@ FIGURE_CAPTIONS = {
                 "服务路径：AP 与批量1 延迟，每条路径一个点"),
     "pr_curves": ("Precision-recall curves on test", "测试集精确率-召回率曲线"),
     "confusion_matrices": ("Confusion matrices on test", "测试集混淆矩阵"),
-    "forest": ("Pairwise differences with their 95% intervals", "两两差异及其 95% 区间"),
+    "forest": ("Differences in average precision between variants, A − B, with each pair's 95% paired interval over "
+               "seeds and test items, against the ±margin band; the colour and the word say the verdict",
+               "各模型变体之间的平均精度差 A − B，及各对在种子与测试样本上的 95% 配对区间，对照 ±容差带；颜色与文字为结论"),
+    "reliability": ("Reliability of the probabilities per variant: each dot a bin of equally many test items (every "
+                    "seed's pooled), its mean probability against the share that came true; the diagonal is calibrated",
+                    "各模型变体概率的可靠性：每个点是一个含等量测试样本的分箱（合并所有种子），横轴为平均概率，纵轴为实际发生的比例；"
+                    "对角线即为校准"),
     "learning_curves": ("Learning curves: quality against training messages", "学习曲线：质量随训练条数的变化"),
 }
 
@@ -50,13 +61,13 @@ def page_path(out: Path, lang: str) -> Path:
     return Path(out) / "report.html" if lang == "en" else Path(out) / "zh" / "report.html"
 
 
-def write_report_page(out: "Path | RunFolder", lang: str = "en") -> Path:
+def write_report_page(out: "Path | RunFolder", lang: str = "en", price: float = DEFAULT_CPU_HOUR_PRICE) -> Path:
     """Write DIR/report.html (en) or DIR/zh/report.html (zh) from the run folder's files."""
     folder = RunFolder.of(out)
-    return atomic_write_text(page_path(folder.path, lang), build_page(folder, lang))
+    return atomic_write_text(page_path(folder.path, lang), build_page(folder, lang, price))
 
 
-def build_page(folder: RunFolder, lang: str) -> str:
+def build_page(folder: RunFolder, lang: str, price: float = DEFAULT_CPU_HOUR_PRICE) -> str:
     out = folder.path
     target = out if lang == "en" else out / "zh"
     manifest = folder.plan.fields
@@ -64,11 +75,15 @@ def build_page(folder: RunFolder, lang: str) -> str:
     aggregate = _read_csv(target / "aggregate.csv", numeric=True)
     verdicts = read_verdicts(out)
     title = text(f"Transformer comparison: {out.resolve().name}", f"Transformer 模型对比：{out.resolve().name}", lang)
+    decision, front = decision_section(out, lang, price)
     sections = [  # (anchor, heading, content), in the order a reader needs them
+        decision,
         ("verdicts", text("Verdicts", "结论", lang),
-         _verdicts(aggregate, verdicts, lang) + pretrained_vs_scratch(out, lang)),
-        ("tables", text("Tables", "表格", lang), _tables(target, verdicts, lang)),
-        ("figures", text("Figures", "图表", lang), _figures(target / "figures", lang)),
+         _verdicts(aggregate, verdicts, lang) + _figures(target / "figures", lang, ["forest"])
+         + pretrained_vs_scratch(out, lang)),
+        ("tables", text("Tables", "表格", lang), _tables(target, verdicts, lang) + _calibration(out, lang)),
+        ("figures", text("Figures", "图表", lang), front + _figures(target / "figures", lang,
+                                                                     exclude=["forest", "cost_front"])),
         ("details", text("Per-variant details", "各模型变体的细节", lang), _details(records, manifest, lang)),
         ("problems", text("Failed and skipped runs", "失败与跳过的运行", lang), _problems(records, left_out, lang)),
         ("environment", text("Environment and how to reproduce", "环境与复现方法", lang),
@@ -123,8 +138,8 @@ def _verdicts(aggregate: pd.DataFrame | None, verdicts: pd.DataFrame | None, lan
             verdict = (text("cost: not tested", "代价：未做检验", lang) if measure not in QUALITY
                        else text("no other variant finished", "没有其他完成的变体", lang) if runner is None
                        else text("not computed", "未计算", lang)), False
-        rows.append([label(measure, lang), best["variant"], _value(best, measure),
-                     "" if runner is None else runner["variant"], "" if runner is None else _value(runner, measure),
+        rows.append([label(measure, lang), best["variant"], _value(best, measure, lang),
+                     "" if runner is None else runner["variant"], "" if runner is None else _value(runner, measure, lang),
                      verdict[0]])
         classes.append("real" if verdict[1] else "")
     spread = text("mean ± std over seeds", "多种子均值 ± 标准差", lang)
@@ -143,10 +158,10 @@ def _verdicts(aggregate: pd.DataFrame | None, verdicts: pd.DataFrame | None, lan
     return "\n".join(parts)
 
 
-def _value(row: pd.Series, measure: str) -> str:
+def _value(row: pd.Series, measure: str, lang: str) -> str:
     mean, std = row[f"{measure}_mean"], row.get(f"{measure}_std")
     if measure in QUALITY:
-        return f"{mean:.4f} ± {0.0 if pd.isna(std) else std:.4f}"
+        return mean_spread(mean, std, int(row["seeds"]), lang=lang)
     # the digits of the summary table (report.readable_table)
     digits = 2 if measure in ("latency_ms_b1_p50", "size_mb") else (1 if measure == "train_seconds" else 0)
     return f"{mean:,.{digits}f}"
@@ -174,15 +189,27 @@ def _tables(target: Path, verdicts: pd.DataFrame | None, lang: str) -> str:
     return "\n".join(filter(None, parts)) or paragraph(text("No tables yet.", "尚无表格。", lang), "note")
 
 
+def _calibration(out: Path, lang: str) -> str:
+    """Brier score and ECE per variant over its seeds (summary.csv's runs of the largest training size)."""
+    summary = _read_csv(out / "summary.csv", numeric=True)
+    if summary is None or "brier" not in summary:
+        return ""
+    runs = largest_size(summary.astype({"train_size": str}))
+    return calibration_table(runs[runs["status"] == "ok"], "seed", lang)
+
+
 def _size_tables(folder: Path) -> list[tuple[str, Path]]:
     """(size, path) of learning_curves/size_<n>.csv, smallest first, the whole split ('all') last."""
     found = [(p.stem.removeprefix("size_"), p) for p in folder.glob("size_*.csv")]
     return sorted(found, key=lambda item: (not item[0].isdigit(), int(item[0]) if item[0].isdigit() else 0))
 
 
-def _figures(folder: Path, lang: str) -> str:
-    """Every PNG of the folder, embedded: the known ones in FIGURE_ORDER, any other after them."""
-    found = {p.stem: p for p in sorted(folder.glob("*.png"))}
+def _figures(folder: Path, lang: str, only: list[str] | None = None, exclude: list[str] = ()) -> str:
+    """The folder's PNGs embedded (`only` those, or all but `exclude`): the known ones in FIGURE_ORDER, any
+    other after them. The forest plot goes in the verdicts section, the rest in the figures section."""
+    found = {p.stem: p for p in sorted(folder.glob("*.png")) if (only is None or p.stem in only) and p.stem not in exclude}
+    if only is not None:
+        return "\n".join(png_figure(found[stem], text(*FIGURE_CAPTIONS[stem], lang)) for stem in only if stem in found)
     order = [stem for stem in FIGURE_ORDER if stem in found] + [stem for stem in found if stem not in FIGURE_ORDER]
     parts = []
     for stem in order:
@@ -412,16 +439,20 @@ def main(argv=None) -> int:
     try:
         languages = [check_language(args.lang)] if args.lang else ["en"] + (["zh"] if (args.out / "zh").is_dir() else [])
         design = (args.out / "design.json").exists()  # the partition design (--cv): the recipe page
+        benchmark = (args.out / "benchmark.json").exists()  # a benchmark folder: the cross-corpus page
         if design and not (args.out / "verdicts.csv").exists():
             raise UserInputError(f"{args.out} holds no recipe verdicts yet; run `python -m comparisons report --out {args.out}`")
-        if not design and (not (args.out / "manifest.json").exists() or not read_runs(args.out)):
+        if not design and not benchmark and (not (args.out / "manifest.json").exists() or not read_runs(args.out)):
             raise UserInputError(f"{args.out} holds no finished runs; "
                                  f"run `python -m comparisons run --out {args.out}` first")
     except UserInputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     for lang in languages:
-        if design:
+        if benchmark:
+            from comparisons.report.cross_corpus_page import write_cross_corpus_reports
+            path = write_cross_corpus_reports(args.out, lang)
+        elif design:
             from comparisons.report.recipe_page import write_recipe_page
             path = write_recipe_page(args.out, lang)
         else:

@@ -11,17 +11,22 @@ from pathlib import Path
 
 import pandas as pd
 
+from comparisons.report.scores import read_scores
 from comparisons.report.i18n import label, text
 from comparisons.outputs import atomic_write_text
 from comparisons.report.recipe_verdicts import COSTS, METRICS
-from comparisons.report.html import facts, paragraph, report_page, table
+from comparisons.report.calibration import calibration_table
+from comparisons.report.decision import DEFAULT_CPU_HOUR_PRICE, decision_section
+from comparisons.report.html import facts, paragraph, png_figure, report_page, table
+from comparisons.report.recipe_figures import write_recipe_figures
+from comparisons.report.spread import mean_spread
 from comparisons.report.verdict_rules import PRIMARY, REAL, phrase
 from comparisons.report.verdict_tables import family_line, pair_table
 
 
-def _interval(row: pd.Series, metric: str) -> str:
-    return (f"{row[f'{metric}_mean']:.4f} ± {row[f'{metric}_std']:.4f} "
-            f"[{row[f'{metric}_ci_low']:.4f}, {row[f'{metric}_ci_high']:.4f}]")
+def _interval(row: pd.Series, metric: str, lang: str) -> str:
+    return (mean_spread(row[f"{metric}_mean"], row[f"{metric}_std"], int(row["partitions"]), "partition", lang)
+            + f" [{row[f'{metric}_ci_low']:.4f}, {row[f'{metric}_ci_high']:.4f}]")
 
 
 def _p(value) -> str:
@@ -36,7 +41,7 @@ def _verdict_table(pairs: pd.DataFrame, metric: str, lang: str) -> str:
                  row_classes=["real" if v in REAL else "" for v in rows["verdict"]])
 
 
-def build_recipe_page(out: Path, lang: str) -> str:
+def build_recipe_page(out: Path, lang: str, price: float = DEFAULT_CPU_HOUR_PRICE) -> str:
     design = json.loads((out / "design.json").read_text())
     variants = pd.read_csv(out / "recipe_variants.csv")
     pairs = pd.read_csv(out / "verdicts.csv")
@@ -67,7 +72,7 @@ def build_recipe_page(out: Path, lang: str) -> str:
     recipes = table([label("variant", lang), text("partitions", "划分数", lang)]
                     + [f"{label(m, lang)} " + text("(mean ± std over partitions [corrected 95%])",
                                                    "（各划分均值 ± 标准差 [校正 95% 区间]）", lang) for m in METRICS],
-                    [[r["variant"], int(r["partitions"])] + [_interval(r, m) for m in METRICS]
+                    [[r["variant"], int(r["partitions"])] + [_interval(r, m, lang) for m in METRICS]
                      for _, r in variants.iterrows()])
     costs = table([label("variant", lang)] + [label(c, lang) + text(" (median)", "（中位数）", lang) for c in COSTS],
                   [[r["variant"]] + [("—" if pd.isna(r.get(f"{c}_median")) else f"{r[f'{c}_median']:,.4g}")
@@ -77,10 +82,16 @@ def build_recipe_page(out: Path, lang: str) -> str:
                        [[p["name"], f"{p['sizes']['train']} / {p['sizes']['valid']} / {p['sizes']['test']}",
                          p["test_texts_in_training"]] for p in design["partitions"]])
     margins = ", ".join(f"{label(k, lang)} ±{v:g}" for k, v in design["margins"].items())
+    figures = dict((path.stem, png_figure(path, caption)) for path, caption in write_recipe_figures(out, lang))
+    scores = read_scores(out)
+    decision, front = decision_section(out, lang, price)
     sections = [
-        ("verdicts", text("Verdicts", "结论", lang), headline + "".join(_verdict_table(pairs, m, lang) for m in METRICS)),
-        ("recipes", text("Each recipe", "各配方", lang), recipes),
-        ("costs", text("What each costs (median over runs)", "各自的代价（各次运行的中位数）", lang), costs),
+        decision,
+        ("verdicts", text("Verdicts", "结论", lang), headline + figures.pop("forest", "")
+         + "".join(_verdict_table(pairs, m, lang) for m in METRICS)),
+        ("recipes", text("Each recipe", "各配方", lang), recipes + figures.pop("partitions", "")
+         + calibration_table(scores, "partition", lang) + figures.pop("reliability", "")),
+        ("costs", text("What each costs (median over runs)", "各自的代价（各次运行的中位数）", lang), costs + front),
         ("partitions", text("Partitions", "划分", lang), partitions),
         ("reproduce", text("How to reproduce", "复现方法", lang),
          facts([(text("command", "命令", lang), design["command"]), (text("margins", "容差", lang), margins),
@@ -89,7 +100,7 @@ def build_recipe_page(out: Path, lang: str) -> str:
     return report_page(title, lang, paragraph(lede, "lede"), sections)
 
 
-def write_recipe_page(out: Path, lang: str = "en") -> Path:
+def write_recipe_page(out: Path, lang: str = "en", price: float = DEFAULT_CPU_HOUR_PRICE) -> Path:
     out = Path(out)
     path = out / "report.html" if lang == "en" else out / "zh" / "report.html"
-    return atomic_write_text(path, build_recipe_page(out, lang))
+    return atomic_write_text(path, build_recipe_page(out, lang, price))

@@ -7,7 +7,9 @@ library versions). A partition folder of a design is read the same way, against 
 design folder reused with other seeds, variants or another profile never mixes the old runs into the new
 verdicts: they are named in `left_out` instead.
 
-`wide_runs` turns the table back into one row per run (the frame the pair tests take).
+Each run's probability calibration (Brier score, ECE: comparisons/report/calibration.py) is computed from
+its stored predictions and joins its rows as two more metrics. `wide_runs` turns the table back into one
+row per run (the frame the pair tests take).
 """
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from comparisons.report.calibration import CALIBRATION, run_calibration
 from comparisons.run_folder import RunFolder, size_label
 
 QUALITY = ("average_precision", "macro_f1_at_threshold", "accuracy_at_threshold", "macro_f1", "accuracy")
@@ -37,13 +40,15 @@ def folder_rows(folder: RunFolder, partition: str, design: str) -> tuple[list[di
         if not record.ok:
             continue
         values = {m: record.get(m) for m in QUALITY + COSTS}
+        values.update(run_calibration(folder, record, (plan.get("data") or {}).get("positive_index")))
         if classes > 2:  # no threshold is chosen with more than two classes: the decision is the arg-max
             values.update(macro_f1_at_threshold=record.get("macro_f1"), accuracy_at_threshold=record.get("accuracy"))
         n_train = record.train_size if record.train_size is not None else len(split["train"]) + len(split["valid"])
         base = {"corpus": str(corpus or ""), "design": design, "partition": partition, "seed": record.seed,
                 "train_size": size_label(record.train_size), "serving_path": "native", "variant": record.variant,
                 "n_train": int(n_train), "n_test": len(split["test"])}
-        rows += [{**base, "metric": metric, "value": value} for metric, value in values.items() if value is not None]
+        rows += [{**base, "metric": metric, "value": value} for metric, value in values.items()
+                 if value is not None and not (isinstance(value, float) and value != value)]  # NaN: not measured
     return rows, [f"{partition}/{reason}" for reason in left_out]
 
 
@@ -66,10 +71,19 @@ def wide_runs(scores: pd.DataFrame) -> pd.DataFrame:
     """One row per run (partition, variant, seed, train_size, n_train, n_test, one column per metric)."""
     keys = [*KEYS, "n_train", "n_test"]
     if scores.empty:
-        return pd.DataFrame(columns=[*keys, *QUALITY, *COSTS])
+        return pd.DataFrame(columns=[*keys, *QUALITY, *COSTS, *CALIBRATION])
     wide = scores.pivot_table(index=keys, columns="metric", values="value", aggfunc="first", sort=False).reset_index()
     wide.columns.name = None
-    for metric in (*QUALITY, *COSTS):
+    for metric in (*QUALITY, *COSTS, *CALIBRATION):
         if metric not in wide:
             wide[metric] = float("nan")
     return wide
+
+
+def read_scores(out: Path) -> pd.DataFrame | None:
+    """A folder's scores.csv as one row per run (wide_runs of the long table); None when it has none."""
+    path = Path(out) / "scores.csv"
+    if not path.exists():
+        return None
+    found = pd.read_csv(path, keep_default_na=False, na_values=[""])
+    return wide_runs(found) if "metric" in found else found  # a folder reported before the long table

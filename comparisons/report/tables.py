@@ -22,9 +22,11 @@ from backends.base import VARIANTS
 from comparisons.report.i18n import label, text
 from comparisons.outputs import atomic_write_text, write_table
 from comparisons.run_folder import RunFolder, RunRecord, size_key, size_label
+from comparisons.report.calibration import with_calibration  # calibration (report/calibration.py)
 from comparisons.report.contrasts import as_pairs
 from comparisons.report.scores import scores_table
-from comparisons.report.verdict_rules import phrase
+from comparisons.report.spread import mean_spread
+from comparisons.report.verdict_rules import PRIMARY, phrase
 from comparisons.report.verdict_tables import verdict_sections
 from comparisons.report.verdicts import N_RESAMPLES, PAIR_METRICS, Verdicts, compare, load_predictions, run_intervals
 
@@ -37,7 +39,7 @@ COST = ["params_total", "params_trainable", "train_seconds", "epochs_run", "seco
 INPUT = ["unknown_token_rate"]
 SUMMARY_COLUMNS = [
     "variant", "seed", "status", "reason", "train_size", *QUALITY, "positive_precision", "positive_recall",
-    *INPUT,
+    *INPUT, "brier", "ece",  # calibration (report/calibration.py)
     "threshold", "params_total", "params_trainable", "train_seconds", "epochs_run", "seconds_per_epoch",
     "best_epoch", "latency_ms_b1_p50", "latency_ms_b1_p90", "latency_ms_b1_cv",
     "latency_ms_b32_p50", "latency_ms_b32_p90", "latency_ms_b32_cv", "throughput_per_s", "throughput_batch",
@@ -132,7 +134,7 @@ def readable_table(aggregate: pd.DataFrame, lang: str) -> pd.DataFrame:
         if pd.isna(mean):
             return ""
         interval = "" if pd.isna(low) else f" [{low:.3f}, {high:.3f}]"
-        return f"{mean:.4f} ± {std:.4f}{interval}"
+        return f"{mean_spread(mean, std, int(row['seeds']), lang=lang)}{interval}"  # pages: "1 seed", never ± 0
 
     table = pd.DataFrame({label("variant", lang): aggregate["variant"], label("seeds", lang): aggregate["seeds"]})
     for column in QUALITY:
@@ -176,6 +178,7 @@ def build_reports(out: "Path | RunFolder") -> Reports:
         verdicts = compare(predictions, labels, positive_index, manifest.get("margins"),
                            as_pairs(manifest.get("contrasts")))
         summary = _with_run_intervals(summary, run_intervals(predictions, labels, positive_index), main)
+    summary = with_calibration(summary, folder, records, positive_index)  # calibration (report/calibration.py)
     aggregate = aggregate_frame(main, None if verdicts is None else verdicts.variants)
     return Reports(summary, aggregate, verdicts, labels, tuple(manifest["data"]["class_names"]), positive_index,
                    left_out)

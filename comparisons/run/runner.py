@@ -118,15 +118,27 @@ def progress_mark() -> str:
     return f"\x1e{secrets.token_hex(8)}\x1e"
 
 
+# A framework's C++ log line (TensorFlow/absl/XLA and PyTorch's c10 glog format, ONNX Runtime's) or absl's
+# notice before it: start-up talk such as "oneDNN custom operations are on" or "failed call to cuInit" on a
+# machine without a GPU, which reads like a failure and is not one. Kept in the run's log, not shown.
+FRAMEWORK_LOG_LINE = re.compile(
+    rb"[IWEF]\d{4} \d\d:\d\d:[\d.]+\s+\d+ [\w./-]+:\d+\] "  # absl: I0000 00:00:1796140667.245030  5786 port.cc:153]
+    rb"|\[[IWEF](?:\d{3,4} [\d:.]+)? [\w./-]+:\d+\] "  # c10: [W322 21:06:39.645884768 NNPACK.cpp:56], [W NNPACK.cpp:64]
+    rb"|\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+ \[[IWEF]:onnxruntime"  # 2026-12-01 12:00:00.1 [W:onnxruntime:...
+    rb"|WARNING: All log messages before absl::InitializeLog\(\) is called are written to STDERR"
+    rb"|To enable the following instructions: .* rebuild TensorFlow with")  # cpu_feature_guard's second line
+
+
 def _tee(stream, log_file, mark: bytes) -> None:
-    """Copy the worker's output to the terminal (progress bars) and to its log, line by line
-    (a tqdm bar ends in \\r): our own marked progress lines as they are, every other line redacted."""
+    """Copy the worker's output to its log and to the terminal (progress bars), line by line (a tqdm
+    bar ends in \\r): our own marked progress lines as they are, every other line redacted; a framework's
+    C++ log line (FRAMEWORK_LOG_LINE) goes to the log only."""
     pending = b""
     for chunk in iter(lambda: stream.read1(4096), b""):
         pending += chunk
         *complete, pending = re.split(rb"(?<=[\r\n])", pending)
-        _emit(b"".join(shown_line(line, mark) for line in complete), log_file)
-    _emit(shown_line(pending, mark), log_file)
+        _emit(complete, mark, log_file)
+    _emit([pending], mark, log_file)
 
 
 def shown_line(line: bytes, mark: bytes) -> bytes:
@@ -137,12 +149,13 @@ def shown_line(line: bytes, mark: bytes) -> bytes:
     return redact(line.decode("utf-8", errors="replace")).encode("utf-8")
 
 
-def _emit(data: bytes, log_file) -> None:
-    if not data:
+def _emit(lines: list[bytes], mark: bytes, log_file) -> None:
+    pairs = [(shown_line(line, mark), FRAMEWORK_LOG_LINE.match(line) is None) for line in lines if line]
+    if not pairs:
         return
-    log_file.write(data)
+    log_file.write(b"".join(text for text, _ in pairs))
     log_file.flush()
-    sys.stderr.buffer.write(data)
+    sys.stderr.buffer.write(b"".join(text for text, shown in pairs if shown))
     sys.stderr.flush()
 
 

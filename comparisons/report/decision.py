@@ -1,0 +1,312 @@
+"""The decision at the top of a page: for the declared margin, the recipes not shown worse than the best on
+the primary metric (the best's tie group, from verdicts.csv), the cheapest of them to serve with its costs,
+and the cost of one million predictions on the measuring machine at the measured throughput and a stated
+CPU-hour price (`--cpu-hour-price`, default DEFAULT_CPU_HOUR_PRICE). Where the data cannot say, it says so,
+names any cost figure that is missing instead of guessing it, and gives the verdict engine's power figure
+(`repeats_for_power_margin`) where verdicts.csv has it.
+
+Costs: recipe_variants.csv's medians over runs (partitions) or aggregate.csv's means over seeds (one split).
+One million predictions take 10^6 / throughput seconds on `threads` cores: that many CPU-hours, priced.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+from common.errors import UserInputError
+from comparisons.report.html import paragraph, table
+from comparisons.report.i18n import label, text
+from comparisons.report.verdict_rules import PRIMARY
+
+# USD per CPU-hour: a round figure near on-demand cloud prices of one vCPU-hour in 2025-26 (a 2-vCPU general-purpose
+# instance costs about $0.08-0.10 an hour, so $0.04-0.05 a vCPU-hour); set your own with --cpu-hour-price.
+DEFAULT_CPU_HOUR_PRICE = 0.05
+COSTS = ("latency_ms_b1_p50", "throughput_per_s", "peak_rss_serve_mb", "size_mb", "train_seconds")
+FORMATS = {"latency_ms_b1_p50": "{:.2f}", "throughput_per_s": "{:,.0f}", "peak_rss_serve_mb": "{:,.0f}",
+           "size_mb": "{:.2f}", "train_seconds": "{:,.1f}"}
+
+
+def cpu_hour_price(value) -> float:
+    """--cpu-hour-price checked: a positive, finite number (USD per CPU-hour)."""
+    if value is None:
+        return DEFAULT_CPU_HOUR_PRICE
+    try:
+        price = float(value)
+    except (TypeError, ValueError):
+        price = float("nan")
+    if not (math.isfinite(price) and price > 0):
+        raise UserInputError(f"--cpu-hour-price must be a positive number (USD per CPU-hour), e.g. "
+                             f"--cpu-hour-price {DEFAULT_CPU_HOUR_PRICE}; got {value!r}")
+    return price
+
+
+@dataclass
+class Decision:
+    best: str | None                  # the highest mean on the primary metric
+    tie: list[str]                    # not shown worse than the best (the best first)
+    cheapest: str | None              # the tie group's lowest cost per million predictions (else b=1 latency)
+    decided: bool                     # some verdict with the best stands (better, or equivalent)
+    equivalent: bool                  # the cheapest is equivalent to the best within the margin
+    margin: float | None
+    price: float
+    rows: pd.DataFrame                # per variant: mean, the COSTS, cost_per_million
+    missing: list[str] = field(default_factory=list)  # cost figures the cheapest lacks
+    repeats: int | None = None        # repeats_for_power_margin of the best against the cheapest (or the most)
+    detectable: float | None = None   # smallest_detectable_difference of the best against the cheapest
+    paths: pd.DataFrame = field(default_factory=pd.DataFrame)  # serving paths (--serve): variant (path), mean, costs
+
+
+def decide(variants: pd.DataFrame, pairs: pd.DataFrame | None, threads: int | None,
+           price: float = DEFAULT_CPU_HOUR_PRICE) -> Decision:
+    """variants: variant, mean (the primary metric) and the COSTS columns; pairs: verdicts.csv's primary rows."""
+    rows = variants.copy()
+    for cost in COSTS:
+        rows[cost] = pd.to_numeric(rows.get(cost), errors="coerce") if cost in rows else float("nan")
+    cpu_hours = 1e6 / rows["throughput_per_s"] / 3600 * (threads or float("nan"))
+    rows["cost_per_million"] = cpu_hours * price
+    ranked = rows.dropna(subset=["mean"]).sort_values("mean", ascending=False)
+    if ranked.empty:
+        return Decision(None, [], None, False, False, None, price, rows)
+    best = ranked["variant"].iloc[0]
+    pairs = pd.DataFrame() if pairs is None else pairs[pairs["metric"] == PRIMARY]
+    against = {}  # other variant -> (its verdict row with the best)
+    for _, row in pairs.iterrows():
+        if best in (row["variant_a"], row["variant_b"]):
+            against[row["variant_b"] if row["variant_a"] == best else row["variant_a"]] = row
+
+    def worse(variant: str) -> bool:  # a verdict says the best is better than it
+        row = against.get(variant)
+        return row is not None and row["verdict"] == ("A better" if row["variant_a"] == best else "B better")
+    tie = [best] + [v for v in ranked["variant"].iloc[1:] if not worse(v)]
+    members = rows.set_index("variant").loc[tie]
+    key = "cost_per_million" if members["cost_per_million"].notna().any() else "latency_ms_b1_p50"
+    cheapest = members[key].idxmin() if members[key].notna().any() else None
+    decided = any(row["verdict"] != "inconclusive" for row in against.values())
+    equivalent = cheapest is not None and cheapest in against and against[cheapest]["verdict"] == "equivalent"
+    margins = pd.to_numeric(pairs["margin"], errors="coerce").dropna() if "margin" in pairs else pd.Series(dtype=float)
+    margin = float(margins.iloc[0]) if len(margins) else None  # an old folder's verdicts declared none
+    repeats = None
+    if "repeats_for_power_margin" in pairs and against:
+        chosen = against.get(cheapest) if cheapest != best else None
+        values = [chosen["repeats_for_power_margin"]] if chosen is not None else \
+            [row["repeats_for_power_margin"] for row in against.values()]
+        values = [v for v in pd.to_numeric(pd.Series(values), errors="coerce") if math.isfinite(v)]
+        repeats = int(math.ceil(max(values))) if values else None
+    chosen = against.get(cheapest)
+    detectable = (float(chosen["smallest_detectable_difference"]) if chosen is not None
+                  and pd.notna(chosen.get("smallest_detectable_difference")) else None)
+    missing = [] if cheapest is None else [c for c in COSTS if pd.isna(members.loc[cheapest, c])]
+    if cheapest is not None and pd.isna(members.loc[cheapest, "cost_per_million"]) and "throughput_per_s" not in missing:
+        missing.append("threads")
+    if cheapest is None:
+        missing = ["throughput_per_s", "latency_ms_b1_p50"]
+    return Decision(best, tie, cheapest, decided, equivalent, margin, price, rows, missing, repeats, detectable)
+
+
+def _costs(decision: Decision, variant: str, lang: str) -> str:
+    row = decision.rows.set_index("variant").loc[variant]
+    parts = [f"{label(c, lang)} {FORMATS[c].format(row[c])}" for c in COSTS if pd.notna(row[c])]
+    if pd.notna(row["cost_per_million"]):
+        parts.append(text(f"one million predictions ≈ ${row['cost_per_million']:,.4f} at ${decision.price:g} a CPU-hour",
+                          f"一百万次预测 ≈ {row['cost_per_million']:,.4f} 美元（每 CPU 小时 {decision.price:g} 美元）", lang))
+    return "; ".join(parts)
+
+
+def decision_sentences(decision: Decision, lang: str) -> list[str]:
+    """The decision in sentences, recomputable from verdicts.csv and the cost tables."""
+    if decision.best is None:
+        return [text("No finished runs: nothing to decide yet.", "没有完成的运行：尚无可决定的内容。", lang)]
+    margin = "" if decision.margin is None else f" (±{decision.margin:g})"
+    lines = []
+    if not decision.decided:
+        lines.append(text(
+            f"The data cannot say which recipe to deploy: no verdict on average precision{margin} stands between the "
+            f"best by mean, {decision.best}, and any other recipe (none shown worse, none shown equivalent).",
+            f"数据还不能说明该部署哪个配方：平均精度{margin}上，按均值最好的 {decision.best} 与其他任何配方之间都没有成立的结论"
+            "（没有显示更差，也没有显示等价）。", lang))
+    else:
+        lines.append(text(
+            f"Not shown worse than the best ({decision.best}) on average precision{margin}: {', '.join(decision.tie)}.",
+            f"平均精度{margin}上未显示比最好的（{decision.best}）更差的配方：{'、'.join(decision.tie)}。", lang))
+    if decision.cheapest is not None:
+        how = (text(f", equivalent to {decision.best} within the margin", f"，在容差内与 {decision.best} 等价", lang)
+               if decision.equivalent else "" if decision.cheapest == decision.best else
+               text(f", not shown worse than {decision.best} but not shown equivalent either",
+                    f"，未显示比 {decision.best} 更差，但也未显示等价", lang))
+        lead = (text("Cheapest to serve among them", "其中服务成本最低的", lang) if decision.decided
+                else text("By cost alone, the cheapest to serve", "仅看成本，服务成本最低的", lang))
+        lines.append(f"{lead}{text(': ', '：', lang)}{decision.cheapest}{how} — {_costs(decision, decision.cheapest, lang)}"
+                     + text(".", "。", lang))
+    if decision.missing:
+        lines.append(text(f"Missing from the cost tables, so not used: {', '.join(decision.missing)}.",
+                          f"成本表中缺少以下数据，因此未使用：{'、'.join(decision.missing)}。", lang))
+    if not decision.decided or (decision.cheapest != decision.best and not decision.equivalent):
+        pair = f"{decision.best} − {decision.cheapest}"
+        if decision.repeats:
+            lines.append(text(f"About {decision.repeats} repeats of the design would detect a difference of the margin "
+                              "with 80% power (the verdict engine's estimate).",
+                              f"约 {decision.repeats} 次重复设计可以以 80% 的检验力检测到容差大小的差异（结论引擎的估计）。", lang))
+        elif decision.detectable is not None:
+            lines.append(text(f"As run, the test detects (80% power) only a difference of {decision.detectable:.4f} or "
+                              f"more in {pair}; more repeats or partitions would let it say.",
+                              f"按目前的设计，检验只能（以 80% 检验力）检测到 {pair} 中 {decision.detectable:.4f} 及以上的差异；"
+                              "更多的重复或划分才能让它给出结论。", lang))
+        else:
+            lines.append(text("More repeats (or partitions) would let the data say; this folder gives no power figure.",
+                              "更多的重复（或划分）才能让数据给出结论；此目录未给出检验力估计。", lang))
+    return lines
+
+
+def decision_html(decision: Decision, lang: str) -> str:
+    """The section: the sentences, then the costs of the tie group (every recipe when none is decided)."""
+    shown = decision.tie if decision.decided else list(decision.rows["variant"])
+    rows = decision.rows.set_index("variant").loc[[v for v in shown if v in set(decision.rows["variant"])]]
+    headers = [label("variant", lang), label(PRIMARY, lang)] + [label(c, lang) for c in COSTS] + [
+        text(f"$ per million predictions (${decision.price:g}/CPU-hour)", f"每百万次预测的美元成本（每 CPU 小时 {decision.price:g} 美元）", lang)]
+    body = [[variant, f"{row['mean']:.4f}"] + [("—" if pd.isna(row[c]) else FORMATS[c].format(row[c])) for c in COSTS]
+            + ["—" if pd.isna(row["cost_per_million"]) else f"{row['cost_per_million']:,.4f}"]
+            for variant, row in rows.iterrows()]
+    classes = ["real" if v == decision.cheapest and decision.decided else "" for v in rows.index]
+    return "".join(paragraph(line) for line in decision_sentences(decision, lang)) + table(headers, body,
+                                                                                            row_classes=classes)
+
+
+def pareto_front(rows: pd.DataFrame, cost: str) -> list[str]:
+    """The variants no other beats on both: lower or equal cost and higher or equal mean, one strictly."""
+    found = rows.dropna(subset=[cost, "mean"])
+    return [r.variant for r in found.itertuples() if not any(
+        (o[cost] <= getattr(r, cost) and o["mean"] >= r.mean) and (o[cost] < getattr(r, cost) or o["mean"] > r.mean)
+        for _, o in found.iterrows())]
+
+
+def cost_front(decision: Decision, lang: str, path):
+    """AP against the cost of a million predictions (else b=1 latency), log x: each recipe a point with its
+    interval (ci_low/ci_high when the rows have them), the front drawn, the tie group filled."""
+    from comparisons.outputs import save_figure
+    from comparisons.report.i18n import setup_matplotlib
+
+    rows = decision.rows
+    cost = "cost_per_million" if rows["cost_per_million"].notna().any() else "latency_ms_b1_p50"
+    everything = pd.concat([rows, decision.paths], ignore_index=True) if len(decision.paths) else rows
+    if rows[cost].notna().sum() < 2:
+        return None
+    setup_matplotlib(lang)
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(8.5, 5))
+    front = everything.set_index("variant").loc[pareto_front(everything, cost)].sort_values(cost)
+    ax.plot(front[cost], front["mean"], color="tab:orange", linewidth=1.2, zorder=1,
+            label=text("front: no other is cheaper and better", "前沿：没有别的配方更便宜且更好", lang))
+    for index, r in enumerate(rows.dropna(subset=[cost, "mean"]).sort_values(cost).itertuples()):
+        low, high = getattr(r, "ci_low", float("nan")), getattr(r, "ci_high", float("nan"))
+        yerr = [[r.mean - low], [high - r.mean]] if pd.notna(low) and pd.notna(high) else None
+        tied = r.variant in decision.tie and decision.decided
+        ax.errorbar(getattr(r, cost), r.mean, yerr=yerr, fmt="o", capsize=3, color="tab:blue", zorder=2,
+                    markerfacecolor="tab:blue" if tied else "white")
+        ax.annotate(r.variant, (getattr(r, cost), r.mean), textcoords="offset points",
+                    xytext=(6, 4 if index % 2 == 0 else -12), fontsize=8)
+    shown = decision.paths.dropna(subset=[cost, "mean"]) if len(decision.paths) else decision.paths
+    for index, r in enumerate(shown.itertuples()):  # serving paths: squares without an interval, named on the front
+        ax.plot(getattr(r, cost), r.mean, "s", color="tab:purple", markerfacecolor="white", markersize=5, zorder=2,
+                label=text("another serving path (named when on the front)", "其他服务路径（位于前沿时标出名称）", lang)
+                if index == 0 else None)
+        if r.variant in front.index:
+            ax.annotate(r.variant, (getattr(r, cost), r.mean), textcoords="offset points", ha="right",
+                        xytext=(-6, 6 if index % 2 == 0 else -12), fontsize=7, color="tab:purple")
+    ax.set_xscale("log")
+    ax.margins(x=0.3, y=0.15)
+    ax.set_xlabel(text(f"USD per million predictions at USD {decision.price:g} a CPU-hour (log scale)",
+                       f"每百万次预测的美元成本，每 CPU 小时 {decision.price:g} 美元（对数刻度）", lang)
+                  if cost == "cost_per_million" else label(cost, lang) + text(" (log scale)", "（对数刻度）", lang))
+    ax.set_ylabel(label(PRIMARY, lang))
+    ax.grid(alpha=0.3)
+    ax.legend(loc="lower right", fontsize=8, frameon=False)
+    ax.set_title(text("Quality against serving cost: up and left is better; filled = not shown worse than the best",
+                      "质量与服务成本：越靠左上越好；实心 = 未显示比最好的更差", lang)
+                 if decision.decided else text("Quality against serving cost: up and left is better (no verdict stands)",
+                                               "质量与服务成本：越靠左上越好（没有成立的结论）", lang), fontsize=9)
+    return save_figure(fig, path)
+
+
+def folder_decision(out, price: float = DEFAULT_CPU_HOUR_PRICE) -> Decision:
+    """The decision of a run folder: a partition design (recipe_variants.csv, medians over runs) or one split
+    (aggregate.csv, means over seeds; a sweep's largest training size); verdicts.csv's primary rows either way."""
+    import json
+    from pathlib import Path
+
+    from comparisons.report.page_verdicts import largest_group, read_verdicts
+
+    out = Path(out)
+    partitions = (out / "design.json").exists()
+    found = out / ("recipe_variants.csv" if partitions else "aggregate.csv")
+    frame = pd.read_csv(found) if found.exists() else pd.DataFrame(columns=["variant", f"{PRIMARY}_mean"])
+    if not partitions and "seeds" in frame:
+        frame = frame[frame["seeds"] > 0]
+    suffix = "_median" if partitions else "_mean"
+    variants = pd.DataFrame({"variant": frame["variant"], "mean": frame[f"{PRIMARY}_mean"],
+                             "ci_low": frame.get(f"{PRIMARY}_ci_low"), "ci_high": frame.get(f"{PRIMARY}_ci_high"),
+                             **{c: frame.get(f"{c}{suffix}") for c in COSTS}})
+    manifests = sorted((out / "partitions").glob("r*f*/manifest.json")) if partitions else [out / "manifest.json"]
+    threads = json.loads(manifests[0].read_text()).get("threads") if manifests and manifests[0].exists() else None
+    verdicts = read_verdicts(out)
+    decision = decide(variants, None if verdicts is None else largest_group(verdicts), threads, price)
+    decision.paths = serving_points(out / "serving_table.csv", threads, price)
+    return decision
+
+
+def serving_points(path, threads: int | None, price: float) -> pd.DataFrame:
+    """The other serving paths of serving_table.csv (--serve) as points of the front: 'variant (path)', AP, costs."""
+    if not path.exists():
+        return pd.DataFrame()
+    table = pd.read_csv(path)
+    table = table[(table["status"] == "ok") & (table["path"] != "native")]
+    return pd.DataFrame({"variant": [f"{v} ({p})" for v, p in zip(table["variant"], table["path"])],
+                         "mean": table["average_precision"], "latency_ms_b1_p50": table["latency_ms_b1_p50"],
+                         "cost_per_million": 1e6 / table["throughput_per_s"] / 3600 * (threads or float("nan")) * price})
+
+
+def decision_section(out, lang: str, price: float = DEFAULT_CPU_HOUR_PRICE) -> tuple[tuple[str, str, str], str]:
+    """((anchor, heading, content) of the page's first section: the decision and its costs, and the cost-quality
+    front embedded (written to figures/cost_front.png), which the page shows with its costs, after the verdicts)."""
+    from pathlib import Path
+
+    from comparisons.report.html import png_figure
+
+    decision = folder_decision(out, price)
+    target = (Path(out) if lang == "en" else Path(out) / "zh") / "figures"
+    front = cost_front(decision, lang, target / "cost_front.png") if decision.best else None
+    figure = "" if front is None else png_figure(front, text(
+        "Quality against serving cost: each recipe's average precision with its interval against the cost of a "
+        f"million predictions at ${price:g} a CPU-hour (log scale); the line joins the recipes no other is cheaper "
+        "and better than; filled points are not shown worse than the best",
+        f"质量与服务成本：各配方的平均精度及其区间，对照每 CPU 小时 {price:g} 美元下一百万次预测的成本（对数刻度）；"
+        "折线连起没有别的配方比它更便宜且更好的配方；实心点为未显示比最好的更差", lang))
+    return ("decision", text("Decision", "决定", lang), decision_html(decision, lang)), figure
+
+
+def corpora_decisions(parent, results: list, lang: str, price: float = DEFAULT_CPU_HOUR_PRICE) -> tuple[str, str, str]:
+    """(anchor, heading, content) of the cross-corpus page's first section: each corpus's own decision in a row
+    (the best, its tie group, the cheapest of it and its cost of a million predictions), from the corpus's folder."""
+    from pathlib import Path
+
+    rows = []
+    for result in [r for r in results if r.status == "ok"]:
+        decision = folder_decision(Path(parent) / result.corpus, price)
+        if decision.best is None:
+            continue
+        cost = decision.rows.set_index("variant")["cost_per_million"].get(decision.cheapest, float("nan"))
+        rows.append([result.corpus, decision.best,
+                     ", ".join(decision.tie) if decision.decided else text("cannot say", "无法判断", lang),
+                     decision.cheapest if decision.decided else "—",
+                     "—" if not decision.decided or pd.isna(cost) else f"{cost:,.4f}"])
+    headers = [text("corpus", "语料库", lang), text("best by mean", "按均值最好", lang),
+               text("not shown worse than the best", "未显示比最好的更差", lang),
+               text("cheapest of them to serve", "其中服务成本最低的", lang),
+               text(f"$ per million predictions (${price:g}/CPU-hour)", f"每百万次预测的美元成本（每 CPU 小时 {price:g} 美元）", lang)]
+    lede = paragraph(text("A decision holds for one corpus at a time (each corpus's page has its reasons and costs); "
+                          "'cannot say': no verdict on its primary metric stands between its best and another recipe.",
+                          "决定只对单个语料库成立（各语料库的页面给出理由与成本）；“无法判断”：在其主指标上，最好的配方与其他配方之间没有成立的结论。",
+                          lang))
+    return "decision", text("Decision per corpus", "各语料库的决定", lang), lede + table(headers, rows)

@@ -1,0 +1,68 @@
+"""The figures of a partition design's page (report/recipe_page.py), from its top folder's files: the forest
+plot of the primary metric's pair differences (verdicts.csv), each recipe's AP on each partition
+(scores.csv), and the reliability of each recipe's probabilities over every text its partitions tested
+(the partitions' predictions/*.npz). Written to DIR/figures (English) or DIR/zh/figures (Chinese)."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+
+from comparisons.report.calibration import labelled_predictions, positive_index, reliability_points
+from comparisons.report.figures import forest_plot, partition_plot, reliability_diagram
+from comparisons.report.scores import read_scores
+from comparisons.report.i18n import text
+from comparisons.report.verdict_rules import PRIMARY
+from comparisons.run_folder import RunFolder
+
+CAPTIONS = {  # (English, Chinese): also each image's alt text
+    "forest": ("Differences in average precision between recipes, A − B, with each pair's corrected 95% interval "
+               "over the partitions, against the ±margin band; the colour and the word say the verdict",
+               "各配方之间的平均精度差 A − B，及各对在划分上的校正 95% 区间，对照 ±容差带；颜色与文字为结论"),
+    "partitions": ("Each recipe's average precision on each partition, the points of one partition joined: lines "
+                   "that run together are spread the recipes share",
+                   "各配方在每个划分上的平均精度，同一划分的点相连：走势一致的线是各配方共有的波动"),
+    "reliability": ("Reliability of each recipe's probabilities over every text its partitions tested: each dot a "
+                    "bin of equally many texts, its mean probability against the share that came true; the "
+                    "diagonal is calibrated",
+                    "各配方的概率在其各划分测试过的全部文本上的可靠性：每个点是一个含等量文本的分箱，横轴为平均概率，"
+                    "纵轴为实际发生的比例；对角线即为校准"),
+}
+
+
+def write_recipe_figures(out: Path, lang: str) -> list[tuple[Path, str]]:
+    """(png, caption) of each figure the folder's files allow, in the page's order."""
+    out = Path(out)
+    target = (out if lang == "en" else out / "zh") / "figures"
+    made, design = [], json.loads((out / "design.json").read_text())
+    order = list(design.get("variants") or [])
+    pairs = pd.read_csv(out / "verdicts.csv") if (out / "verdicts.csv").exists() else None
+    if pairs is not None and (pairs["metric"] == PRIMARY).any():
+        made.append(("forest", forest_plot(pairs[pairs["metric"] == PRIMARY], lang, target / "forest.png",
+                                           text("corrected 95% interval over the partitions",
+                                                "各划分上的校正 95% 区间", lang))))
+    scores = read_scores(out)
+    if scores is not None and scores["partition"].nunique() > 1:
+        made.append(("partitions", partition_plot(scores, lang, target / "partitions.png", order)))
+    groups, positive = _pooled(out)
+    points = reliability_points({v: groups[v] for v in dict.fromkeys([*order, *groups]) if v in groups}, positive)
+    if points:
+        made.append(("reliability", reliability_diagram(points, lang, target / "reliability.png")))
+    return [(path, text(*CAPTIONS[name], lang)) for name, path in made]
+
+
+def _pooled(out: Path) -> tuple[dict[str, list], int | None]:
+    """Per variant, (labels, probabilities) of its finished runs on every partition of the design."""
+    groups, positive = {}, None
+    for folder in sorted((out / "partitions").glob("r*f*")):
+        if not (folder / "splits.json").exists():  # a partition not run yet
+            continue
+        split = json.loads((folder / "splits.json").read_text())
+        run_folder, positive = RunFolder(folder), positive_index(folder)
+        for record in run_folder.records:
+            if record.get("status") == "ok" and record.get("split_sha256") == split["sha256"]:
+                found = labelled_predictions(run_folder, record)
+                if found is not None:
+                    groups.setdefault(record["variant"], []).append(found)
+    return groups, positive
