@@ -213,6 +213,8 @@ def seed_spread(committed: dict) -> tuple[float | None, str]:
     for (variant, partition), rows in scores.groupby(["variant", "partition"]):
         values = rows.sort_values("seed")["average_precision"].to_numpy()
         differences += [values[i] - values[0] for i in range(1, len(values))]
+    if len(differences) == 1:
+        return abs(float(differences[0])), "the one A/A difference (two seeds on one split) in the committed folder"
     if len(differences) >= 2:
         return float(np.std(differences, ddof=1)), (f"the standard deviation of {len(differences)} per-partition A/A "
                                                    "differences (two seeds of one variant) in the committed folder")
