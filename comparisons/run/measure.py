@@ -190,13 +190,8 @@ def score_in_batches(predict: Callable[[Sequence[str]], np.ndarray], texts: Sequ
 
 
 def machine_description() -> dict:
-    """CPU model and count, OS, Python: for the manifest."""
-    cpu = platform.processor() or ""
-    try:
-        with open("/proc/cpuinfo") as info:
-            found = re.search(r"^model name\s*:\s*(.+)$", info.read(), re.MULTILINE)
-            cpu = found.group(1).strip() if found else cpu
-    except OSError:
-        pass
-    return {"cpu": cpu, "cpu_count": os.cpu_count(), "platform": platform.platform(),
+    """CPU model and count, OS, Python: for the manifest (the CPU as comparisons/numerics.py reads it)."""
+    from comparisons.numerics import cpu_facts
+
+    return {"cpu": cpu_facts()["model_name"] or "", "cpu_count": os.cpu_count(), "platform": platform.platform(),
             "python": platform.python_version()}
