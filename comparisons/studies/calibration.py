@@ -35,7 +35,7 @@ from pathlib import Path
 import numpy as np
 from scipy.stats import binomtest
 
-from common.datasets import LabelledTexts, load_sms_spam
+from common.datasets import DataSpec, LabelledTexts, load
 from common.partitions import kfold_partitions
 from common.splits import DEFAULT_SPLIT_SEED, Split, stratified_split
 from comparisons.outputs import atomic_write_json, atomic_write_text
@@ -121,8 +121,13 @@ def pool_scores(data: LabelledTexts, learner: str, pool: int, folds: int, repeat
 OTHER_KERNELS = {"ONEDNN_MAX_CPU_ISA": "AVX2", "MKL_CBWR": "COMPATIBLE"}
 
 
+def study_data(limit_per_class: int | None = None) -> LabelledTexts:
+    """The shipped SMS data, or its first N texts of each class (quick trials)."""
+    return load(DataSpec(limit_per_class=limit_per_class))
+
+
 def scores_under_other_kernels(learner: str, pool: int, folds: int, repeats: int, split_seed: int,
-                               threads: int) -> dict:
+                               threads: int, limit_per_class: int | None = None) -> dict:
     """pool_scores (the recipe alone) computed by a child process of this study under OTHER_KERNELS."""
     import os
     import subprocess
@@ -136,6 +141,8 @@ def scores_under_other_kernels(learner: str, pool: int, folds: int, repeats: int
         command = [sys.executable, "-m", "comparisons.studies.calibration", "--learner", learner, "--pool", str(pool),
                    "--folds", str(folds), "--repeats", str(repeats), "--threads", str(threads), "--no-planted",
                    "--out", scratch, "--scores-only", str(target)]
+        if limit_per_class:
+            command += ["--limit-per-class", str(limit_per_class)]
         env = {**os.environ, **thread_environment(threads), **OTHER_KERNELS,
                "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
         subprocess.run(command, env=env, check=True)
@@ -244,6 +251,7 @@ def main(argv=None) -> int:
     parser.add_argument("--other-kernels", action="store_true",
                         help="A/A across kernels: side B of each pair scored in a child process under "
                              "ONEDNN_MAX_CPU_ISA=AVX2 MKL_CBWR=COMPATIBLE (issue 40); writes LEARNER_kernels.{json,md}")
+    parser.add_argument("--limit-per-class", type=int, help="the first N texts of each class (quick trials)")
     parser.add_argument("--scores-only", type=Path, help=argparse.SUPPRESS)  # the child's: write pool_scores as JSON
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args(argv)
@@ -254,13 +262,13 @@ def main(argv=None) -> int:
         import torch
         torch.set_num_threads(args.threads)
     if args.scores_only:  # the child of --other-kernels: the recipe's pool scores under this process's kernels
-        scored = pool_scores(load_sms_spam(), args.learner, args.pool, args.folds, args.repeats, planted=False)
+        scored = pool_scores(study_data(args.limit_per_class), args.learner, args.pool, args.folds, args.repeats, planted=False)
         atomic_write_text(args.scores_only, json.dumps({"ap": scored["ap"][False].tolist(),  # full precision: a kernel
                                                         "items": scored["items"][False].tolist()}))  # moves the last bits
         return 0
     other = scores_under_other_kernels(args.learner, args.pool, args.folds, args.repeats, DEFAULT_SPLIT_SEED,
-                                       args.threads) if args.other_kernels else None
-    result = run_study(load_sms_spam(), args.learner, args.pool, args.folds, args.repeats, planted=not args.no_planted,
+                                       args.threads, args.limit_per_class) if args.other_kernels else None
+    result = run_study(study_data(args.limit_per_class), args.learner, args.pool, args.folds, args.repeats, planted=not args.no_planted,
                        other_kernels=other)
     command = "python -m comparisons.studies.calibration " + " ".join(argv if argv is not None else sys.argv[1:])
     name = args.learner + ("_kernels" if args.other_kernels else "")
