@@ -188,7 +188,7 @@ def compare_runs(committed: dict, fresh: Path) -> pd.DataFrame:
                     continue
                 row = {"partition": partition, "run": run_name(variant, seed), "variant": variant, "seed": seed,
                        "identity": identity_match(before, after), "committed_cpu": before.get("node_cpu"),
-                       "rerun_cpu": after.get("node_cpu")}
+                       "rerun_cpu": after.get("node_cpu"), "rerun_code": after.get("code_sha256")}
                 for figure in FIGURES:
                     row[f"committed_{figure}"], row[f"rerun_{figure}"] = before.get(figure), after.get(figure)
                     row[f"difference_{figure}"] = _difference(before.get(figure), after.get(figure))
@@ -298,7 +298,9 @@ def reproduce_markdown(committed: dict, runs: pd.DataFrame, spread: tuple, verdi
              f"Committed runs made on: {', '.join(cpus) or '—'}. This rerun: {describe_numerics(numerics_identity(committed['manifest'].get('threads')))}.",
              f"Rerun: {', '.join(committed['variants'])} on {', '.join(committed['partitions'])}, seeds "
              f"{', '.join(map(str, committed['seeds']))}, profile {committed['manifest'].get('profile')}, "
-             f"{committed['manifest'].get('threads')} thread(s), today's code, quality only (no serving costs).", "",
+             f"{committed['manifest'].get('threads')} thread(s), quality only (no serving costs); code: committed "
+             f"{str(committed['manifest'].get('code_sha256'))[:12]} (commit {str(committed['manifest'].get('code_commit'))[:12]}), "
+             f"rerun {str(_rerun_code(runs))[:12]}.", "",
              *[f"- {line}" for line in conclusions], "", "## Each run", "",
              "| partition | run | numerics identity | test AP committed | rerun | Δ | macro-F1 @ threshold committed | rerun | Δ | status |",
              "| --- | --- | --- | --: | --: | --: | --: | --: | --: | --- |"]
@@ -319,6 +321,11 @@ def reproduce_markdown(committed: dict, runs: pd.DataFrame, spread: tuple, verdi
             lines.append(f"| {row['metric']} | {row['variant_a']} − {row['variant_b']} | {row['verdict_committed']} | "
                          f"{row['verdict_rerun']} | {'yes' if row['stands'] else 'NO'} |")
     return "\n".join(lines) + "\n"
+
+
+def _rerun_code(runs: pd.DataFrame) -> str | None:
+    codes = runs["rerun_code"].dropna() if "rerun_code" in runs else []
+    return codes.iloc[0] if len(codes) else None
 
 
 def conclusions_of(runs: pd.DataFrame, spread: tuple, verdicts: pd.DataFrame) -> tuple[list[str], bool]:
