@@ -13,7 +13,7 @@ OUT ?= runs/fast
 # subprocesses and kernels, so 2 processes on 2 cores roughly halve the wall time.
 TEST_WORKERS ?= 2
 
-.PHONY: compare test reference reproduce-reference cross-corpus cross-corpus-preview single-split serving calibration learning-curve notebooks clean-venv
+.PHONY: power-plan compare test reference reproduce-reference cross-corpus cross-corpus-preview single-split serving calibration learning-curve notebooks clean-venv precision-study
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -73,6 +73,21 @@ single-split: $(STAMP) $(BROWSER_STAMP)
 serving: $(STAMP) $(BROWSER_STAMP)
 	$(BIN)/python -m comparisons run --profile full --seeds 1 --threads $(THREADS) \
 	  --serve native,onnx,onnx-int8,torch-int8 --lang zh --out results/serving
+
+# Power before the run (issue 37): from a reported partition design with declared contrasts (PILOT), the repeats each
+# contrast needs for 80% power and the projected wall time here and on Ray clusters; PILOT/power_plan.md.
+PILOT ?= results/reference
+power-plan: $(STAMP)
+	$(BIN)/python -m comparisons.studies.power_plan --from $(PILOT) --nodes 1 4 16
+
+# bf16 against fp32 (issue 35; docs/measurement.md "Precision"): hf_bert:full and hf_bert:frozen on the
+# reference's 5 partitions with the same seeds, once --precision fp32 (serving native-bf16 beside native)
+# and once --precision bf16, into results/precision/{fp32,bf16}; then ΔAP per partition, the corrected t-test's
+# verdict with the ±0.005 margin, flipped decisions and time per epoch: results/precision/equivalence.md.
+# Needs a CPU with AVX512-BF16 or AMX (or a CUDA GPU with bf16); it resumes. Nothing else on the cores.
+precision-study: $(STAMP)
+	$(BIN)/python -m comparisons.studies.precision_study --out results/precision --threads $(THREADS) \
+	  --profile full --reference results/reference
 
 # Calibration of the verdicts (A/A and a planted difference; issue 23): the cheap stand-in and the
 # scratch encoder at 1 epoch. results/calibration/*.md

@@ -40,6 +40,10 @@ class Backend(abc.ABC):
     - `device`: a backend that can use a GPU accepts `device` = "auto" | "cpu" | "cuda" (auto: CUDA
       when available); the worker passes it only to backends whose __init__ names it. `model`
       likewise, for a pretrained checkpoint.
+    - `precision`: optional, "fp32" | "bf16" (| "auto"), the numeric precision of training and
+      inference (backends/precision.py); the worker passes the driver's choice to backends whose
+      __init__ names it, and a backend with a bf16 inference path keeps the one in force as
+      `precision_` (the native-bf16 serving path sets it on a copy).
     - `fit_info_`: optional, a JSON-able dict set by fit, copied into the run record: what fit
       decided and what it ran on, e.g. "device" (the one actually used; "cpu" when absent),
       "best_epoch", "epochs_run", the recipe. Learned state, so absent before fit.

@@ -26,11 +26,13 @@ from comparisons.numerics import identities_line, note_design_identities, numeri
 from comparisons.outputs import atomic_write_json
 from comparisons.run.profiles import PROFILES, profile, variant_overrides
 from comparisons.report.preview import preview_note
+from comparisons.run.precision import plan_precisions
 from comparisons.run.serving.paths import parse_serve
 from comparisons.run.spec import RunInputs, RunSpec
 from comparisons.run.lock import RunFolderLock
 from comparisons.run.runner import StopOnSignals, describe, exit_code, finished
 from comparisons.run_folder import RunFolder, read_runs
+from comparisons.report.contrasts import parse_contrasts
 from comparisons.report.verdict_rules import DEFAULT_MARGINS
 
 
@@ -50,6 +52,11 @@ def add_plan_options(command: argparse.ArgumentParser, default_out: str = "runs/
                          help="equivalence margin declared for average precision (default %(default)s)")
     command.add_argument("--margin-f1", type=float, default=DEFAULT_MARGINS["macro_f1"],
                          help="equivalence margin declared for macro-F1 (default %(default)s)")
+    command.add_argument("--contrasts", metavar="PAIRS",
+                         help="the pairs the report is about, declared before the runs: A-B pairs, comma-separated, or "
+                              "the preset 'course' (hf_bert:full-torch_scratch, hf_bert:full-hf_bert:frozen, "
+                              "torch_scratch-tfidf_logreg, keras_layers-torch_scratch); Holm's correction runs over "
+                              "them only, the other pairs are exploratory (default: every pair is the family)")
     command.add_argument("--dedup", action="store_true", help="drop exact-duplicate texts before splitting")
     command.add_argument("--limit-per-class", type=int, help="keep the first N rows of each class (quick trials)")
     command.add_argument("--limit-total", type=int, metavar="N",
@@ -60,6 +67,10 @@ def add_plan_options(command: argparse.ArgumentParser, default_out: str = "runs/
     command.add_argument("--threads", type=int, default=2, help="threads for every framework alike (default 2)")
     command.add_argument("--timeout", type=float, help="seconds per worker (default from the profile)")
     command.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"))
+    command.add_argument("--precision", default="auto",
+                         help="auto (default): bf16 autocast with fp32 weights for the variants measured faster under it, "
+                              "where the hardware multiplies bf16 natively (CUDA with bf16, a CPU with AVX512-BF16 or "
+                              "AMX), else fp32; fp32; bf16 (refused without native bf16). docs/measurement.md")
     command.add_argument("--hf-model", help="Hugging Face model id or local folder for hf_bert (default: shipped MiniLM)")
     command.add_argument("--executor", default="local", choices=EXECUTORS,
                          help="local: one worker at a time here (default); ray: one Ray task per run")
@@ -69,8 +80,8 @@ def add_plan_options(command: argparse.ArgumentParser, default_out: str = "runs/
                          help="with --executor ray: at most N runs at once (default: as the cluster's CPUs allow; "
                               "1 per node for latency-grade timings)")
     command.add_argument("--serve", default="native",
-                         help="serving paths measured after training, comma-separated: native (always), onnx, onnx-int8, "
-                              "torch-int8 (docs/serving.md; pip extra: serve)")
+                         help="serving paths measured after training, comma-separated: native (always), native-bf16, onnx, "
+                              "onnx-int8, torch-int8 (docs/serving.md; pip extra: serve)")
     command.add_argument("--lang", default="en", help="en or zh: language of the tables and figures")
     command.add_argument("--track", choices=("mlflow",), help="also log the runs to MLflow (pip extra: tracking)")
     command.add_argument("--mlflow-uri", help="with --track mlflow: tracking URI (default sqlite:///<out>/mlflow.db)")
@@ -105,6 +116,9 @@ def build_parser() -> argparse.ArgumentParser:
     report = commands.add_parser("report", help="rebuild the tables and figures of a run folder")
     report.add_argument("--out", type=Path, required=True)
     report.add_argument("--lang", default="en", help=f"one of {', '.join(LANGUAGES)}")
+    report.add_argument("--contrasts", metavar="PAIRS",
+                        help="declare contrasts when reporting a partition design whose plan declared none (as "
+                             "run --contrasts); the pages say they were declared after the runs")
     reproduce = commands.add_parser("reproduce", help="rerun a committed folder's plan in a fresh folder and compare "
                                                       "(docs/cli.md): figures, numerics identity, verdicts")
     reproduce.add_argument("--from", dest="source", type=Path, required=True, help="the committed run folder or design")
@@ -164,6 +178,7 @@ def prepare(args) -> tuple[list[str], object, Split, DataSpec]:
         raise UserInputError("--backends is empty; name at least one of " + ", ".join(VARIANTS))
     for name in variants:
         resolve_variant(name)
+    args.contrasts = parse_contrasts(args.contrasts, variants)  # before anything is written
     if args.seeds < 1 or args.threads < 1:
         raise UserInputError("--seeds and --threads must be at least 1")
     if args.limit_per_class is not None and args.limit_per_class < 1:
@@ -179,6 +194,7 @@ def prepare(args) -> tuple[list[str], object, Split, DataSpec]:
         raise UserInputError("--margin-ap and --margin-f1 must be between 0 and 1, e.g. --margin-ap 0.005")
     args.margins = {"average_precision": args.margin_ap, "macro_f1": args.margin_f1,
                     "accuracy": DEFAULT_MARGINS["accuracy"]}
+    args.precisions = plan_precisions(args.precision, variants, args.device)  # {variant: fp32 | bf16}
     spec = data_spec(args)
     data = load(spec)
     if args.cv is not None:
@@ -224,6 +240,8 @@ def run_partitions(args, out: Path, variants, data, spec, executor) -> int:
     partitions = kfold_partitions(data, args.cv, args.repeats, args.split_seed)
     code = code_state()  # one code hash for every partition's plan: a change mid-design fails the later runs
     design = {"folds": args.cv, "repeats": args.repeats, "seed": args.split_seed, "margins": args.margins,
+              "contrasts": [list(pair) for pair in args.contrasts] if args.contrasts else None,
+              "contrasts_declared": "before the runs" if args.contrasts else None,
               "code_sha256": code["code_sha256"], "command": "python -m comparisons " + shlex.join(sys.argv[1:]), "variants": variants,
               "seeds": list(range(args.seeds)), "data_sha256": fingerprint(data),
               "numerics": numerics_identity(args.threads),  # the driver's; each run records its own
@@ -285,7 +303,9 @@ def run_in_folder(args, out: Path, variants, data, split, spec, executor, report
         "split": {"seed": split.seed, "sizes": split.sizes(), "sha256": split.sha256},
         "train_sizes": [size or "all" for size in args.train_sizes],
         "margins": args.margins,
+        "contrasts": [list(pair) for pair in args.contrasts] if args.contrasts else None,
         "serve": args.serve.split(","),
+        "precision_requested": args.precision, "precision": {v: args.precisions[v] for v in variants},
     }
     atomic_write_json(out / "manifest.json", manifest)
     sizes = split.sizes()
@@ -298,7 +318,7 @@ def run_in_folder(args, out: Path, variants, data, split, spec, executor, report
                     executor=args.executor, code_commit=manifest["code_commit"], code_dirty=manifest["code_dirty"],
                     code_sha256=manifest["code_sha256"], serve=args.serve,
                     measure_costs=not getattr(args, "quality_only", False),
-                    train_size=n)
+                    train_size=n, precision=args.precisions[v])
             for n in args.train_sizes for v in variants for s in range(args.seeds)]
     inputs = RunInputs(data, split.to_dict()).to_json_bytes()  # the data by value, for every worker
     failed = 0
@@ -385,7 +405,12 @@ def command_report(args) -> int:
 
         from comparisons.report.recipe_page import write_recipe_page
 
-        if write_recipe_reports(args.out, lang=args.lang) is None:
+        design = json.loads((args.out / "design.json").read_text())
+        contrasts = parse_contrasts(args.contrasts, list(design.get("variants") or []))
+        if contrasts and design.get("contrasts") and design.get("contrasts_declared") == "before the runs":
+            raise UserInputError(f"{args.out}'s plan declared its contrasts before the runs; report without --contrasts "
+                                 "(contrasts chosen after seeing the results would not be a declared family)")
+        if write_recipe_reports(args.out, lang=args.lang, contrasts=contrasts) is None:
             raise UserInputError(f"{args.out} holds no finished runs; run `python -m comparisons run --cv K --out {args.out}` first")
         note_design_identities(args.out)
         for language in dict.fromkeys(["en", args.lang]):

@@ -2,7 +2,8 @@
 (runner.finished) and `report` both apply against the plan in manifest.json.
 
 A run is comparable with the plan when it was made with the same code, budget (profile), threads,
-requested device, model choice, split, data and library versions. "The same code" is judged on
+requested device, model choice, split, data, library versions and numeric precision (fp32 or bf16,
+resolved per variant from --precision: a bf16 run never resumes or averages with an fp32 one). "The same code" is judged on
 `code_sha256`, a hash of the files a run executes (the Python files of common/, backends/ and
 comparisons/ outside the course wing, constraints.txt and pyproject.toml), read from the working
 tree: a commit that touches only documentation or results does not force a long run to start
@@ -115,6 +116,7 @@ IDENTITY = {
     "data": ("data_sha256", lambda m: (m.get("data") or {}).get("sha256", _MISSING)),
     "code": ("code_sha256", lambda m: m.get("code_sha256", _MISSING)),
     "library versions": ("versions", lambda m: m.get("versions", _MISSING)),
+    "precision": ("precision", lambda m: m.get("precision", _MISSING)),  # {variant: fp32 | bf16} (--precision)
     # CPU, kernel variables, versions, threads (comparisons/numerics.py): resume reruns a run made under another
     # identity; a report keeps it and says that its runs mix identities (numerics.identities_line)
     "numerics": ("numerics_digest", lambda m: (m.get("numerics") or {}).get("digest", _MISSING)),
@@ -134,6 +136,8 @@ def differences(record: dict, manifest: dict, strict: bool = True) -> list[str]:
         if not strict and name in REPORTED_NOT_LEFT_OUT:
             continue
         planned = of_manifest(manifest)
+        if name == "precision" and isinstance(planned, dict):  # resolved per variant
+            planned = planned.get(record.get("variant"), _MISSING)
         if key not in record or planned is _MISSING:
             if strict:
                 found.append(f"{name} not recorded")

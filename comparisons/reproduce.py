@@ -97,6 +97,8 @@ def run_arguments(committed: dict, fresh: Path) -> list[str]:
         words += ["--encoding", spec["encoding"]]
     if spec.get("dedup"):
         words.append("--dedup")
+    chosen = set(committed_precisions(committed).values())  # records made before --precision existed: fp32
+    words += ["--precision", chosen.pop() if len(chosen) == 1 else "auto"]
     if manifest.get("hf_model"):
         words += ["--hf-model", manifest["hf_model"]]
     if manifest.get("timeout_s"):
@@ -104,6 +106,12 @@ def run_arguments(committed: dict, fresh: Path) -> list[str]:
     if design:
         words += ["--cv", str(design["folds"]), "--repeats", str(design["repeats"])]
     return words
+
+
+def committed_precisions(committed: dict) -> dict:
+    """{variant: fp32 | bf16} as the committed plan resolved it (fp32 for a folder made before --precision)."""
+    planned = committed["manifest"].get("precision") or {}
+    return {variant: planned.get(variant, "fp32") for variant in committed["variants"]}
 
 
 # --- the rerun --------------------------------------------------------------------------------------
@@ -121,6 +129,7 @@ def rerun(committed: dict, fresh: Path) -> int:
     args = build_parser().parse_args(run_arguments(committed, fresh))
     args.quality_only = True  # the workers skip latency, throughput and cold start
     variants, data, split, spec = prepare(args)
+    args.precisions = committed_precisions(committed)  # each variant as committed, not as `auto` would choose here
     design, manifest = committed["design"], committed["manifest"]
     if fingerprint(data) != manifest["data"]["sha256"]:
         raise UserInputError(f"the data loaded now is not {committed['folder']}'s (its sha256 differs); "

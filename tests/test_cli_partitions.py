@@ -28,10 +28,15 @@ def test_cv_runs_every_partition_resumes_and_reports_recipe_verdicts(tmp_path):
     again = run_cli("run", *SMALL, "--cv", "3", "--out", str(out))
     assert again.returncode == 0 and again.stderr.count("finished earlier, kept") == 3
     # a second "variant" with the very same scores on every partition: equivalent, never better
+    # (written into the plan too: a record of a variant the plan does not name is left out of the verdicts)
     for name in ("r0f0", "r0f1", "r0f2"):
         runs = out / "partitions" / name / "runs"
         record = json.loads((runs / "tfidf_logreg__seed0.json").read_text())
         (runs / "torch_scratch__seed0.json").write_text(json.dumps({**record, "variant": "torch_scratch"}))
+        manifest = json.loads((runs.parent / "manifest.json").read_text())
+        manifest["variants"]["torch_scratch"] = manifest["variants"]["tfidf_logreg"]
+        (runs.parent / "manifest.json").write_text(json.dumps(manifest))
+    (out / "design.json").write_text(json.dumps({**design, "variants": ["tfidf_logreg", "torch_scratch"]}))
     shutil.rmtree(out / "partitions" / "r0f0" / "logs")
     report = run_cli("report", "--out", str(out))
     assert report.returncode == 0, report.stderr
@@ -39,7 +44,9 @@ def test_cv_runs_every_partition_resumes_and_reports_recipe_verdicts(tmp_path):
     assert set(verdicts["verdict"]) == {"equivalent"} and (verdicts["difference"] == 0).all()
     assert set(verdicts["verdict"]) <= set(VERDICTS)
     assert "corrected repeated k-fold t-test" in (out / "verdicts.md").read_text()
-    assert len(pd.read_csv(out / "scores.csv")) == 6
+    scores = pd.read_csv(out / "scores.csv")  # the long table: one row per run and metric
+    assert len(scores[["partition", "variant", "seed"]].drop_duplicates()) == 6
+    assert set(scores["design"]) == {"partitions"} and "average_precision" in set(scores["metric"])
     page = (out / "report.html").read_text()
     assert "Verdicts about recipes" in page and "torch_scratch" in page and "equivalent within the margin" in page
     assert (out / "zh" / "report.html").exists() is False  # --lang en: the English page only

@@ -2,7 +2,6 @@
 import numpy as np
 import pandas as pd
 import pytest
-from scipy.stats import chi2
 
 from comparisons.report.cross_corpus_statistics import (across_corpora, conclusion, corpus_ranks,
                                                         nemenyi_critical_difference, wilcoxon_smallest_p)
@@ -24,11 +23,13 @@ def test_nemenyi_critical_difference_matches_demsar_table():
 
 
 def test_friedman_and_nemenyi_on_corpora_that_agree():
-    # four corpora ranking A > B > C alike: chi-square = N (k - 1) = 8, p = exp(-4); CD = 1.657
+    # four corpora ranking A > B > C alike: chi-square = N (k - 1) = 8, p = exp(-4); Iman-Davenport's F is then
+    # infinite (p 0); CD = 1.657
     table = scores({f"c{i}": [0.9 + i / 100, 0.8, 0.7 - i / 100] for i in range(4)}, "ABC")
     result = across_corpora(table)
     assert result.test == "friedman_nemenyi" and result.average_ranks == {"A": 1.0, "B": 2.0, "C": 3.0}
-    assert result.statistic == pytest.approx(8.0) and result.p_value == pytest.approx(np.exp(-4))
+    assert result.chi_square == pytest.approx(8.0) and result.chi_square_p == pytest.approx(np.exp(-4))
+    assert result.statistic == float("inf") and result.p_value == 0.0
     assert result.can_rule and result.rejected
     different = {(p["a"], p["b"]): p["different"] for p in result.pairs}
     assert different == {("A", "B"): False, ("A", "C"): True, ("B", "C"): False}  # gap 2 >= CD 1.657 > gap 1
@@ -43,20 +44,21 @@ def test_friedman_that_does_not_reject_names_no_pair():
 
 
 def test_two_corpora_are_too_few_for_friedman_with_three_variants():
-    # the most extreme table two corpora can give: chi-square 4 on 2 df, p = exp(-2) = 0.135 > 0.05
+    # the most extreme table two corpora can give: both rank alike, exactly p = 1/3! = 0.167 > 0.05 (the
+    # chi-square approximation said exp(-2) = 0.135); three corpora: 1/36 = 0.028
     result = across_corpora(scores({"c1": [0.9, 0.8, 0.7], "c2": [0.95, 0.85, 0.75]}, "ABC"))
-    assert result.smallest_p == pytest.approx(np.exp(-2)) and not result.can_rule
+    assert result.smallest_p == pytest.approx(1 / 6) and not result.can_rule
     assert result.corpora_needed == 3
     line = " ".join(conclusion(result))
-    assert "Too few corpora to rule" in line and "0.135" in line and "at least 3 corpora" in line
+    assert "Too few corpora to rule" in line and "0.167" in line and "at least 3 corpora" in line
     assert "语料库太少" in " ".join(conclusion(result, "zh"))
 
 
 def test_a_critical_difference_beyond_any_rank_gap_is_too_few_even_when_friedman_could_reject():
-    # k = 10 variants, N = 2 corpora: Friedman's smallest p is chi2.sf(18, 9) = 0.035, but CD = 9.6 > k - 1 = 9
+    # k = 10 variants, N = 2 corpora: Friedman's smallest p is exactly 1/10!, but CD = 9.6 > k - 1 = 9
     table = scores({"c1": list(np.linspace(0.9, 0.5, 10)), "c2": list(np.linspace(0.8, 0.4, 10))}, "ABCDEFGHIJ")
     result = across_corpora(table)
-    assert result.smallest_p == pytest.approx(chi2.sf(18, 9)) and result.smallest_p < 0.05
+    assert result.smallest_p == pytest.approx(1 / 3628800) and result.smallest_p < 0.05
     assert result.critical_difference > 9 and not result.can_rule
     assert "no pair could ever be told apart" in " ".join(conclusion(result))
 

@@ -392,3 +392,21 @@ def test_keras_backend_subprocess(keras_backend, script):
     result = subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=env, capture_output=True, text=True,
                             timeout=180)
     assert result.returncode == 0 and result.stdout.strip().endswith("ok"), result.stderr[-2000:]
+
+
+def test_bf16_trains_under_the_mixed_policy_with_fp32_weights_and_restores_the_global_policy(tiny_splits, tmp_path):
+    """--precision bf16 for keras_layers: Keras's mixed_bfloat16 (bf16 compute, fp32 variables), finite
+    probabilities that sum to 1, the policy saved with the model, and the process's policy left as it was."""
+    import keras
+
+    train, valid, test = tiny_splits
+    backend = KerasLayersBackend(config={**TINY, "epochs": 1}, seed=0, precision="bf16", progress=False).fit(train, valid)
+    assert keras.config.dtype_policy().name == "float32"
+    assert backend.fit_info_["precision"] == "bf16"
+    assert backend.model_.get_layer("head").compute_dtype == "bfloat16"
+    assert {w.dtype for w in backend.model_.weights} == {"float32"}
+    proba = backend.predict_proba(test.texts)
+    assert np.isfinite(proba).all() and np.allclose(proba.sum(axis=1), 1.0)
+    loaded = KerasLayersBackend.load(backend.save(tmp_path / "saved"))
+    assert loaded.precision_ == "bf16" and loaded.model_.get_layer("head").compute_dtype == "bfloat16"
+    np.testing.assert_allclose(loaded.predict_proba(test.texts), proba, atol=1e-6)

@@ -29,6 +29,7 @@ def test_tables_are_written_as_csv_markdown_and_html(tmp_path):
 PLAN = {"profile": "fast", "threads": 2, "device": "auto", "hf_model": None, "variants": {"tfidf_logreg": {}},
         "seeds": [0, 1], "split": {"sha256": "s" * 64}, "data": {"sha256": "d" * 64},
         "code_commit": "c" * 40, "code_dirty": False, "code_sha256": "h" * 64, "versions": {"numpy": "2.4.6"},
+        "precision": {"tfidf_logreg": "fp32"},
         "numerics": {"digest": "n" * 16}}
 
 
@@ -36,7 +37,8 @@ def record(**changes):
     base = {"variant": "tfidf_logreg", "seed": 0, "status": "ok", "profile": "fast",
             "threads": {"threads": 2, "OMP_NUM_THREADS": "2"}, "device_requested": "auto", "hf_model": None,
             "split_sha256": "s" * 64, "data_sha256": "d" * 64, "code_commit": "c" * 40, "code_dirty": False,
-            "code_sha256": "h" * 64, "versions": {"numpy": "2.4.6"}, "numerics_digest": "n" * 16}
+            "code_sha256": "h" * 64, "versions": {"numpy": "2.4.6"}, "precision": "fp32",
+            "numerics_digest": "n" * 16}
     return {**base, **changes}
 
 

@@ -2,6 +2,7 @@
 import numpy as np
 import pandas as pd
 import pytest
+from scipy.stats import nct
 from scipy.stats import t as student_t
 
 from comparisons.report.recipe_verdicts import COLUMNS, corrected_t, recipe_verdicts
@@ -60,9 +61,13 @@ def test_seeds_are_averaged_within_a_partition_and_sdd_uses_the_family():
     variants, pairs = recipe_verdicts(frame)
     assert list(variants["partitions"]) == [PARTITIONS] * 3 and list(variants["seeds"]) == [3] * 3
     rows = ap(pairs)
-    assert (rows["family_size"] == 3).all() and (rows["family"] == "primary").all()
-    expected = (student_t.ppf(1 - 0.05 / 6, PARTITIONS - 1) + student_t.ppf(0.8, PARTITIONS - 1)) * rows["standard_error"]
-    assert np.allclose(rows["smallest_detectable_difference"], expected)
+    assert (rows["family_size"] == 6).all() and (rows["family"] == "primary").all()
+    df, critical = PARTITIONS - 1, student_t.ppf(1 - 0.05 / 12, PARTITIONS - 1)  # Holm's first step: alpha / 6
+    shift = rows["smallest_detectable_difference"] / rows["standard_error"]
+    assert np.allclose(nct.sf(critical, df, shift) + nct.cdf(-critical, df, shift), 0.8, atol=1e-9), \
+        "the noncentral t's power at the reported difference is 80%"
+    normal_style = (critical + student_t.ppf(0.8, df)) * rows["standard_error"]
+    assert (rows["smallest_detectable_difference"] > normal_style).all(), "t quantile + t power quantile is too small"
     secondary = pairs[pairs["metric"] != "average_precision"]
     assert (secondary["family"] == "secondary").all()
 
@@ -86,7 +91,8 @@ def test_with_more_than_two_classes_the_decision_rows_are_the_arg_max(tmp_path):
         partition = folder / "partitions" / "r0f0"
         (partition / "runs").mkdir(parents=True)
         (partition / "splits.json").write_text(json.dumps({"sha256": "s", "train": [0, 1], "valid": [2], "test": [3]}))
-        (partition / "manifest.json").write_text(json.dumps({"data": {"class_names": [f"c{i}" for i in range(classes)]}}))
+        (partition / "manifest.json").write_text(json.dumps({"data": {"class_names": [f"c{i}" for i in range(classes)]},
+                                                             "variants": {"tfidf_logreg": {}}, "seeds": [0]}))
         record = {"variant": "tfidf_logreg", "seed": 0, "status": "ok", "split_sha256": "s", "average_precision": 0.9,
                   "macro_f1": 0.8, "accuracy": 0.85}
         if classes == 2:

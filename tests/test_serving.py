@@ -13,6 +13,7 @@ pytest.importorskip("onnxruntime")
 torch = pytest.importorskip("torch")
 
 from backends.base import build  # noqa: E402
+from backends.precision import bf16_native  # noqa: E402
 from common.datasets import LabelledTexts  # noqa: E402
 from common.errors import UserInputError  # noqa: E402
 from common.onnx_graph import ExportRefused  # noqa: E402
@@ -134,7 +135,7 @@ def test_hf_bert_onnx_equals_native_with_the_tokenizers_library_alone(mode, tiny
 
 def test_serve_option_refuses_unknown_paths_in_one_line():
     assert parse_serve("onnx-int8,onnx") == "native,onnx,onnx-int8"
-    with pytest.raises(UserInputError, match="unknown serving path onnx-fp16; choose from native, onnx"):
+    with pytest.raises(UserInputError, match="unknown serving path onnx-fp16; choose from native, native-bf16, onnx"):
         parse_serve("onnx,onnx-fp16")
 
 
@@ -160,16 +161,24 @@ def scratch_serving(tiny_splits, tmp_path_factory):
     spec = SimpleNamespace(variant="torch_scratch", seed=0, train_size=None, threads=1)
     run = ServingRun(spec, out, model, out / "saved", valid, test, model.predict_proba(test.texts),
                      model.predict_proba(valid.texts), test.positive_index, 0.5, {"min_calls": 3, "min_seconds": 0.01})
-    kept = measure_serving(run, {"latency_ms_b1_p50": 1.0, "size_mb": 0.1}, ["native", "onnx", "onnx-int8", "torch-int8"],
-                           "torch_scratch")
+    kept = measure_serving(run, {"latency_ms_b1_p50": 1.0, "size_mb": 0.1},
+                           ["native", "native-bf16", "onnx", "onnx-int8", "torch-int8"], "torch_scratch")
     return out, kept, json.loads((out / kept["serving_file"]).read_text())
 
 
 def test_every_path_is_a_measured_row_with_quality_against_native(scratch_serving):
     out, kept, serving = scratch_serving
-    assert kept["serve_paths"] == ["native", "onnx", "onnx-int8", "torch-int8"]
+    assert kept["serve_paths"] == ["native", "native-bf16", "onnx", "onnx-int8", "torch-int8"]
     rows = {row["path"]: row for row in serving["paths"]}
+    bf16 = rows.pop("native-bf16")
     assert all(row["status"] == "ok" for row in rows.values()), [row["reason"] for row in rows.values()]
+    if not bf16_native("cpu"):
+        assert bf16["status"] == "skipped" and "natively" in bf16["reason"]
+    else:  # the same weights under bf16 autocast: measured like the others, close to native
+        assert bf16["status"] == "ok", bf16["reason"]
+        assert bf16["latency_ms_b1_p50"] > 0 and bf16["throughput_per_s"] > 0 and bf16["cold_start_s"] > 0
+        assert 0 < bf16["max_proba_change_vs_native"] <= 0.02 and isinstance(bf16["flips_vs_native"], int)
+        assert bf16["serve_max_abs_diff"] <= 1e-6, "the fresh process serves bf16 as the worker does"
     onnx = rows["onnx"]
     assert onnx["flips_vs_native"] == 0 and onnx["max_proba_change_vs_native"] <= 1e-4
     assert onnx["latency_ms_b1_p50"] > 0 and onnx["throughput_per_s"] > 0 and onnx["size_mb"] > 0
@@ -177,7 +186,7 @@ def test_every_path_is_a_measured_row_with_quality_against_native(scratch_servin
     assert not {"torch", "tensorflow"} & set(onnx["serve_modules"])  # the ONNX probe imported neither
     assert "onnxruntime" in onnx["serve_modules"] and "torch" in rows["torch-int8"]["serve_modules"]
     with np.load(out / "predictions" / "torch_scratch__seed0.serving.npz") as saved:
-        assert set(saved.files) == {"native", "onnx", "onnx_int8", "torch_int8"}
+        assert set(saved.files) - {"native_bf16"} == {"native", "onnx", "onnx_int8", "torch_int8"}
         assert np.abs(saved["onnx"] - saved["native"]).max() <= 1e-4
 
 
@@ -229,7 +238,7 @@ def test_the_serving_table_and_figure_give_each_path_its_verdict_against_native(
     import pandas as pd
 
     table = pd.read_csv(out / "serving_table.csv", keep_default_na=False)
-    assert list(table["path"]) == ["native", "onnx", "onnx-int8", "torch-int8"]
+    assert list(table["path"]) == ["native", "native-bf16", "onnx", "onnx-int8", "torch-int8"]
     onnx = table[table["path"] == "onnx"].iloc[0]
     assert onnx["verdict_vs_native"] == "equivalent" and float(onnx["flips_vs_native"]) == 0  # identical outputs
     assert table[table["path"] == "native"].iloc[0]["verdict_vs_native"] == ""

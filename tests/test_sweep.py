@@ -132,7 +132,8 @@ def test_a_sweep_with_two_sizes_writes_curves_tables_and_resumes(tmp_path):
 
     out = tmp_path / "sweep"
     command = ("run", "--profile", "tiny", "--limit-per-class", "40", "--backends", "tfidf_logreg,torch_scratch",
-               "--train-sizes", "20,all", "--out", str(out), "--lang", "zh")
+               "--train-sizes", "20,all", "--out", str(out), "--lang", "zh",
+               "--margin-ap", "0.02", "--contrasts", "tfidf_logreg-torch_scratch")
     result = run_cli(*command, timeout=600)
     assert result.returncode == 0, result.stderr[-3000:]
     summary = pd.read_csv(out / "summary.csv")
@@ -156,7 +157,16 @@ def test_a_sweep_with_two_sizes_writes_curves_tables_and_resumes(tmp_path):
         assert {p.name for p in (folder / "learning_curves").glob("size_*.md")} == {"size_20.md", "size_all.md"}
         assert (folder / "learning_curves" / "verdicts_20.md").exists()
         assert (folder / "figures" / "learning_curves.png").stat().st_size > 5000
-    assert set(pd.read_csv(out / "learning_curve_verdicts.csv")["train_size"]) == set(curve["train_size"])
+    sweep_verdicts = pd.read_csv(out / "learning_curve_verdicts.csv")
+    assert set(sweep_verdicts["train_size"]) == set(curve["train_size"])
+    # the margin given on the command line reaches the sweep's verdicts as the split's, and the declared pair
+    # keeps its orientation (A = tfidf_logreg) in every file of the folder
+    for verdicts in (sweep_verdicts, pd.read_csv(out / "verdicts.csv")):
+        ap = verdicts[verdicts["metric"] == "average_precision"]
+        assert (ap["margin"] == 0.02).all() and set(ap["contrast"]) == {"declared"}
+        assert set(zip(verdicts["variant_a"], verdicts["variant_b"])) == {("tfidf_logreg", "torch_scratch")}
+    assert (sweep_verdicts.loc[sweep_verdicts["metric"] == "average_precision", "family_size"] == 4).all(), \
+        "one family over both sizes: 2 rows x (difference, equivalence)"
     for page in out.rglob("report.html"):  # its embedded PNGs (base64) trip the phone-number pattern
         page.unlink()                       # the page's own privacy is tested in its own tests
     assert_no_raw_text(out)

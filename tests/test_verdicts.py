@@ -150,9 +150,11 @@ def test_smallest_detectable_difference_is_at_holms_strictest_level():
     others = [labels_and_scores(seed=s)[1] for s in (11, 12)]
     pairs = compare(frame({"a": [score], "b": [others[0]], "c": [others[1]]}), labels, 1).pairs
     ap = pairs[pairs["metric"] == "average_precision"]
-    assert (ap["family_size"] == 3).all()
-    expected = (norm.ppf(1 - 0.05 / 6) + norm.ppf(0.8)) * ap["standard_error"]
-    assert np.allclose(ap["smallest_detectable_difference"], expected)
+    assert (ap["family_size"] == 6).all(), "3 pairs, a difference and an equivalence hypothesis each"
+    shift = ap["smallest_detectable_difference"] / ap["standard_error"]
+    critical = norm.ppf(1 - 0.05 / 12)  # Holm's strictest level, alpha / 6, two-sided
+    power = norm.sf(critical - shift) + norm.cdf(-critical - shift)  # a bootstrap's test: the normal, both tails
+    assert np.allclose(power, 0.8, atol=1e-9)
     assert (ap["smallest_detectable_difference"] > 2.8 * ap["standard_error"]).all(), "above the uncorrected 2.80 x se"
 
 
@@ -174,8 +176,13 @@ def test_four_way_rule_and_family_correction():
     assert four_way(0.01, 0.01, 0.5) == "A better" and four_way(-0.01, 0.01, 0.5) == "B better"
     assert four_way(0.001, 0.4, 0.01) == "equivalent" and four_way(0.001, 0.4, 0.2) == "inconclusive"
     rows = pd.DataFrame({"metric": ["average_precision"] * 3 + ["macro_f1"], "difference": [0.02, 0.01, 0.0, 0.02],
-                         "p_value": [0.01, 0.02, 0.9, 0.01], "p_equivalence": [0.9, 0.9, 0.01, 0.9]})
+                         "variant_a": ["b", "c", "c", "b"], "variant_b": ["a", "a", "b", "a"], "margin": 0.005,
+                         "standard_error": 0.004, "df": 4.0,
+                         "p_value": [0.001, 0.002, 0.9, 0.01], "p_equivalence": [0.9, 0.9, 0.001, 0.9]})
     corrected = correct_family(rows)
-    assert list(corrected["p_holm"]) == pytest.approx([0.03, 0.04, 0.9, 0.01])
+    # one family of claims: the 3 difference and 3 equivalence hypotheses of the primary metric together
+    assert list(corrected["p_holm"]) == pytest.approx([0.006, 0.008, 1.0, 0.02])
+    assert list(corrected["p_equivalence_holm"]) == pytest.approx([1.0, 1.0, 0.006, 0.9])
     assert list(corrected["verdict"]) == ["A better", "A better", "equivalent", "A better"]
     assert list(corrected["family"]) == ["primary"] * 3 + ["secondary"]
+    assert list(corrected["family_size"]) == [6, 6, 6, 2]

@@ -33,9 +33,10 @@ from tqdm import tqdm
 from backends.base import Backend, ParamCount
 from backends.hf_bert.batching import (collate, encode, inference_batches, lengths_of, small_data_budget,
                                        training_batches)
-from backends.hf_bert.fine_tuning import Recipe, fine_tune, uses_bf16
+from backends.hf_bert.fine_tuning import Recipe, fine_tune
 from backends.hf_bert.pooling import masked_mean
 from backends.hf_bert.pretrained import DEFAULT_NAME, load_pretrained, quiet_transformers
+from backends.precision import autocast, check_precision, resolve
 from common.datasets import LabelledTexts
 from common.errors import UserInputError
 from common.metrics import classification_metrics
@@ -81,7 +82,7 @@ class HfBertBackend(Backend):
                  epochs: int | None = None, batch_size: int = 32, learning_rate: float = 5e-5,
                  head_learning_rate: float = 1e-2, weight_decay: float = 0.01,
                  warmup_fraction: float = 0.1, clip_norm: float = 1.0, min_steps: int = 100, seed: int = 0,
-                 device: str = "auto", progress: bool = True):
+                 device: str = "auto", precision: str = "fp32", progress: bool = True):
         self.mode = mode                              # "full": train everything; "frozen": head only
         self.model = model                            # None: the shipped all-MiniLM-L6-v2
         self.max_length = max_length                  # tokens per text, [CLS] and [SEP] included
@@ -95,6 +96,7 @@ class HfBertBackend(Backend):
         self.min_steps = min_steps                    # small data: smaller batches, then more epochs
         self.seed = seed
         self.device = device
+        self.precision = precision                    # fp32 | bf16 (autocast, fp32 weights) | auto (bf16 where native)
         self.progress = progress
 
     # -- fit --------------------------------------------------------------------------------
@@ -108,6 +110,7 @@ class HfBertBackend(Backend):
         if self.mode == "full" and device.type == "cuda" and device.index not in (None, 0):
             raise UserInputError(f"hf_bert:full trains on the first visible GPU (the Trainer's choice): use device "
                                  f"'cuda' with CUDA_VISIBLE_DEVICES={device.index} instead of {self.device!r}")
+        self.precision_ = resolve(self.precision, device.type)  # bf16 refused where not native
         epochs = self.epochs if self.epochs is not None else DEFAULT_EPOCHS[self.mode]
         batch_size, epochs = small_data_budget(len(train), self.batch_size, epochs, self.min_steps)
         torch.manual_seed(self.seed)  # the fresh head's initial weights, then dropout
@@ -127,12 +130,12 @@ class HfBertBackend(Backend):
             recipe = Recipe(epochs=epochs, batch_size=batch_size, learning_rate=self.learning_rate,
                             weight_decay=self.weight_decay, warmup_fraction=self.warmup_fraction,
                             clip_norm=self.clip_norm, seed=self.seed, device=device, progress=self.progress,
-                            label=label)
+                            label=label, bf16=self.precision_ == "bf16")
             history, best_epoch = fine_tune(network, tokenizer, train_encoded, np.asarray(train.labels),
                                             valid_encoded, np.asarray(valid.labels), valid.positive_index, recipe)
             self.model_ = network.to(device).eval()
             self.encoder_ = network.base_model  # the same modules, for inspection
-            feature_seconds, precision = 0.0, "bf16 autocast" if uses_bf16(device) else "fp32"
+            feature_seconds = 0.0
         else:
             self.encoder_ = network.base_model.to(device)
             if getattr(self.encoder_, "pooler", None) is not None:
@@ -143,7 +146,7 @@ class HfBertBackend(Backend):
             self.head_ = MeanPoolHead(config.hidden_size, train.n_classes, dropout).to(device)
             train_features = self._features(train_encoded, f"{label} features (train)").clone()  # (N, H)
             valid_features = self._features(valid_encoded, f"{label} features (valid)").clone()
-            feature_seconds, precision = time.perf_counter() - started, "fp32"
+            feature_seconds = time.perf_counter() - started  # the encoder's forward passes, under autocast for bf16
             history, best_epoch = self._train_head(train_features, train.labels, valid_features, valid,
                                                    batch_size, epochs)
         del network
@@ -153,7 +156,7 @@ class HfBertBackend(Backend):
             "epochs_run": len(history),
             "batch_size": batch_size,
             "device": str(device),
-            "precision": precision,
+            "precision": self.precision_,  # bf16: autocast with fp32 weights (frozen: the encoder's features)
             "history": history,
             "mode": self.mode,
             "model": self.model or DEFAULT_NAME,
@@ -233,8 +236,9 @@ class HfBertBackend(Backend):
         for indices in tqdm(batches, desc=progress_label, file=progress_stream(), mininterval=1.0,
                             disable=not (self.progress and progress_label)):
             batch = collate(encoded, indices, self.pad_id_, self.device_)
-            hidden = self.encoder_(**batch).last_hidden_state  # (B, T, H)
-            out[torch.as_tensor(indices, device=self.device_)] = masked_mean(hidden, batch["attention_mask"])
+            with autocast(self.device_.type, self.precision_):
+                hidden = self.encoder_(**batch).last_hidden_state  # (B, T, H)
+            out[torch.as_tensor(indices, device=self.device_)] = masked_mean(hidden.float(), batch["attention_mask"])
         return out
 
     @torch.inference_mode()
@@ -245,7 +249,8 @@ class HfBertBackend(Backend):
         lengths = lengths_of(encoded)
         proba = np.empty((len(lengths), self.n_classes_))
         for indices in inference_batches(lengths, self.batch_size):
-            logits = self.model_(**collate(encoded, indices, self.pad_id_, self.device_)).logits  # (B, C)
+            with autocast(self.device_.type, self.precision_):
+                logits = self.model_(**collate(encoded, indices, self.pad_id_, self.device_)).logits  # (B, C)
             proba[indices] = torch.softmax(logits.double(), dim=-1).cpu().numpy()
         return proba
 
@@ -283,7 +288,7 @@ class HfBertBackend(Backend):
                 self.encoder_.save_pretrained(root)
                 torch.save(self.head_.state_dict(), root / "head.pt")
         settings = {"mode": self.mode, "model": self.model or DEFAULT_NAME, "max_length": self.max_length,
-                    "n_classes": self.n_classes_,
+                    "n_classes": self.n_classes_, "precision": self.precision_,
                     "features": "model head" if self.mode == "full" else "masked mean of last hidden state, no pooler"}
         (root / "hf_bert.json").write_text(json.dumps(settings, indent=2) + "\n", encoding="utf-8")
         return root
@@ -298,7 +303,8 @@ class HfBertBackend(Backend):
             raise UserInputError(f"{directory} holds no hf_bert.json: pass a folder written by HfBertBackend.save")
         settings = json.loads((root / "hf_bert.json").read_text(encoding="utf-8"))
         backend = cls(mode=settings["mode"], model=settings["model"], max_length=settings["max_length"],
-                      device=device or "auto")
+                      device=device or "auto", precision=settings.get("precision", "fp32"))
+        backend.precision_ = check_precision(backend.precision)  # served as trained (native-bf16: serving/)
         backend.device_ = torch.device("cuda" if backend.device == "auto" and torch.cuda.is_available()
                                        else "cpu" if backend.device == "auto" else backend.device)
         backend.n_classes_ = settings["n_classes"]
@@ -316,7 +322,8 @@ class HfBertBackend(Backend):
                 backend.head_ = backend.head_.to(backend.device_).eval()
         tokenizer = backend.tokenizer_
         backend.pad_id_ = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
-        backend.fit_info_ = {"loaded_from": "a saved folder", "mode": backend.mode, "device": str(backend.device_)}
+        backend.fit_info_ = {"loaded_from": "a saved folder", "mode": backend.mode, "device": str(backend.device_),
+                             "precision": backend.precision_}
         return backend
 
     # -- serving ---------------------------------------------------------------------------

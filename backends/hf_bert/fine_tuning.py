@@ -2,8 +2,9 @@
 
 TrainingArguments carry the recipe: evaluation and a checkpoint every epoch, validation AP as
 the metric that picks the checkpoint loaded at the end, length-grouped batches, linear warm-up
-then linear decay, fused AdamW with decay on matrices only, gradient clipping, the seed, bf16 on
-a GPU that has it, no network and no logging service. Checkpoints go to a temporary folder that
+then linear decay, fused AdamW with decay on matrices only, gradient clipping, the seed, bf16
+autocast when the run's precision is bf16 (on a GPU or CPU that multiplies it natively:
+backends/precision.py), no network and no logging service. Checkpoints go to a temporary folder that
 is removed when training ends. Progress is ours (EpochReport): a bar over the optimiser steps and
 one line per epoch with its validation AP, readable in a log file.
 """
@@ -44,6 +45,7 @@ class Recipe:
     device: torch.device
     progress: bool
     label: str  # shown in progress lines, e.g. "hf_bert:full"
+    bf16: bool = False  # bf16 autocast with fp32 weights (backends/precision.py decides where)
 
 
 class EncodedTexts(torch.utils.data.Dataset):
@@ -115,11 +117,6 @@ class EpochReport(TrainerCallback):
         self.bar.close()
 
 
-def uses_bf16(device: torch.device) -> bool:
-    """Mixed precision (bf16 autocast, fp32 weights) on a GPU that supports it; fp32 elsewhere."""
-    return device.type == "cuda" and torch.cuda.is_bf16_supported()
-
-
 def training_arguments(recipe: Recipe, output_dir: str) -> TrainingArguments:
     on_gpu = recipe.device.type == "cuda"
     return TrainingArguments(
@@ -146,7 +143,7 @@ def training_arguments(recipe: Recipe, output_dir: str) -> TrainingArguments:
         report_to="none",                       # no logging service unless asked
         seed=recipe.seed,
         use_cpu=not on_gpu,
-        bf16=uses_bf16(recipe.device),
+        bf16=recipe.bf16,                       # autocast on CPU too (Accelerate), fp32 master weights
         dataloader_pin_memory=on_gpu,
     )
 

@@ -21,6 +21,7 @@ TensorFlow installed whatever KERAS_BACKEND is. Ids are the same convention: 0 p
 from __future__ import annotations
 
 import json
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Sequence
 
@@ -29,6 +30,7 @@ import numpy as np
 from keras import ops
 
 from backends.base import Backend, ParamCount
+from backends.precision import check_precision
 from backends.keras_layers.model import build_keras_model
 from backends.keras_layers.parity import load_state
 from backends.keras_layers.training import BestValidationAP, SharedOrderBatches, compile_for_training
@@ -67,6 +69,24 @@ def gpu_available() -> bool:
     return False
 
 
+def keras_precision(precision: str) -> str:
+    """fp32, or bf16 (mixed_bfloat16) when asked: the driver refused bf16 where the hardware lacks it
+    (backends/precision.py). auto is fp32: slower under bf16 where measured (docs/measurement.md, "Precision")."""
+    check_precision(precision)
+    return "bf16" if precision == "bf16" else "fp32"
+
+
+@contextmanager
+def dtype_policy(precision: str):
+    """Layers built inside take the mixed_bfloat16 policy for bf16 (fp32 variables, bf16 compute)."""
+    before = keras.config.dtype_policy()
+    keras.config.set_dtype_policy("mixed_bfloat16" if precision == "bf16" else "float32")
+    try:
+        yield
+    finally:
+        keras.config.set_dtype_policy(before)
+
+
 def resolve_device(device: str) -> str:
     """"auto" -> "gpu" when the backend sees a GPU, else "cpu"; "cuda" is read as "gpu".
 
@@ -89,12 +109,13 @@ class KerasLayersBackend(Backend):
     name = "keras_layers"
     compiles = True  # predict_proba runs an XLA-compiled tf.function (XLA compiles once per trimmed shape)
 
-    def __init__(self, config: dict | None = None, seed: int = 0, device: str = "auto",
+    def __init__(self, config: dict | None = None, seed: int = 0, device: str = "auto", precision: str = "fp32",
                  vectorizer: str = "shared", tokenizer: str = "regex", vocab_min_count: int = 2,
                  vocab_max_size: int = 8000, progress: bool = True):
         self.config = config
         self.seed = seed
         self.device = device
+        self.precision = precision  # fp32 | bf16 (Keras's mixed_bfloat16 policy: fp32 weights); auto = fp32 here
         self.vectorizer = vectorizer
         self.tokenizer = tokenizer
         self.vocab_min_count = vocab_min_count
@@ -163,7 +184,8 @@ class KerasLayersBackend(Backend):
         def valid_ap() -> float:
             return validation_average_precision(valid.labels, self.predict_proba(valid.texts), valid.positive_index)
 
-        with keras.device(self.device_):
+        self.precision_ = keras_precision(self.precision)
+        with keras.device(self.device_), dtype_policy(self.precision_):
             self.model_ = build_keras_model(cfg)
             load_state(self.model_, initial_state(cfg, self.seed), cfg)  # torch_scratch's initial weights
             compile_for_training(self.model_, cfg, budget.total_steps)
@@ -182,7 +204,8 @@ class KerasLayersBackend(Backend):
         self.fit_info_ = {"best_epoch": best.best_epoch, "best_valid_average_precision": best.best_score,
                           "epochs_run": len(keeper.history), "epochs_planned": budget.epochs,
                           "batch_size": budget.batch_size, "steps_per_epoch": budget.steps_per_epoch,
-                          "train_rows": len(train), "device": self.device_, "history": keeper.history,
+                          "train_rows": len(train), "device": self.device_, "precision": self.precision_,
+                          "history": keeper.history,
                           "tokenizer": self.tokenizer if self.vectorizer == "shared" else "textvectorization",
                           "vocab_size": vocab_size, "vectorizer": self.vectorizer,
                           "vocabulary_sha256": (vocabulary_sha256(self.vocabulary_) if self.vectorizer == "shared"
@@ -272,12 +295,14 @@ class KerasLayersBackend(Backend):
         backend.config_ = EncoderConfig.from_dict(saved["encoder_config"])
         backend.classes_ = np.arange(backend.config_.num_classes)
         backend.fit_info_ = saved["fit_info"]
+        backend.precision_ = backend.fit_info_.get("precision", "fp32")
         if backend.vectorizer == "shared":
             backend.vocabulary_ = load_vocabulary(directory / VOCABULARY_FILE)
         else:
             vocabulary = json.loads((directory / VOCABULARY_FILE).read_text())["text_vectorization"]
             backend.text_vectorization_ = backend._text_vectorization(backend.config_.max_len, vocabulary)
-        with keras.device(backend.device_):
+        # under the saved policy: the sublayers our layers build in __init__ take the global one
+        with keras.device(backend.device_), dtype_policy(backend.precision_):
             backend.model_ = keras.saving.load_model(directory / MODEL_FILE)  # custom layers are registered
         return backend
 

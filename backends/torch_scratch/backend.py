@@ -22,6 +22,7 @@ import torch.nn.functional as F
 from tqdm.auto import tqdm
 
 from backends.base import Backend, ParamCount
+from backends.precision import autocast, resolve
 from backends.torch_scratch.attention import ATTENTION_KINDS
 from backends.torch_scratch.encoder import TransformerClassifier, build_model
 from common.batching import epoch_batches, training_budget
@@ -71,7 +72,7 @@ class TorchScratchBackend(Backend):
 
     def __init__(self, config: dict | None = None, seed: int = 0, device: str = "auto",
                  attention: str = "scratch", tokenizer: str = "regex", vocab_min_count: int = 2,
-                 vocab_max_size: int = 8000, progress: bool = True):
+                 vocab_max_size: int = 8000, precision: str = "fp32", progress: bool = True):
         self.config = config
         self.seed = seed
         self.device = device
@@ -79,6 +80,7 @@ class TorchScratchBackend(Backend):
         self.tokenizer = tokenizer
         self.vocab_min_count = vocab_min_count
         self.vocab_max_size = vocab_max_size
+        self.precision = precision  # fp32 | bf16 (autocast, fp32 weights) | auto (bf16 where native)
         self.progress = progress
 
     # -- fitting -----------------------------------------------------------------------------
@@ -99,6 +101,7 @@ class TorchScratchBackend(Backend):
         self._settings(2, train.n_classes)  # bad settings fail before any work
         check_validation_labels(valid.labels, train.n_classes)
         self.device_ = resolve_device(self.device)
+        self.precision_ = resolve(self.precision, self.device_.type)  # bf16 refused where not native
         self.vocabulary_ = fit_vocabulary(self.tokenizer, train.texts, self.vocab_min_count, self.vocab_max_size)
         self.config_ = self._settings(len(self.vocabulary_), train.n_classes)
         self.classes_ = np.arange(train.n_classes)
@@ -130,7 +133,9 @@ class TorchScratchBackend(Backend):
             for rows in bar:
                 ids = torch.as_tensor(trim_padding(train_ids[rows]), device=self.device_)  # (B, T)
                 labels = train_labels[rows].to(self.device_)  # (B,)
-                loss = F.cross_entropy(self.model_(ids), labels)
+                with autocast(self.device_.type, self.precision_):
+                    logits = self.model_(ids)
+                loss = F.cross_entropy(logits.float(), labels)
                 optimizer.zero_grad(set_to_none=True)
                 loss.backward()
                 torch.nn.utils.clip_grad_norm_(self.model_.parameters(), cfg.clip_norm)
@@ -151,7 +156,8 @@ class TorchScratchBackend(Backend):
         self.fit_info_ = {"best_epoch": best.best_epoch, "best_valid_average_precision": best.best_score,
                           "epochs_run": len(history), "epochs_planned": budget.epochs,
                           "batch_size": budget.batch_size, "steps_per_epoch": budget.steps_per_epoch,
-                          "train_rows": len(train), "device": str(self.device_), "history": history,
+                          "train_rows": len(train), "device": str(self.device_), "precision": self.precision_,
+                          "history": history,
                           "tokenizer": self.tokenizer, "vocab_size": len(self.vocabulary_),
                           "vocabulary_sha256": vocabulary_sha256(self.vocabulary_), "recipe": RECIPE}
         return self
@@ -168,7 +174,7 @@ class TorchScratchBackend(Backend):
         all_ids = self._encode(texts)
         self.model_.eval()
         chunks = []
-        with torch.inference_mode():
+        with torch.inference_mode(), autocast(self.device_.type, getattr(self, "precision_", "fp32")):
             for start in range(0, len(all_ids), INFERENCE_BATCH):
                 ids = torch.as_tensor(trim_padding(all_ids[start : start + INFERENCE_BATCH]),
                                       device=self.device_)
@@ -238,6 +244,7 @@ class TorchScratchBackend(Backend):
         backend.config_ = EncoderConfig.from_dict(saved["encoder_config"])
         backend.classes_ = np.arange(backend.config_.num_classes)
         backend.fit_info_ = saved["fit_info"]
+        backend.precision_ = backend.fit_info_.get("precision", "fp32")  # served as trained (native-bf16: serving/)
         model: TransformerClassifier = build_model(backend.config_, backend.attention)
         model.load_state_dict(torch.load(directory / "model.pt", map_location="cpu", weights_only=True))
         backend.model_ = model.to(backend.device_).eval()

@@ -7,7 +7,8 @@ The primary metric is average precision: of the positive class with two classes,
 one-vs-rest with more (common.metrics), so every corpus ranks its variants on its own primary metric.
 
 Written in the parent folder: cross_corpus.csv (one row per corpus and variant), cross_corpus.md,
-cross_corpus.json (the test across corpora); the Chinese cross_corpus.md in DIR/zh/. The page:
+cross_corpus.json (the test across corpora), scores.csv (every corpus's long scores table), cross_corpus_verdicts.csv (its pairs as rows of the one verdict
+schema); the Chinese cross_corpus.md in DIR/zh/. The page:
 comparisons/report/cross_corpus_page.py. Nothing here
 holds text from the data: corpus names, counts, scores and verdicts only.
 """
@@ -20,8 +21,10 @@ from pathlib import Path
 import pandas as pd
 
 from comparisons.outputs import atomic_write_json, atomic_write_text
-from comparisons.report.cross_corpus_statistics import AcrossCorpora, across_corpora, conclusion, corpus_ranks
+from comparisons.report.cross_corpus_statistics import (AcrossCorpora, across_corpora, conclusion, corpus_ranks,
+                                                        verdict_rules_rows as verdict_rows)
 from comparisons.report.i18n import text
+from comparisons.report.scores import SCORE_COLUMNS, scores_table
 from comparisons.report.page_verdicts import largest_group, read_verdicts
 from comparisons.report.verdict_rules import PRIMARY, phrase
 
@@ -222,6 +225,13 @@ def cross_corpus_markdown(plan: dict, results: list[CorpusResult], table: pd.Dat
     return "\n".join(lines)
 
 
+def benchmark_scores(parent: Path, plan: dict) -> pd.DataFrame:
+    """The one long scores table of every corpus's run folder (comparisons/report/scores.py), corpus by name."""
+    frames = [scores_table(Path(parent) / entry["folder"])[0].assign(corpus=entry["corpus"])
+              for entry in plan["corpora"] if entry.get("status") != "skipped" and (Path(parent) / entry["folder"]).exists()]
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=list(SCORE_COLUMNS))
+
+
 def write_cross_corpus_tables(parent: Path, lang: str, built) -> Path:
     """cross_corpus.csv and .json in the parent folder (en), cross_corpus.md in it (en) or in DIR/zh/ (zh)."""
     plan, results, table, test = built
@@ -229,5 +239,8 @@ def write_cross_corpus_tables(parent: Path, lang: str, built) -> Path:
     if lang == "en":
         atomic_write_text(parent / "cross_corpus.csv", table.to_csv(index=False, float_format="%.6g"))
         atomic_write_json(parent / "cross_corpus.json", {**asdict(test), "conclusion": conclusion(test, "en")})
+        atomic_write_text(parent / "cross_corpus_verdicts.csv",  # the across-corpora pairs in the one verdict schema
+                          verdict_rows(test).to_csv(index=False, float_format="%.6g"))
+        atomic_write_text(parent / "scores.csv", benchmark_scores(parent, plan).to_csv(index=False, float_format="%.6g"))
     target = parent if lang == "en" else parent / "zh"
     return atomic_write_text(target / "cross_corpus.md", cross_corpus_markdown(plan, results, table, test, lang))

@@ -5,25 +5,30 @@ over that folder's partitions or seeds), and the question is whether one recipe 
 over corpora of the kinds sampled. On every corpus the variants are ranked (1 = best, ties share the
 mean rank); then
 
-- k > 2 variants: Friedman's test on the ranks (scipy.stats.friedmanchisquare, the chi-square form),
-  and only when it rejects, the Nemenyi post-hoc: two variants differ when their average ranks differ
-  by at least the critical difference CD = q(1 - alpha; k, inf) / sqrt(2) * sqrt(k (k + 1) / (6 N)),
-  q the studentized range (scipy.stats.studentized_range; scipy has no Nemenyi test);
+- k > 2 variants: Friedman's test on the ranks, in Iman & Davenport's F form, the usual small-sample one
+  (F = (N - 1) chi2 / (N (k - 1) - chi2) on k - 1 and (k - 1)(N - 1) degrees of freedom; chi2 from
+  scipy.stats.friedmanchisquare, also reported), and only when it rejects, the Nemenyi post-hoc: two
+  variants differ when their average ranks differ by at least the critical difference
+  CD = q(1 - alpha; k, inf) / sqrt(2) * sqrt(k (k + 1) / (6 N)), q the studentized range
+  (scipy.stats.studentized_range); each pair's Nemenyi p is the studentized range's tail at its gap
+  (scikit-posthocs' posthoc_nemenyi_friedman is the oracle in the tests);
 - k = 2: the Wilcoxon signed-rank test on the N per-corpus differences (scipy.stats.wilcoxon, exact
   for small N).
 
 With few corpora these tests cannot reject however the scores fall. That is computed, not assumed:
 the smallest p-value the test can give with N corpora (every corpus ranking the variants the same
-way; for Wilcoxon, every difference of one sign), and for Nemenyi whether CD exceeds k - 1, the
+way, exactly (1/k!)^(N-1) under the null of exchangeable ranks; for Wilcoxon, every difference of one sign), and for Nemenyi whether CD exceeds k - 1, the
 largest average-rank difference there is. When the smallest p is at least alpha, the statement is
 "too few corpora to rule", with the number of corpora that would be needed.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
+from scipy.stats import f as f_distribution
 from scipy.stats import friedmanchisquare, rankdata, studentized_range, wilcoxon
 
 ALPHA = 0.05
@@ -42,11 +47,25 @@ def nemenyi_critical_difference(k: int, n: int, alpha: float = ALPHA) -> float:
 
 
 def friedman_smallest_p(k: int, n: int) -> float:
-    """The smallest Friedman p (scipy's chi-square form) with n corpora: every corpus ranks the k variants alike."""
+    """The smallest exact Friedman p with n corpora: every corpus ranks the k variants alike, which under the
+    null (each corpus's ranking one of k! equally likely) has probability k! / (k!)^n = (1/k!)^(n-1)."""
     if n < 2:
         return 1.0
-    agreeing = np.tile(np.arange(k, dtype=float), (n, 1))
-    return float(friedmanchisquare(*agreeing.T).pvalue)
+    return float(math.factorial(k) ** -(n - 1))
+
+
+def iman_davenport(chi_square: float, k: int, n: int) -> tuple[float, float]:
+    """(F, p) of Iman & Davenport's form of Friedman's statistic (Demšar 2006, eq. 2)."""
+    denominator = n * (k - 1) - chi_square
+    if denominator <= 0:  # every corpus ranks the variants alike: the largest statistic there is
+        return float("inf"), 0.0
+    statistic = (n - 1) * chi_square / denominator
+    return float(statistic), float(f_distribution.sf(statistic, k - 1, (k - 1) * (n - 1)))
+
+
+def nemenyi_p(rank_gap: float, k: int, n: int) -> float:
+    """Nemenyi's p of a pair whose average ranks differ by rank_gap (the studentized range's tail)."""
+    return float(studentized_range.sf(abs(rank_gap) * np.sqrt(2) / np.sqrt(k * (k + 1) / (6 * n)), k, np.inf))
 
 
 def wilcoxon_smallest_p(n: int) -> float:
@@ -69,8 +88,10 @@ class AcrossCorpora:
     corpora: list[str]             # the corpora every variant has a score on (the ranks' rows)
     variants: list[str]
     average_ranks: dict[str, float]
-    statistic: float | None = None
+    statistic: float | None = None    # Friedman: Iman-Davenport's F; Wilcoxon: W
     p_value: float | None = None
+    chi_square: float | None = None   # Friedman's chi-square (its own p: chi_square_p)
+    chi_square_p: float | None = None
     smallest_p: float | None = None   # the smallest p the test can give with this many corpora
     can_rule: bool = False            # smallest_p < alpha (and, for Nemenyi, CD <= k - 1)
     corpora_needed: int | None = None  # the fewest corpora with which the test could reject
@@ -115,15 +136,44 @@ def across_corpora(scores: pd.DataFrame, alpha: float = ALPHA) -> AcrossCorpora:
         result.can_rule = bool(result.smallest_p < alpha and result.critical_difference <= k - 1)
         if n >= 2:
             outcome = friedmanchisquare(*complete.to_numpy(dtype=float).T)
-            statistic, p = float(outcome.statistic), float(outcome.pvalue)
-            result.statistic, result.p_value = statistic, (1.0 if np.isnan(p) else p)  # nan: every rank tied
+            chi_square, p = float(outcome.statistic), float(outcome.pvalue)
+            if np.isnan(p):  # every rank tied
+                result.chi_square, result.chi_square_p, result.statistic, result.p_value = 0.0, 1.0, 0.0, 1.0
+            else:
+                result.chi_square, result.chi_square_p = chi_square, p
+                result.statistic, result.p_value = iman_davenport(chi_square, k, n)
         result.rejected = bool(result.p_value is not None and result.p_value < alpha)
         for i, a in enumerate(variants):
             for b in variants[i + 1:]:
                 gap = average[b] - average[a]  # > 0: a ranks better (lower rank)
                 result.pairs.append({"a": a, "b": b, "rank_difference": gap,
+                                     "nemenyi_p": nemenyi_p(gap, k, n) if n else float("nan"),
                                      "different": bool(result.rejected and abs(gap) >= result.critical_difference)})
     return result
+
+
+def _chi(result: AcrossCorpora) -> str:
+    if result.chi_square is None:
+        return "—"
+    return f"chi-square = {result.chi_square:.2f}, p = {result.chi_square_p:.3f}"
+
+
+def verdict_rules_rows(result: AcrossCorpora) -> "pd.DataFrame":
+    """The test across corpora as rows of the one verdict schema (comparisons/report/verdict_rules.py):
+    design "corpora", metric "average_rank", difference = B's average rank - A's (> 0: A ranks better), p the
+    pair's Nemenyi p (itself family-wise over the pairs) or the Wilcoxon p."""
+    from comparisons.report.verdict_rules import in_schema
+
+    rows = []
+    for pair in result.pairs:  # oriented as every verdict file: A the later variant of the plan, B the earlier
+        p = pair.get("nemenyi_p") if result.test == "friedman_nemenyi" else result.p_value
+        earlier_ahead = pair["rank_difference"] > 0 if result.test == "friedman_nemenyi" else pair["median_difference"] > 0
+        verdict = ("B better" if earlier_ahead else "A better") if pair["different"] else "inconclusive"
+        rows.append({"design": "corpora", "train_size": "all", "metric": "average_rank", "variant_a": pair["b"],
+                     "variant_b": pair["a"], "contrast": "every pair", "partitions": len(result.corpora),
+                     "difference": -pair["rank_difference"], "p_value": p, "p_holm": p,
+                     "family": "primary", "family_size": len(result.pairs), "verdict": verdict})
+    return in_schema(pd.DataFrame(rows))
 
 
 def conclusion(result: AcrossCorpora, lang: str = "en") -> list[str]:
@@ -168,10 +218,11 @@ def conclusion(result: AcrossCorpora, lang: str = "en") -> list[str]:
     p = "—" if result.p_value is None else f"{result.p_value:.3f}"
     statistic = "—" if result.statistic is None else f"{result.statistic:.2f}"
     lines.append(text(
-        f"Friedman test over {n} corpora and {k} variants: chi-square = {statistic}, p = {p} (the chi-square "
-        "approximation, rough with few corpora); Nemenyi critical difference of average ranks "
+        f"Friedman test over {n} corpora and {k} variants, in Iman & Davenport's F form: F = {statistic}, p = {p} "
+        f"(the chi-square form: {_chi(result)}); Nemenyi critical difference of average ranks "
         f"CD = {result.critical_difference:.2f} (the largest possible gap is k − 1 = {k - 1}).",
-        f"在 {n} 个语料库、{k} 个变体上做 Friedman 检验：卡方 = {statistic}，p = {p}（卡方近似，语料库少时较粗）；"
+        f"在 {n} 个语料库、{k} 个变体上做 Friedman 检验（Iman & Davenport 的 F 形式）：F = {statistic}，p = {p}"
+        f"（卡方形式：{_chi(result)}）；"
         f"Nemenyi 平均秩临界差 CD = {result.critical_difference:.2f}（平均秩之差最大为 k − 1 = {k - 1}）。", lang))
     if not result.can_rule:
         if result.smallest_p >= alpha:

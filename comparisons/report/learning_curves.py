@@ -26,8 +26,10 @@ import pandas as pd
 from backends.base import VARIANTS
 from comparisons.report.i18n import label, setup_matplotlib, text
 from comparisons.outputs import atomic_write_text, save_figure, write_table
-from comparisons.report.verdict_rules import correct_family, phrase
-from comparisons.report.verdicts import PAIR_COLUMNS, compare, load_predictions
+from comparisons.report.contrasts import as_pairs
+from comparisons.report.verdict_rules import correct_family, in_schema
+from comparisons.report.verdict_tables import markdown_table, pair_table
+from comparisons.report.verdicts import compare, load_predictions
 from comparisons.run_folder import RunFolder
 
 METRICS = ("average_precision", "macro_f1_at_threshold", "macro_f1")  # the first two: those the runs have
@@ -49,17 +51,19 @@ def compare_sizes(out: Path, summary: pd.DataFrame, test_ids: np.ndarray, labels
     """(curve, pairs) of a run folder: its finished runs grouped by training size, predictions from disk."""
     ok = summary[summary["status"] == "ok"].copy()
     ok["train_size"] = numeric_sizes(ok, full_size)
-    order = {name: i for i, name in enumerate(VARIANTS)}
+    plan = out.plan.fields if isinstance(out, RunFolder) and out.plan else {}
+    order = {name: i for i, name in enumerate([*(plan.get("variants") or []), *VARIANTS])}  # the plan's order
     ok = ok.sort_values(["variant", "seed"], key=lambda s: s.map(order) if s.name == "variant" else s)
     records = [{"variant": r.variant, "seed": int(r.seed), "threshold": _number(r.threshold),
                 "train_size": None if r.train_size == full_size else int(r.train_size)} for r in ok.itertuples()]
     predictions = load_predictions(out, records, test_ids)
     predictions["train_size"] = ok["train_size"].to_numpy()
-    return curve_and_pairs(predictions, ok, labels, positive_index)
+    return curve_and_pairs(predictions, ok, labels, positive_index, plan.get("margins"), as_pairs(plan.get("contrasts")))
 
 
 def curve_and_pairs(predictions: pd.DataFrame, runs: pd.DataFrame, labels: np.ndarray,
-                    positive_index: int | None) -> tuple[pd.DataFrame, pd.DataFrame]:
+                    positive_index: int | None, margins: dict | None = None,
+                    contrasts: list[tuple[str, str]] | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The verdicts module called once per training size.
 
     predictions: verdicts.compare's frame plus a numeric train_size column; runs: one row per run
@@ -68,7 +72,7 @@ def curve_and_pairs(predictions: pd.DataFrame, runs: pd.DataFrame, labels: np.nd
     for size in sorted(predictions["train_size"].unique()):
         at_size = runs[runs["train_size"] == size]
         verdicts = compare(predictions[predictions["train_size"] == size].drop(columns="train_size"), labels,
-                           positive_index)
+                           positive_index, margins, contrasts, corrected=False)
         curve = verdicts.variants[["variant", "seeds"]].copy()
         for metric in curve_metrics(runs):
             spread = at_size.groupby("variant")[metric].agg(lambda v: v.astype(float).std(ddof=1))
@@ -82,8 +86,8 @@ def curve_and_pairs(predictions: pd.DataFrame, runs: pd.DataFrame, labels: np.nd
         curves.append(curve)
         pairs.append(verdicts.pairs.assign(train_size=int(size)))
     curve = pd.concat(curves, ignore_index=True)
-    pairs = correct_family(pd.concat(pairs, ignore_index=True))  # the family spans every training size
-    return curve, pairs[["train_size", *PAIR_COLUMNS]]
+    pairs = correct_family(pd.concat(pairs, ignore_index=True), contrasts)  # the family spans every training size
+    return curve, in_schema(pairs)
 
 
 def curve_metrics(frame: pd.DataFrame) -> list[str]:
@@ -172,19 +176,11 @@ def plot_curves(curve: pd.DataFrame, full_size: int, lang: str, path: Path) -> P
 
 
 def verdicts_markdown(pairs: pd.DataFrame, size: int, full_size: int, lang: str, metrics: list[str]) -> str:
-    """The pairs of one training size, AP and macro-F1, as people read them."""
+    """The pairs of one training size, as people read them (the one renderer, comparisons/report/verdict_tables.py)."""
     lines = [f"# {text('Paired verdicts at', '配对结论：训练样本数', lang)} {size_label(size, full_size, lang)}", ""]
     for metric in metrics:
         rows = pairs[(pairs["train_size"] == size) & (pairs["metric"] == metric)]
-        shown = pd.DataFrame({
-            text("pair", "比较对", lang): [f"{a} − {b}" for a, b in zip(rows["variant_a"], rows["variant_b"])],
-            text("A − B [95% interval over seeds and test items]", "A − B [种子与测试样本上的 95% 区间]", lang):
-                [f"{d:+.4f} [{lo:+.4f}, {hi:+.4f}]" for d, lo, hi in zip(rows["difference"], rows["ci_low"], rows["ci_high"])],
-            "p (Holm)": [f"{p:.3g}" for p in rows["p_holm"]],
-            text("verdict", "结论", lang): [phrase(v, a, b, lang) for v, a, b in
-                                           zip(rows["verdict"], rows["variant_a"], rows["variant_b"])],
-        })
-        lines += [f"## {metric_label(metric, metrics, lang)}", "", shown.to_markdown(index=False), ""]
+        lines += [f"## {metric_label(metric, metrics, lang)}", "", markdown_table(*pair_table(rows, lang)), ""]
     return "\n".join(lines)
 
 

@@ -337,6 +337,15 @@ def reproduce_command(manifest: dict) -> str:
     return "python -m comparisons " + shlex.join(words)
 
 
+def _precision(manifest: dict, records: list[dict]) -> str:
+    """--precision as asked, and each variant's precision as its runs recorded it (fp32 | bf16)."""
+    used = {}
+    for record in records:
+        used.setdefault(record.get("variant"), set()).add(record.get("precision") or "fp32")
+    return f"{manifest.get('precision_requested', 'fp32')} / " + (", ".join(
+        f"{variant} {'+'.join(sorted(found))}" for variant, found in used.items()) or "—")
+
+
 def _environment(manifest: dict, records: list[dict], lang: str) -> str:
     machine = manifest.get("machine", {})
     split, data = manifest.get("split", {}), manifest.get("data", {})
@@ -352,6 +361,7 @@ def _environment(manifest: dict, records: list[dict], lang: str) -> str:
          " ".join(f"{k}={v}" for k, v in (manifest.get("thread_environment") or {}).items())),
         (text("device (asked / used)", "设备（指定 / 实际）", lang),
          f"{manifest.get('device', '?')} / {', '.join(used) or '—'}"),
+        (text("precision (asked / used)", "数值精度（指定 / 实际）", lang), _precision(manifest, records)),
         (text("profile", "预算档位", lang), manifest.get("profile", "")),
         (text("seeds", "种子", lang), ", ".join(str(s) for s in manifest.get("seeds", []))),
         (text("data", "数据", lang), f"{(data.get('spec') or {}).get('source', '?')}, {data.get('rows', '?'):,} "

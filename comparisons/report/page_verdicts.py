@@ -15,6 +15,7 @@ from comparisons.report.i18n import label, text
 from comparisons.report.html import paragraph, table
 from comparisons.run_folder import size_key
 from comparisons.report.verdict_rules import REAL, phrase
+from comparisons.report.verdict_tables import family_line, pair_table
 
 
 def read_verdicts(out: Path) -> pd.DataFrame | None:
@@ -79,11 +80,12 @@ def real_differences(verdicts: pd.DataFrame, lang: str) -> str:
         size = text(f" (training messages: {rows['train_size'].iloc[0]})", f"（训练条数：{rows['train_size'].iloc[0]}）", lang)
     summary = paragraph(text(
         f"{len(real)} of {len(rows)} pairwise differences are real{size}: the bootstrap over seeds and test items "
-        "gives p under 0.05 after Holm's correction over the family (every pair of the primary metric, average "
-        f"precision; each secondary metric on its own). {equivalent} are equivalent within the declared margin "
-        "(two one-sided tests, same correction); the rest are inconclusive: not shown different, nor shown equal.",
+        "gives p under 0.05 after Holm's correction over the family (the declared contrasts, or every pair when none "
+        "are declared, of the primary metric, average precision, difference and equivalence together; each secondary "
+        f"metric on its own). {equivalent} are equivalent within the declared margin (two one-sided tests, same "
+        "correction); the rest are inconclusive: not shown different, nor shown equal.",
         f"{len(rows)} 个两两差异中有 {len(real)} 个是真实的{size}：对种子和测试样本的自助法在 Holm 校正后 p 仍小于 0.05"
-        f"（主指标平均精度的所有配对为一族；每个次要指标各自为一族）。{equivalent} 个在预先声明的容差内等价"
+        f"（主指标平均精度上声明的对比——未声明时为所有配对——的差异与等价假设一起为一族；每个次要指标各自为一族）。{equivalent} 个在预先声明的容差内等价"
         "（双单侧检验，同样校正）；其余无定论：既未显示不同，也未显示相等。", lang))
     if real.empty:
         return summary
@@ -101,24 +103,10 @@ def real_differences(verdicts: pd.DataFrame, lang: str) -> str:
 
 
 def pairwise_tables(verdicts: pd.DataFrame, lang: str) -> str:
-    """Every pair, one table per metric: difference A − B, interval, p, detectable size, both tests."""
-    sweep = "train_size" in verdicts.columns
-    headers = ([label("train_size", lang)] if sweep else []) + [
-        "A", "B", label("seeds", lang), "A − B", text("95% interval over seeds and test items", "种子与测试样本上的 95% 区间", lang),
-        text("p (Holm)", "p（Holm 校正）", lang), text("margin", "容差", lang),
-        text("equivalence p (Holm)", "等价检验 p（Holm 校正）", lang),
-        text("smallest detectable difference", "可检测的最小差值", lang), text("verdict", "结论", lang),
-        text("items only A gets right", "仅 A 判对的样本", lang), text("items only B gets right", "仅 B 判对的样本", lang),
-        text("decisions p (Holm)", "判定检验 p（Holm 校正）", lang), text("verdict on decisions", "基于判定的结论", lang)]
-    parts = []
+    """Every pair, one table per metric, by the one renderer of verdict rows (comparisons/report/verdict_tables.py)."""
+    parts = [paragraph(family_line(verdicts, lang))] if "contrast" in verdicts else []
     for metric, rows in verdicts.groupby("metric", sort=False):
-        body = [([row["train_size"]] if sweep else []) + [
-            row["variant_a"], row["variant_b"], row["seeds"], f"{row['difference']:+.4f}",
-            f"[{row['ci_low']:+.4f}, {row['ci_high']:+.4f}]", _p(row["p_holm"]), "—" if pd.isna(row["margin"]) else f"±{row['margin']:g}",
-            _p(row["p_equivalence_holm"]),
-            f"{row['smallest_detectable_difference']:.4f}", phrase(row["verdict"], row["variant_a"], row["variant_b"], lang),
-            f"{row['a_right_b_wrong']:.1f}", f"{row['a_wrong_b_right']:.1f}", _p(row["decisions_p_holm"]),
-            phrase(row["verdict_decisions"], row["variant_a"], row["variant_b"], lang)] for _, row in rows.iterrows()]
+        headers, body = pair_table(rows, lang)
         parts.append(table(headers, body, caption=text(f"Every pair on the same test items: {label(metric, 'en')}",
                                                        f"每对模型变体在相同测试样本上的比较：{label(metric, 'zh')}", lang),
                            row_classes=["real" if v in REAL else "" for v in rows["verdict"]]))

@@ -17,6 +17,7 @@ from comparisons.outputs import atomic_write_text
 from comparisons.report.recipe_verdicts import COSTS, METRICS
 from comparisons.report.html import facts, paragraph, report_page, table
 from comparisons.report.verdict_rules import PRIMARY, REAL, phrase
+from comparisons.report.verdict_tables import family_line, pair_table
 
 
 def _interval(row: pd.Series, metric: str) -> str:
@@ -30,15 +31,7 @@ def _p(value) -> str:
 
 def _verdict_table(pairs: pd.DataFrame, metric: str, lang: str) -> str:
     rows = pairs[pairs["metric"] == metric]
-    headers = ["A", "B", text("partitions", "划分数", lang), "A − B",
-               text("95% interval (this pair; Nadeau-Bengio variance)", "95% 区间（本对；Nadeau-Bengio 方差）", lang),
-               text("p (Holm over the family)", "p（全族 Holm 校正）", lang),
-               text("margin", "容差", lang), text("equivalence p (Holm)", "等价检验 p（Holm 校正）", lang),
-               text("smallest detectable difference", "可检测的最小差值", lang), text("verdict", "结论", lang)]
-    body = [[r["variant_a"], r["variant_b"], int(r["partitions"]), f"{r['difference']:+.4f}",
-             f"[{r['ci_low']:+.4f}, {r['ci_high']:+.4f}]", _p(r["p_holm"]), f"±{r['margin']:g}",
-             _p(r["p_equivalence_holm"]), f"{r['smallest_detectable_difference']:.4f}",
-             phrase(r["verdict"], r["variant_a"], r["variant_b"], lang)] for _, r in rows.iterrows()]
+    headers, body = pair_table(rows, lang)
     family = text("primary", "主指标", lang) if metric == PRIMARY else text("secondary", "次要指标", lang)
     return table(headers, body, caption=f"{label(metric, lang)} ({family})",
                  row_classes=["real" if v in REAL else "" for v in rows["verdict"]])
@@ -63,11 +56,15 @@ def build_recipe_page(out: Path, lang: str) -> str:
         "随机性、所训练的文本与所测试的文本（同类数据）：各划分上的校正重复 k 折 t 检验（Nadeau & Bengio 2003；"
         "Bouckaert & Frank 2004），主指标为平均精度，在其全部配对上做 Holm 校正。等价：在预先声明的容差内（双单侧检验）；"
         "无定论：既未显示不同，也未显示相等。", lang)
-    real = pairs[(pairs["metric"] == PRIMARY) & pairs["verdict"].isin(REAL)]
+    real = pairs[(pairs["metric"] == PRIMARY) & pairs["verdict"].isin(REAL) & (pairs.get("contrast", "every pair") != "exploratory")]
     summary = [phrase(r["verdict"], r["variant_a"], r["variant_b"], lang)
                + f" (ΔAP {r['difference']:+.4f} [{r['ci_low']:+.4f}, {r['ci_high']:+.4f}])" for _, r in real.iterrows()]
-    headline = paragraph(text("Detectable differences in average precision: ", "平均精度上可检测的差异：", lang)
+    headline = paragraph(text("Differences in average precision shown by the family: ", "本族显示的平均精度差异：", lang)
                          + ("; ".join(summary) if summary else text("none.", "无。", lang)))
+    headline += paragraph(family_line(pairs, lang))
+    if design.get("contrasts_declared") == "at report time":
+        headline += paragraph(text("These contrasts were declared when the folder was reported, after its runs.",
+                                   "这些对比是在报告时（运行之后）声明的。", lang))
     recipes = table([label("variant", lang), text("partitions", "划分数", lang)]
                     + [f"{label(m, lang)} " + text("(mean ± std over partitions [corrected 95%])",
                                                    "（各划分均值 ± 标准差 [校正 95% 区间]）", lang) for m in METRICS],

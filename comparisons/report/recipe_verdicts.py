@@ -15,111 +15,76 @@ statistic; the four verdicts and the family's Holm correction are comparisons/re
 With more than two classes no threshold is chosen (the runs record none): the decision rows are the
 arg-max's macro-F1 and accuracy (docs/cross_corpus.md).
 
-Written in the top folder: scores.csv (one row per variant and partition: seeds, metrics),
-recipe_variants.csv (mean over partitions with its corrected 95% interval), verdicts.csv (the
-columns of comparisons/report/verdicts.py that apply, plus partitions and df) and verdicts.md.
+Which runs: each partition's runs of the plan comparable with it (comparisons/report/scores.py); the
+others are named in one line. Written in the top folder: scores.csv (the long scores table: one row per
+partition, seed, training size, variant and metric), recipe_variants.csv (mean over partitions with its
+corrected 95% interval), verdicts.csv (verdict_rules.VERDICT_COLUMNS) and verdicts.md.
 """
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 from scipy.stats import t as student_t
 
+from comparisons.report.contrasts import as_pairs, pair_order
 from comparisons.report.i18n import text
-from comparisons.outputs import atomic_write_text
-from comparisons.run_folder import read_runs
-from comparisons.report.verdict_rules import ALPHA, PRIMARY, correct_family, margin_for, phrase
+from comparisons.outputs import atomic_write_json, atomic_write_text
+from comparisons.report.pair_tests import corrected_t, per_partition, partition_pair_rows, test_to_train
+from comparisons.report.scores import COSTS, scores_table, wide_runs
+from comparisons.report.verdict_rules import ALPHA, VERDICT_COLUMNS, correct_family, in_schema
+from comparisons.report.verdict_tables import verdict_sections
 
 METRICS = ("average_precision", "macro_f1_at_threshold", "accuracy_at_threshold")
-COSTS = ("params_total", "train_seconds", "latency_ms_b1_p50", "throughput_per_s", "peak_rss_serve_mb", "size_mb")
-COLUMNS = ("metric", "variant_a", "variant_b", "partitions", "seeds", "difference", "ci_low", "ci_high",
-           "standard_error", "df", "p_value", "p_holm", "margin", "p_equivalence", "p_equivalence_holm", "family",
-           "family_size", "smallest_detectable_difference", "verdict")
+COLUMNS = VERDICT_COLUMNS
 
 
 def partition_scores(out: Path) -> pd.DataFrame:
-    """One row per finished run of every partition folder: partition, variant, seed, sizes and metrics."""
-    rows = []
-    for folder in sorted((Path(out) / "partitions").glob("r*f*")):
-        split = json.loads((folder / "splits.json").read_text())
-        manifest = folder / "manifest.json"
-        classes = len(json.loads(manifest.read_text())["data"]["class_names"]) if manifest.exists() else 2
-        for record in read_runs(folder):
-            if record.get("status") != "ok" or record.get("split_sha256") != split["sha256"]:
-                continue
-            values = {m: record.get(m) for m in METRICS + COSTS}
-            if classes > 2:  # no threshold is chosen with more than two classes: the decision is the arg-max
-                values.update(macro_f1_at_threshold=record.get("macro_f1"), accuracy_at_threshold=record.get("accuracy"))
-            rows.append({"partition": folder.name, "variant": record["variant"], "seed": int(record["seed"]),
-                         "n_train": len(split["train"]) + len(split["valid"]), "n_test": len(split["test"]), **values})
-    return pd.DataFrame(rows, columns=["partition", "variant", "seed", "n_train", "n_test", *METRICS, *COSTS])
+    """One row per comparable finished run of every partition folder (comparisons/report/scores.py)."""
+    return wide_runs(scores_table(out)[0])
 
 
-def corrected_t(differences: np.ndarray, test_to_train: float) -> tuple[float, float, int]:
-    """(mean, corrected standard error, degrees of freedom) of per-partition differences."""
-    differences = np.asarray(differences, dtype=float)
-    count = len(differences)
-    variance = float(np.var(differences, ddof=1)) if count > 1 else float("nan")
-    return float(differences.mean()), float(np.sqrt((1 / count + test_to_train) * variance)), count - 1
+def recipe_verdicts(scores: pd.DataFrame, margins: dict | None = None, order: list[str] | None = None,
+                    contrasts: list[tuple[str, str]] | None = None,
+                    folds: int | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(variants, pairs) from partition_scores: seeds averaged within a partition, tests over partitions.
 
-
-def t_tests(mean: float, standard_error: float, df: int, margin: float) -> tuple[float, float, float, float]:
-    """(p of 'no difference', TOST p of '|difference| >= margin', 95% interval low, high)."""
-    if not np.isfinite(standard_error) or df < 1:
-        return 1.0, 1.0, float("nan"), float("nan")
-    if standard_error == 0:  # every partition gave the same difference
-        return (1.0 if mean == 0 else 0.0), (0.0 if abs(mean) < margin else 1.0), mean, mean
-    p = float(2 * student_t.sf(abs(mean) / standard_error, df))
-    p_equivalence = float(max(student_t.sf((mean + margin) / standard_error, df),
-                              student_t.cdf((mean - margin) / standard_error, df)))
-    half = float(student_t.ppf(1 - ALPHA / 2, df) * standard_error)
-    return p, p_equivalence, mean - half, mean + half
-
-
-def recipe_verdicts(scores: pd.DataFrame, margins: dict | None = None,
-                    order: list[str] | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(variants, pairs) from partition_scores: seeds averaged within a partition, tests over partitions."""
-    per_partition = scores.groupby(["variant", "partition"], sort=False).agg(
-        seeds=("seed", "nunique"), n_train=("n_train", "first"), n_test=("n_test", "first"),
-        **{m: (m, "mean") for m in METRICS}).reset_index()
+    Variants are summarised at the largest training size; pairs come for every size, one family over all."""
+    scores = scores.copy()
+    if "train_size" not in scores:
+        scores["train_size"] = "all"
     found = list(dict.fromkeys(scores["variant"]))  # the plan's order first, then any other variant found
     variants = [v for v in dict.fromkeys([*(order or []), *found]) if v in set(found)]
-    ratio = float((per_partition["n_test"] / per_partition["n_train"]).mean()) if len(per_partition) else 0.0
+    grouped = per_partition(scores, METRICS)
+    largest = grouped[grouped["train_size"] == _largest(grouped["train_size"])]
+    ratio = test_to_train(largest)
     variant_rows = []
     for variant in variants:
-        rows = per_partition[per_partition["variant"] == variant]
+        rows = largest[largest["variant"] == variant]
+        if rows.empty:
+            continue
         row = {"variant": variant, "partitions": len(rows), "seeds": int(rows["seeds"].min())}
         for metric in METRICS:
             mean, se, df = corrected_t(rows[metric].to_numpy(), ratio)
             half = student_t.ppf(1 - ALPHA / 2, df) * se if df >= 1 else float("nan")
             row.update({f"{metric}_mean": mean, f"{metric}_std": float(rows[metric].std(ddof=1)),
                         f"{metric}_ci_low": max(0.0, mean - half), f"{metric}_ci_high": min(1.0, mean + half)})
-        runs = scores[scores["variant"] == variant]
+        runs = scores[(scores["variant"] == variant) & (scores["train_size"] == _largest(grouped["train_size"]))]
         row.update({f"{cost}_median": float(pd.to_numeric(runs[cost], errors="coerce").median())
                     for cost in COSTS if cost in runs})  # over every run: partitions and seeds
         variant_rows.append(row)
-    pair_rows = []
-    for metric in METRICS:
-        wide = per_partition.pivot(index="partition", columns="variant", values=metric)
-        seeds = per_partition.pivot(index="partition", columns="variant", values="seeds")
-        for i, variant_b in enumerate(variants):
-            for variant_a in variants[i + 1:]:
-                both = wide[[variant_a, variant_b]].dropna()
-                if len(both) < 2:
-                    continue
-                mean, se, df = corrected_t((both[variant_a] - both[variant_b]).to_numpy(), ratio)
-                margin = margin_for(metric, margins)
-                p, p_equivalence, low, high = t_tests(mean, se, df, margin)
-                pair_rows.append({"metric": metric, "variant_a": variant_a, "variant_b": variant_b,
-                                  "partitions": len(both), "seeds": int(seeds.loc[both.index, [variant_a, variant_b]].min().min()),
-                                  "difference": mean, "ci_low": low, "ci_high": high, "standard_error": se, "df": df,
-                                  "p_value": p, "margin": margin, "p_equivalence": p_equivalence})
-    if not pair_rows:
+    rows = partition_pair_rows(scores, pair_order(variants, contrasts), METRICS, margins, folds)
+    if rows.empty:
         return pd.DataFrame(variant_rows), pd.DataFrame(columns=COLUMNS)
-    return pd.DataFrame(variant_rows), correct_family(pd.DataFrame(pair_rows))[list(COLUMNS)]
+    return pd.DataFrame(variant_rows), in_schema(correct_family(rows, contrasts))
+
+
+def _largest(sizes: pd.Series):
+    from comparisons.run_folder import size_key
+
+    return max(sizes, key=size_key) if len(sizes) else "all"
 
 
 def verdicts_markdown(variants: pd.DataFrame, pairs: pd.DataFrame, design: dict, lang: str = "en") -> str:
@@ -129,13 +94,13 @@ def verdicts_markdown(variants: pd.DataFrame, pairs: pd.DataFrame, design: dict,
         f"test; every text tested {repeats} time(s)). Each partition's seeds are averaged; pairs are tested over the "
         "partitions with the corrected repeated k-fold t-test (Nadeau & Bengio 2003; Bouckaert & Frank 2004). "
         "A verdict generalises over training randomness, the texts trained on and the texts tested, for data of "
-        "this kind. Primary metric: average precision, Holm-corrected over all its pairs; the rest are secondary. "
+        "this kind. Primary metric: average precision, Holm-corrected over its family (below); the rest are secondary. "
         "Equivalent: within the declared margin by two one-sided tests; inconclusive: neither shown different "
         "nor shown equal.",
         f"{repeats} 次 {folds} 折、按相同文本分组的分层划分（相同文本不会同时出现在训练与测试中；每条文本被测试 "
         f"{repeats} 次）。每个划分内对种子取平均；每对模型在各划分上用校正的重复 k 折 t 检验比较"
         "（Nadeau & Bengio 2003；Bouckaert & Frank 2004）。结论推广到训练随机性、所训练的文本和所测试的文本"
-        "（同类数据）。主指标：平均精度，在全部配对上做 Holm 校正；其余为次要指标。等价：双单侧检验下在声明的容差内；"
+        "（同类数据）。主指标：平均精度，在其一族（见下）上做 Holm 校正；其余为次要指标。等价：双单侧检验下在声明的容差内；"
         "无定论：既未显示不同，也未显示相等。", lang), ""]
     shown = pd.DataFrame({"variant": variants["variant"], "partitions": variants["partitions"],
                           "seeds": variants["seeds"]})
@@ -145,33 +110,30 @@ def verdicts_markdown(variants: pd.DataFrame, pairs: pd.DataFrame, design: dict,
             variants[f"{metric}_ci_high"])]
     lines += [f"## {text('Each recipe: mean ± std over partitions [corrected 95% interval]', '各配方：各划分上的均值 ± 标准差 [校正的 95% 区间]', lang)}",
               "", shown.to_markdown(index=False), ""]
-    for metric in METRICS:
-        rows = pairs[pairs["metric"] == metric]
-        table = pd.DataFrame({
-            "pair": [f"{a} − {b}" for a, b in zip(rows["variant_a"], rows["variant_b"])],
-            "A − B [95% interval]": [f"{d:+.4f} [{lo:+.4f}, {hi:+.4f}]" for d, lo, hi in
-                                     zip(rows["difference"], rows["ci_low"], rows["ci_high"])],
-            "p (Holm)": [f"{p:.3g}" for p in rows["p_holm"]],
-            "margin": [f"±{m:g}" for m in rows["margin"]],
-            "equivalence p (Holm)": [f"{p:.3g}" for p in rows["p_equivalence_holm"]],
-            "smallest detectable": [f"{d:.4f}" for d in rows["smallest_detectable_difference"]],
-            "verdict": [phrase(v, a, b, lang) for v, a, b in zip(rows["verdict"], rows["variant_a"], rows["variant_b"])],
-        })
-        family = "primary" if metric == PRIMARY else "secondary"
-        lines += [f"## {metric} ({family})", "", table.to_markdown(index=False), ""]
-    return "\n".join(lines)
+    return "\n".join(lines + verdict_sections(pairs, METRICS, lang))
 
 
 def write_recipe_reports(out: Path, margins: dict | None = None, order: list[str] | None = None,
-                         lang: str = "en") -> pd.DataFrame | None:
-    """scores.csv, recipe_variants.csv, verdicts.csv and verdicts.md in the top folder; None without runs."""
+                         lang: str = "en", contrasts: list[tuple[str, str]] | None = None) -> pd.DataFrame | None:
+    """scores.csv, recipe_variants.csv, verdicts.csv and verdicts.md in the top folder; None without runs.
+
+    contrasts: declared when the folder is reported (`report --contrasts`) rather than planned; recorded in
+    design.json as declared at report time, after the runs, which the pages say."""
     out = Path(out)
     design = json.loads((out / "design.json").read_text())
-    scores = partition_scores(out)
+    if contrasts is not None:
+        design = {**design, "contrasts": [list(pair) for pair in contrasts], "contrasts_declared": "at report time"}
+        atomic_write_json(out / "design.json", design)
+    long, left_out = scores_table(out)
+    if left_out:
+        print(f"left out {len(left_out)} run(s) not comparable with their partition's plan: " + ", ".join(left_out),
+              file=sys.stderr)
+    scores = wide_runs(long)
     if scores.empty:
         return None
-    variants, pairs = recipe_verdicts(scores, margins or design.get("margins"), order or design.get("variants"))
-    atomic_write_text(out / "scores.csv", scores.to_csv(index=False, float_format="%.6g"))
+    variants, pairs = recipe_verdicts(scores, margins or design.get("margins"), order or design.get("variants"),
+                                      as_pairs(design.get("contrasts")), design.get("folds"))
+    atomic_write_text(out / "scores.csv", long.to_csv(index=False, float_format="%.6g"))
     atomic_write_text(out / "recipe_variants.csv", variants.to_csv(index=False, float_format="%.6g"))
     atomic_write_text(out / "verdicts.csv", pairs.to_csv(index=False, float_format="%.6g"))
     atomic_write_text(out / "verdicts.md", verdicts_markdown(variants, pairs, design, lang))

@@ -24,7 +24,7 @@ from comparisons.report.i18n import label, setup_matplotlib, text
 from comparisons.report.verdict_rules import correct_family, margin_for, phrase
 from comparisons.report.verdicts import compare
 
-PATH_ORDER = ("native", "onnx", "onnx-int8", "torch-int8")
+PATH_ORDER = ("native", "native-bf16", "onnx", "onnx-int8", "torch-int8")  # as run/serving/paths.PATHS
 FIGURES = ("latency_ms_b1_p50", "throughput_per_s", "cold_start_s", "peak_rss_serve_mb", "size_mb",
            "average_precision", "flips_vs_native", "max_proba_change_vs_native")
 
@@ -58,7 +58,7 @@ def verdict_pairs(out: Path, found: list[tuple[dict, dict]], labels: np.ndarray,
                     {"variant": path, "seed": record["seed"], "threshold": serving["threshold"], "proba": proba}])
     rows = []
     for (variant, path), runs in frames.items():
-        pairs = compare(pd.DataFrame(runs), labels, positive_index, margins).pairs
+        pairs = compare(pd.DataFrame(runs), labels, positive_index, margins, corrected=False).pairs
         ap = pairs[pairs["metric"] == "average_precision"].assign(serving_variant=variant)
         rows.append(ap)
     if not rows:
@@ -168,7 +168,7 @@ def write_serving(out: Path, lang: str, records: list[dict], labels: np.ndarray,
     return paths
 
 
-MARKERS = {"native": "o", "onnx": "s", "onnx-int8": "D", "torch-int8": "^"}
+MARKERS = {"native": "o", "native-bf16": "v", "onnx": "s", "onnx-int8": "D", "torch-int8": "^"}
 
 
 def _figure(measured: pd.DataFrame, lang: str, path: Path) -> Path:

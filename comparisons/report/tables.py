@@ -6,7 +6,7 @@ aggregated; `build_reports` says which it left out and why. Two spreads, named a
 which with the pairwise verdicts is recomputed from predictions/*.npz (comparisons.report.verdicts).
 
 Written: summary.csv (one row per run, with each run's {metric}_ci_low/_ci_high over test
-items); aggregate.csv (per variant: seeds, {measure}_mean/_std, and for quality
+items); scores.csv (the long scores table, comparisons/report/scores.py); aggregate.csv (per variant: seeds, {measure}_mean/_std, and for quality
 {metric}_ci_low/_ci_high over test items), summary_table.{csv,md,html}, verdicts.{csv,md}
 (columns: comparisons/report/verdicts.py); the Chinese twins of all but summary.csv in DIR/zh.
 """
@@ -22,7 +22,10 @@ from backends.base import VARIANTS
 from comparisons.report.i18n import label, text
 from comparisons.outputs import atomic_write_text, write_table
 from comparisons.run_folder import RunFolder, RunRecord, size_key, size_label
-from comparisons.report.verdict_rules import PRIMARY, phrase
+from comparisons.report.contrasts import as_pairs
+from comparisons.report.scores import scores_table
+from comparisons.report.verdict_rules import phrase
+from comparisons.report.verdict_tables import verdict_sections
 from comparisons.report.verdicts import N_RESAMPLES, PAIR_METRICS, Verdicts, compare, load_predictions, run_intervals
 
 # accuracy and macro-F1 at the 0.5 cut (the arg-max) and at the threshold chosen on validation
@@ -39,8 +42,8 @@ SUMMARY_COLUMNS = [
     "best_epoch", "latency_ms_b1_p50", "latency_ms_b1_p90", "latency_ms_b1_cv",
     "latency_ms_b32_p50", "latency_ms_b32_p90", "latency_ms_b32_cv", "throughput_per_s", "throughput_batch",
     "compile_seconds", "cold_start_s", "serve_load_s", "rss_after_import_mb", "peak_rss_train_mb",
-    "peak_rss_serve_mb", "serve_max_abs_diff", "gpu_peak_mb", "size_mb", "device", "threads", "profile",
-    "executor", "node_cpu", "runs_sharing_node", "timings_shared",
+    "peak_rss_serve_mb", "serve_max_abs_diff", "gpu_peak_mb", "size_mb", "device", "precision", "threads",
+    "profile", "executor", "node_cpu", "runs_sharing_node", "timings_shared",
     "code_commit", "code_dirty", "code_sha256", "split_sha256",
 ]
 
@@ -170,7 +173,8 @@ def build_reports(out: "Path | RunFolder") -> Reports:
         order = {name: i for i, name in enumerate(manifest.get("variants") or VARIANTS)}
         ok.sort(key=lambda r: (order.get(r["variant"], len(order)), r["seed"]))
         predictions = load_predictions(folder, ok, test_ids)
-        verdicts = compare(predictions, labels, positive_index, manifest.get("margins"))
+        verdicts = compare(predictions, labels, positive_index, manifest.get("margins"),
+                           as_pairs(manifest.get("contrasts")))
         summary = _with_run_intervals(summary, run_intervals(predictions, labels, positive_index), main)
     aggregate = aggregate_frame(main, None if verdicts is None else verdicts.variants)
     return Reports(summary, aggregate, verdicts, labels, tuple(manifest["data"]["class_names"]), positive_index,
@@ -192,6 +196,8 @@ def write_reports(out: Path, lang: str = "en", reports: Reports | None = None) -
     out = Path(out)
     reports = reports or build_reports(out)
     atomic_write_text(out / "summary.csv", reports.summary.to_csv(index=False, float_format="%.6g"))
+    if lang == "en":  # the one long scores table every design fills (comparisons/report/scores.py)
+        atomic_write_text(out / "scores.csv", scores_table(out)[0].to_csv(index=False, float_format="%.6g"))
     target = out if lang == "en" else out / "zh"
     atomic_write_text(target / "aggregate.csv", reports.aggregate.to_csv(index=False, float_format="%.6g"))
     title = text("Comparison on one split: mean ± std over seeds (training randomness) "
@@ -219,17 +225,16 @@ def verdicts_markdown(verdicts: Verdicts, lang: str) -> str:
     """The verdicts as people read them: intervals per variant, then one table of pairs per metric."""
     pairs, variants = verdicts.pairs, verdicts.variants
     n_items = int(pairs["n_items"].iloc[0]) if len(pairs) else 0
-    n_pairs = pairs[["variant_a", "variant_b"]].drop_duplicates().shape[0]
     lines = [f"# {text('Verdicts: which differences these seeds and this test set can carry', '结论：这些种子和这个测试集能支撑哪些差异', lang)}", "",
              text(f"Paired comparisons on the same {n_items} test items: 95% percentile intervals from a two-level "
                   f"bootstrap ({N_RESAMPLES} resamples, each drawing the seeds and then the test items with "
-                  f"replacement). Primary metric: average precision, Holm-corrected over its {n_pairs} pairs; the "
+                  "replacement). Primary metric: average precision, Holm-corrected over its family (below); the "
                   "other metrics are secondary, each corrected on its own. Verdicts: better, equivalent within the "
                   "declared margin (two one-sided tests), or inconclusive (neither shown different nor shown equal). "
                   "What a verdict generalises over: other seeds of the same recipe and other test texts like these; "
                   "not other training texts (one split). Decisions: one pooled sign-flip test over the test items.",
                   f"在相同的 {n_items} 条测试样本上做配对比较：两级自助法的 95% 百分位区间（{N_RESAMPLES} 次重抽样，"
-                  f"每次先有放回地抽种子，再抽测试样本）。主指标：平均精度，在 {n_pairs} 对比较上做 Holm 校正；"
+                  "每次先有放回地抽种子，再抽测试样本）。主指标：平均精度，在其一族（见下）上做 Holm 校正；"
                   "其余为次要指标，各自校正。结论：更好、在预先声明的容差内等价（双单侧检验），或无定论。"
                   "结论所推广的范围：同一配方的其他种子、与此类似的其他测试文本；不包括其他训练文本（只有一个划分）。"
                   "判定：对测试样本做一次合并的符号翻转检验。", lang), ""]
@@ -239,21 +244,4 @@ def verdicts_markdown(verdicts: Verdicts, lang: str) -> str:
             variants[f"{metric}_mean"], variants[f"{metric}_ci_low"], variants[f"{metric}_ci_high"])]
     lines += [f"## {text('Each variant: seed mean [95% interval over seeds and test items]', '各模型变体：种子均值 [种子与测试样本上的 95% 区间]', lang)}",
               "", table.to_markdown(index=False), ""]
-    for metric in PAIR_METRICS:
-        rows = pairs[pairs["metric"] == metric]
-        shown = pd.DataFrame({
-            text("pair", "比较对", lang): [f"{a} − {b}" for a, b in zip(rows["variant_a"], rows["variant_b"])],
-            text("A − B [95% interval]", "A − B [95% 区间]", lang): [f"{d:+.4f} [{lo:+.4f}, {hi:+.4f}]" for d, lo, hi in
-                                        zip(rows["difference"], rows["ci_low"], rows["ci_high"])],
-            label("p_holm", lang): [f"{p:.3g}" for p in rows["p_holm"]],
-            label("margin", lang): [f"±{m:g}" for m in rows["margin"]],
-            label("p_equivalence_holm", lang): [f"{p:.3g}" for p in rows["p_equivalence_holm"]],
-            label("verdict", lang): [phrase(v, a, b, lang) for v, a, b in zip(rows["verdict"], rows["variant_a"], rows["variant_b"])],
-            label("smallest_detectable_difference", lang): [f"{d:.4f}" for d in rows["smallest_detectable_difference"]],
-            label("mcnemar_p_per_seed", lang): rows["mcnemar_p_per_seed"].str.replace(";", ", "),
-            label("verdict_decisions", lang): [phrase(v, a, b, lang) for v, a, b in
-                                               zip(rows["verdict_decisions"], rows["variant_a"], rows["variant_b"])],
-        })
-        family = text(" (primary)", "（主指标）", lang) if metric == PRIMARY else text(" (secondary)", "（次要）", lang)
-        lines += [f"## {quality_label(metric, lang)}{family}", "", shown.to_markdown(index=False), ""]
-    return "\n".join(lines)
+    return "\n".join(lines + verdict_sections(pairs, PAIR_METRICS, lang))

@@ -18,21 +18,9 @@ are secondary. Decisions are compared by one pooled sign-flip test over the test
 per-item difference in correctness averaged over the seeds (not the largest per-seed p);
 McNemar's exact p of each seed pair is kept for reading.
 
-verdicts.csv, one row per (metric, pair); columns stable (report.html reads them):
-  metric                   average_precision | macro_f1_at_threshold | accuracy_at_threshold |
-                           macro_f1 | accuracy  (the last two at the 0.5 cut, i.e. the arg-max)
-  variant_a, variant_b     A is the later variant in plan order, B the earlier; difference = A − B
-  seeds, n_items           seeds both variants finished (paired by seed), test items
-  difference, ci_low, ci_high   the seed-averaged difference and its 95% two-level interval
-  standard_error           the bootstrap standard deviation of the difference
-  p_value, p_holm          two-sided bootstrap p of "difference = 0", raw and Holm-corrected in the family
-  margin                   the equivalence margin declared for the metric
-  p_equivalence, p_equivalence_holm   TOST p of "|difference| >= margin" (the larger one-sided
-                           bootstrap tail beyond -margin or +margin), raw and Holm-corrected
-  family, family_size      primary (average precision) or secondary, and how many rows its correction spans
-  smallest_detectable_difference  (q(1 − 0.05/2m) + q(0.80)) × standard error, m the family size:
-                           the true difference found 80% of the time at Holm's strictest level
-  verdict                  A better / B better / equivalent / inconclusive
+The rows have the one schema of every design (comparisons/report/verdict_rules.VERDICT_COLUMNS, each column
+documented in docs/statistics.md): design "split", df infinite (the normal for the power figures), the
+posterior columns read off the bootstrap distribution, and the decision columns, which only this design has:
   a_right_b_wrong, a_wrong_b_right   discordant test items, mean over seeds, for the decisions of
                            this metric: the validation-chosen threshold (average precision and the
                            *_at_threshold rows) or the 0.5 cut (macro_f1, accuracy); the arg-max
@@ -40,8 +28,8 @@ verdicts.csv, one row per (metric, pair); columns stable (report.html reads them
   mcnemar_p_per_seed       exact McNemar p of each seed pair, ";"-separated, in seed order (for reading)
   decisions_p, decisions_p_holm   the pooled sign-flip p, raw and Holm-corrected over the metric's rows
   verdict_decisions        A better (A makes fewer errors) / B better / inconclusive
-Callers may prepend group columns (for example train_size): call `compare` once per group, then
-`verdict_rules.correct_family` once over all groups so the family spans them.
+A sweep calls `compare(..., corrected=False)` once per training size, then
+`verdict_rules.correct_family` once over all sizes so the family spans them.
 """
 from __future__ import annotations
 
@@ -51,7 +39,9 @@ import numpy as np
 import pandas as pd
 from scipy.stats import binomtest
 
-from comparisons.report.verdict_rules import ALPHA, VERDICTS, correct_family, holm, margin_for  # noqa: F401 (re-exported)
+from comparisons.report.contrasts import pair_order
+from comparisons.report.verdict_rules import (ALPHA, VERDICT_COLUMNS, VERDICTS, correct_family, holm,  # noqa: F401
+                                              in_schema, margin_for)
 
 N_RESAMPLES = 2000
 N_SIGN_FLIPS = 10000
@@ -228,26 +218,30 @@ def variant_intervals(bootstrapped: dict) -> pd.DataFrame:
 
 
 def pairwise_verdicts(predictions: pd.DataFrame, labels: np.ndarray, positive_index: int | None,
-                      cache: dict | None = None, margins: dict | None = None) -> pd.DataFrame:
-    """Every pair of variants on the identical test items, one row per (metric, pair): see the module docstring."""
+                      cache: dict | None = None, margins: dict | None = None,
+                      contrasts: list[tuple[str, str]] | None = None, corrected: bool = True) -> pd.DataFrame:
+    """Every pair of variants on the identical test items, one row per (metric, pair): see the module docstring.
+
+    Pairs in the report's one order (comparisons/report/contrasts.pair_order); corrected=False leaves the
+    family's correction to the caller (a sweep corrects once over every size), keeping each row's bootstrap
+    distribution in a `distribution` column for it."""
     cache = {} if cache is None else cache
     variants = list(dict.fromkeys(predictions["variant"]))
     rows = []
-    for i, variant_b in enumerate(variants):
-        for variant_a in variants[i + 1:]:
-            a = predictions[predictions["variant"] == variant_a].set_index("seed")
-            b = predictions[predictions["variant"] == variant_b].set_index("seed")
-            seeds = sorted(set(a.index) & set(b.index))  # paired by seed as well as by item
-            if seeds:
-                rows += _pair_rows(variant_a, variant_b, a.loc[seeds].reset_index(), b.loc[seeds].reset_index(),
-                                   labels, positive_index, cache, margins)
+    for variant_a, variant_b in pair_order(variants, contrasts):
+        a = predictions[predictions["variant"] == variant_a].set_index("seed")
+        b = predictions[predictions["variant"] == variant_b].set_index("seed")
+        seeds = sorted(set(a.index) & set(b.index))  # paired by seed as well as by item
+        if seeds:
+            rows += _pair_rows(variant_a, variant_b, a.loc[seeds].reset_index(), b.loc[seeds].reset_index(),
+                               labels, positive_index, cache, margins)
     if not rows:
         return pd.DataFrame(columns=PAIR_COLUMNS)
     pairs = pd.DataFrame(rows)
     pairs["metric"] = pd.Categorical(pairs["metric"], PAIR_METRICS, ordered=True)
     pairs = pairs.sort_values("metric", kind="stable").reset_index(drop=True)
     pairs["metric"] = pairs["metric"].astype(str)
-    return correct_family(pairs)[list(PAIR_COLUMNS)]
+    return in_schema(correct_family(pairs, contrasts)) if corrected else pairs
 
 
 def _pair_rows(variant_a: str, variant_b: str, a: pd.DataFrame, b: pd.DataFrame, labels: np.ndarray,
@@ -273,7 +267,8 @@ def _pair_rows(variant_a: str, variant_b: str, a: pd.DataFrame, b: pd.DataFrame,
         difference = dist_a[k] - dist_b[k]
         low, high = interval(difference)
         margin = margin_for(metric, margins)
-        rows.append({"metric": metric, "variant_a": variant_a, "variant_b": variant_b, "seeds": len(a),
+        rows.append({"design": "split", "train_size": "all", "metric": metric, "variant_a": variant_a,
+                     "variant_b": variant_b, "seeds": len(a), "df": float("inf"), "distribution": difference,
                      "n_items": len(labels), "difference": float(point_a[k] - point_b[k]), "ci_low": low,
                      "ci_high": high, "standard_error": float(np.nanstd(difference, ddof=1)),
                      "p_value": bootstrap_p(difference), "margin": margin,
@@ -282,13 +277,7 @@ def _pair_rows(variant_a: str, variant_b: str, a: pd.DataFrame, b: pd.DataFrame,
     return rows
 
 
-PAIR_COLUMNS = (
-    "metric", "variant_a", "variant_b", "seeds", "n_items", "difference", "ci_low", "ci_high", "standard_error",
-    "p_value", "p_holm", "margin", "p_equivalence", "p_equivalence_holm", "family", "family_size",
-    "smallest_detectable_difference", "verdict",
-    "a_right_b_wrong", "a_wrong_b_right", "mcnemar_p_per_seed", "decisions_p", "decisions_p_holm",
-    "verdict_decisions",
-)
+PAIR_COLUMNS = VERDICT_COLUMNS
 
 
 
@@ -305,7 +294,8 @@ def run_intervals(predictions: pd.DataFrame, labels: np.ndarray, positive_index:
 
 
 def compare(predictions: pd.DataFrame, labels: np.ndarray, positive_index: int | None,
-            margins: dict | None = None) -> Verdicts:
+            margins: dict | None = None, contrasts: list[tuple[str, str]] | None = None,
+            corrected: bool = True) -> Verdicts:
     """Intervals per variant and verdicts per pair for ONE group of runs (one split, one training size).
 
     predictions: one row per finished run with columns variant, seed, threshold (None/NaN: arg-max)
@@ -320,7 +310,8 @@ def compare(predictions: pd.DataFrame, labels: np.ndarray, positive_index: int |
     for variant, runs in predictions.groupby("variant", sort=False):
         runs = runs.sort_values("seed").reset_index(drop=True)
         bootstrapped[variant] = (len(runs), *_cached_bootstrap(cache, variant, runs, labels, positive_index))
-    return Verdicts(variant_intervals(bootstrapped), pairwise_verdicts(predictions, labels, positive_index, cache, margins))
+    return Verdicts(variant_intervals(bootstrapped),
+                    pairwise_verdicts(predictions, labels, positive_index, cache, margins, contrasts, corrected))
 
 
 def load_predictions(out, records: list[dict], test_ids: np.ndarray) -> pd.DataFrame:

@@ -11,7 +11,8 @@ nothing of the training process's memory is in these figures.
 Paths (comparisons/run/serving/paths.py): native imports the backend's framework and loads its
 saved folder; onnx and onnx-int8 import onnxruntime and the backend's tokenizer only (never torch
 or TensorFlow: `serve_modules` lists the frameworks the process holds, and a test checks it);
-torch-int8 loads the native folder and quantizes it at load, as a deployer of torch.ao would.
+torch-int8 loads the native folder and quantizes it at load, as a deployer of torch.ao would; native-bf16
+loads the native folder and predicts under bf16 autocast.
 """
 from __future__ import annotations
 
@@ -83,6 +84,10 @@ def load_path(variant: str, model_dir: Path, threads: int, device: str, path: st
         from comparisons.run.serving.quantize import torch_int8_copy
 
         model = torch_int8_copy(model)
+    if path == "native-bf16":
+        from comparisons.run.serving.quantize import bf16_copy
+
+        model = bf16_copy(model)
     return t1 - t0, model, t1
 
 
@@ -113,7 +118,7 @@ def main(argv=None) -> int:
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--device", default="auto")
     parser.add_argument("--result", type=Path, required=True, help="where to write the figures (JSON)")
-    parser.add_argument("--path", default="native", help="serving path: native, onnx, onnx-int8, torch-int8")
+    parser.add_argument("--path", default="native", help="serving path: native, native-bf16, onnx, onnx-int8, torch-int8")
     parser.add_argument("--model-file", help="the ONNX graph in --model-dir (default: serving.json's)")
     args = parser.parse_args(argv)
     texts = json.loads(sys.stdin.buffer.read().decode("utf-8"))

@@ -40,6 +40,7 @@ class RunSpec:
     code_dirty: bool | None = None
     code_sha256: str | None = None  # hash of the code a run executes: what resume and report compare
     serve: str = "native"  # serving paths measured, comma-separated (comparisons/run/serving/paths.py)
+    precision: str = "fp32"  # fp32 | bf16: resolved by the driver from --precision (comparisons/run/precision.py)
     measure_costs: bool = True  # False: quality only, no latency/throughput/cold start (`reproduce`'s reruns)
 
     @property
@@ -57,7 +58,8 @@ class RunSpec:
         return {"numerics_digest": numerics["digest"], "numerics": numerics, "variant": self.variant, "seed": self.seed, "train_size": self.train_size, "profile": self.profile,
                 "hf_model": self.hf_model, "split_sha256": self.split_sha256, "data_sha256": self.data_sha256,
                 "threads": self.threads, "executor": self.executor, "device_requested": self.device,
-                "code_commit": self.code_commit, "code_dirty": self.code_dirty, "code_sha256": self.code_sha256}
+                "code_commit": self.code_commit, "code_dirty": self.code_dirty, "code_sha256": self.code_sha256,
+                "precision": self.precision}
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), sort_keys=True)

@@ -13,8 +13,8 @@ skip the serving costs: the same model, measured once at the whole training spli
 the other serving paths (ONNX Runtime fp32 and int8, torch int8) are measured after native, alike
 (comparisons/run/serving/measure_paths.py); their rows go in serving/<run>.json. The record
 carries what makes runs comparable (comparisons.comparability): the code's hash (and commit, dirty
-flag), threads, requested device, profile, split and data hashes, library versions, and the numerics
-identity (comparisons/numerics.py) with what the imported frameworks dispatched to.
+flag), threads, requested device, profile, split and data hashes, library versions, precision, and the
+numerics identity (comparisons/numerics.py) with what the imported frameworks dispatched to.
 """
 from __future__ import annotations
 
@@ -78,6 +78,8 @@ def backend_kwargs(cls, args) -> dict:  # args: a RunSpec
     kwargs["seed"] = args.seed
     if "device" in accepted:
         kwargs["device"] = args.device
+    if "precision" in accepted:  # fp32 | bf16, chosen by the driver (comparisons/run/precision.py)
+        kwargs["precision"] = args.precision
     if args.hf_model and "model" in accepted:
         kwargs["model"] = args.hf_model
     return kwargs

@@ -9,8 +9,9 @@ is "no difference", so every "different" verdict is a false positive), through t
 verdict code:
   - items-only (the old verdict): the paired bootstrap over the single split's test items, each side
     one trained model (comparisons.report.verdicts with one seed a side);
-  - partitions (the new verdict): the corrected repeated k-fold t-test over the partitions
-    (comparisons.report.recipe_verdicts), each side one seed per partition.
+  - partitions (the new verdict): the production verdict of the partition design, end to end
+    (comparisons.report.recipe_verdicts: the corrected repeated k-fold t-test and the family rule, the pair
+    its own family of a difference and an equivalence hypothesis), each side one seed per partition.
 Then power: the same recipe against a deliberately weakened one (the learner with a 20-word
 vocabulary), seed a against seed b; the weak one must be called worse.
 
@@ -33,13 +34,14 @@ import warnings
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 from scipy.stats import binomtest
 
 from common.datasets import DataSpec, LabelledTexts, load
 from common.partitions import kfold_partitions
 from common.splits import DEFAULT_SPLIT_SEED, Split, stratified_split
 from comparisons.outputs import atomic_write_json, atomic_write_text
-from comparisons.report.recipe_verdicts import corrected_t, t_tests
+from comparisons.report.recipe_verdicts import recipe_verdicts
 from comparisons.report.verdict_rules import ALPHA, DEFAULT_MARGINS, four_way
 from comparisons.report.verdicts import N_RESAMPLES, bootstrap_p, item_counts, weighted_average_precision
 
@@ -103,7 +105,6 @@ def pool_scores(data: LabelledTexts, learner: str, pool: int, folds: int, repeat
     the single split's bootstrap APs ({weak: (pool, B)}), with the test-to-train ratio and the seconds taken."""
     scorer, cache = SCORERS[learner], {}
     partitions = kfold_partitions(data, folds, repeats, split_seed)
-    ratio = float(np.mean([len(p.split.test) / (len(p.split.train) + len(p.split.valid)) for p in partitions]))
     started = time.perf_counter()
     ap = {weak: np.array([[average_precision(scorer(data, p.split, seed, weak, cache),
                                              data.labels[p.split.test] == data.positive_index)
@@ -160,10 +161,17 @@ def run_study(data: LabelledTexts, learner: str, pool: int, folds: int, repeats:
     scored = pool_scores(data, learner, pool, folds, repeats, split_seed, planted)
     ap, items, ratio, seconds = scored["ap"], scored["items"], scored["ratio"], scored["seconds"]
 
+    n_train = [len(p.split.train) + len(p.split.valid) for p in partitions]
+    n_test = [len(p.split.test) for p in partitions]
+
     def partition_verdict(a: np.ndarray, b: np.ndarray) -> str:
-        mean, se, df = corrected_t(a - b, ratio)
-        p, p_equivalence, _, _ = t_tests(mean, se, df, margin)
-        return four_way(mean, p, p_equivalence)
+        """The production verdict (recipe_verdicts: the corrected t-test, the family rule) of A against B."""
+        frame = pd.DataFrame([{"partition": p.name, "variant": name, "seed": 0, "n_train": n_train[j],
+                               "n_test": n_test[j], "average_precision": values[j], "macro_f1_at_threshold": values[j],
+                               "accuracy_at_threshold": values[j]}
+                              for name, values in (("B", b), ("A", a)) for j, p in enumerate(partitions)])
+        _, pairs = recipe_verdicts(frame, {"average_precision": margin}, ["B", "A"])
+        return pairs.loc[pairs["metric"] == "average_precision", "verdict"].iloc[0]
 
     def items_verdict(a: np.ndarray, b: np.ndarray) -> str:
         return four_way(float(np.mean(a - b)), bootstrap_p(a - b), 1.0)

@@ -1,6 +1,7 @@
 """Measure every requested serving path of one trained model, like for like (the worker calls it).
 
-For each path: b1 and b32 latency (comparisons.run.measure.measure_latency), throughput at the
+native-bf16 is the trained model served under bf16 autocast (its fp32 weights unchanged; size on disk
+= the saved folder's), measured as the others are. For each path: b1 and b32 latency (comparisons.run.measure.measure_latency), throughput at the
 declared batch size 32 (measure_throughput; its first pass gives the test probabilities the
 path's quality is computed on), size on disk, cold start and serving peak RSS from a fresh process
 that imports only what the path needs (comparisons.run.serve_probe), and, against native:
@@ -135,8 +136,19 @@ class ServingRun:
         quantized = torch_int8_copy(self.model)
         return BuiltPath(quantized.predict_proba, self.saved_dir, save_torch_int8(quantized, self.exports))
 
+    def native_bf16_path(self) -> BuiltPath:
+        """The trained weights, unchanged (the saved folder is what a deployer ships), under bf16 autocast."""
+        from comparisons.run.serving.quantize import bf16_copy
+
+        return BuiltPath(bf16_copy(self.model).predict_proba, self.saved_dir, self.size_mb(self.saved_dir))
+
+    @staticmethod
+    def size_mb(folder: Path) -> float:
+        return sum(p.stat().st_size for p in Path(folder).rglob("*") if p.is_file()) / 2**20
+
     def build(self, path: str) -> BuiltPath:
-        return {"onnx": self.onnx_path, "onnx-int8": self.onnx_int8_path, "torch-int8": self.torch_int8_path}[path]()
+        return {"native-bf16": self.native_bf16_path, "onnx": self.onnx_path, "onnx-int8": self.onnx_int8_path,
+                "torch-int8": self.torch_int8_path}[path]()
 
     # -- measuring ---------------------------------------------------------------------------
     def common_figures(self, proba: np.ndarray, predict: Callable) -> dict:
@@ -155,7 +167,8 @@ class ServingRun:
         latency = measure_latency(built.predict, self.test.texts, **self.latency_settings)
         throughput = measure_throughput(built.predict, self.test.texts)  # batches of 32; first pass = the scores
         proba = self.test_proba[path] = throughput.pop("proba")
-        served = serve(self.spec.variant, built.probe_dir, self.test.texts, self.spec.threads, "cpu", path=path,
+        device = getattr(self.spec, "device", "cpu") if path == "native-bf16" else "cpu"  # bf16: native's device
+        served = serve(self.spec.variant, built.probe_dir, self.test.texts, self.spec.threads, device, path=path,
                        model_file=built.model_file)
         probe_difference = float(np.abs(served.pop("proba") - proba).max())
         return {"path": path, "status": "ok", "reason": "", **latency,
@@ -166,7 +179,12 @@ class ServingRun:
                 "size_mb": built.size_mb, **built.notes, **self.common_figures(proba, built.predict)}
 
     def row(self, path: str, backend: str) -> dict:
-        reason = not_applicable(path, backend)
+        native_bf16 = None
+        if path == "native-bf16":
+            from backends.precision import bf16_native  # torch: imported by this worker's backend already
+
+            native_bf16 = bf16_native(getattr(getattr(self.model, "device_", None), "type", "cpu"))
+        reason = not_applicable(path, backend, getattr(self.spec, "precision", "fp32"), native_bf16)
         if reason:
             return {"path": path, "status": "skipped", "reason": reason}
         try:

@@ -1,4 +1,5 @@
-"""The int8 models: ONNX Runtime dynamic quantization of an exported graph, torch.ao dynamic quantization.
+"""The reduced-precision copies: ONNX Runtime dynamic quantization of an exported graph, torch.ao dynamic
+quantization, and bf16 autocast of the native model (native-bf16: no weight changes, only the arithmetic).
 
 Both quantize the weights of linear layers to int8 ahead of time and the activations per batch at
 run time (their scale is the batch's range), so an int8 model's output for a text depends on the
@@ -70,3 +71,12 @@ def save_torch_int8(quantized, folder: Path) -> float:
              and not (name == "encoder_" and getattr(quantized, "mode", None) == "full")}
     torch.save(state, path)
     return path.stat().st_size / 2**20
+
+
+def bf16_copy(backend):
+    """A copy of a fitted PyTorch backend that predicts under bf16 autocast (its fp32 weights shared, not copied)."""
+    if not hasattr(backend, "precision_"):
+        raise ExportRefused(f"{type(backend).__name__} has no bf16 inference path (precision_)")
+    served = copy.copy(backend)
+    served.precision_ = "bf16"
+    return served

@@ -1,0 +1,113 @@
+"""The one renderer of verdict rows for people: a pair table as (headers, rows) of strings, turned into
+Markdown here and into HTML by the pages (comparisons/report/html.table), in English or Chinese.
+
+Every design's verdicts.csv has one schema (verdict_rules.VERDICT_COLUMNS); a column is shown only when the
+rows hold values for it (the partition columns on a partition design, the decision columns on a single
+split). Declared contrasts come first; an exploratory pair's verdict says so.
+"""
+from __future__ import annotations
+
+import pandas as pd
+
+from comparisons.report.i18n import label, text
+from comparisons.report.verdict_rules import PRIMARY, phrase
+
+
+def p_text(value) -> str:
+    return "—" if pd.isna(value) else ("< 0.001" if value < 0.001 else f"{value:.3g}")
+
+
+def verdict_text(row, lang: str) -> str:
+    """The verdict in words, 'exploratory' when the pair is outside the declared family."""
+    words = phrase(row["verdict"], row["variant_a"], row["variant_b"], lang)
+    if row.get("contrast") == "exploratory":
+        words += text(" (exploratory)", "（探索性）", lang)
+    return words
+
+
+def _has(rows: pd.DataFrame, column: str) -> bool:
+    return column in rows and rows[column].notna().any() and (rows[column].astype(str) != "").any()
+
+
+def _repeats(value, lang: str) -> str:
+    return text("unreachable", "无法达到", lang) if pd.isna(value) else f"{int(value)}"
+
+
+def pair_table(rows: pd.DataFrame, lang: str) -> tuple[list[str], list[list[str]]]:
+    """(headers, body) of one metric's verdict rows, in the rows' order."""
+    sizes = _has(rows, "train_size") and rows["train_size"].astype(str).nunique() > 1
+    partitions = _has(rows, "partitions")
+    columns: list[tuple[str, callable]] = []
+    if sizes:
+        columns.append((label("train_size", lang), lambda r: str(r["train_size"])))
+    columns += [
+        (text("pair (A − B)", "比较对（A − B）", lang), lambda r: f"{r['variant_a']} − {r['variant_b']}"),
+        (text("partitions", "划分数", lang) if partitions else label("seeds", lang),
+         lambda r: str(int(r["partitions"] if partitions else r["seeds"]))),
+        (text("A − B [95% interval]", "A − B [95% 区间]", lang),
+         lambda r: f"{r['difference']:+.4f} [{r['ci_low']:+.4f}, {r['ci_high']:+.4f}]"),
+        (text("interval at the family's level", "族水平下的区间", lang),
+         lambda r: f"[{r['ci_low_family']:+.4f}, {r['ci_high_family']:+.4f}]" if pd.notna(r.get("ci_low_family")) else "—"),
+        (text("p (Holm)", "p（Holm 校正）", lang), lambda r: p_text(r["p_holm"])),
+        (label("margin", lang), lambda r: "—" if pd.isna(r["margin"]) else f"±{r['margin']:g}"),
+        (text("equivalence p (Holm)", "等价检验 p（Holm 校正）", lang), lambda r: p_text(r["p_equivalence_holm"])),
+    ]
+    if _has(rows, "p_a_better"):
+        columns.append((text("P(A better / within / B better)", "P(A 更好 / 容差内 / B 更好)", lang),
+                        lambda r: f"{r['p_a_better']:.2f} / {r['p_within_margin']:.2f} / {r['p_b_better']:.2f}"))
+    columns.append((text("smallest detectable (80% power, observed spread)", "可检测的最小差值（80% 功效，按观测离散度）", lang),
+                    lambda r: "—" if pd.isna(r["smallest_detectable_difference"]) else f"{r['smallest_detectable_difference']:.4f}"))
+    if partitions and "repeats_for_power_margin" in rows:
+        columns.append((text("repeats for 80% power at the observed difference: to show it within the margin / "
+                             "to show it different", "在观测差值处达到 80% 功效所需的重复次数：显示在容差内 / 显示不同", lang),
+                        lambda r: f"{_repeats(r['repeats_for_power_margin'], lang)} / {_repeats(r['repeats_for_power_observed'], lang)}"))
+    columns.append((label("verdict", lang), lambda r: verdict_text(r, lang)))
+    if _has(rows, "verdict_decisions"):
+        columns += [
+            (text("items only A gets right", "仅 A 判对的样本", lang), lambda r: f"{r['a_right_b_wrong']:.1f}"),
+            (text("items only B gets right", "仅 B 判对的样本", lang), lambda r: f"{r['a_wrong_b_right']:.1f}"),
+            (text("decisions p (Holm)", "判定检验 p（Holm 校正）", lang), lambda r: p_text(r["decisions_p_holm"])),
+            (text("verdict on decisions", "基于判定的结论", lang),
+             lambda r: phrase(r["verdict_decisions"], r["variant_a"], r["variant_b"], lang)),
+        ]
+    body = [[render(row) for _, render in columns] for _, row in rows.iterrows()]
+    return [name for name, _ in columns], body
+
+
+def markdown_table(headers: list[str], body: list[list[str]]) -> str:
+    escape = (lambda cell: str(cell).replace("|", "\\|"))
+    lines = ["| " + " | ".join(map(escape, headers)) + " |", "|" + "|".join(" --- " for _ in headers) + "|"]
+    return "\n".join(lines + ["| " + " | ".join(map(escape, row)) + " |" for row in body])
+
+
+def family_line(pairs: pd.DataFrame, lang: str) -> str:
+    """What the primary family is: the declared contrasts or every pair, and how many hypotheses Holm spans."""
+    primary = pairs[pairs["metric"] == PRIMARY]
+    if primary.empty or "contrast" not in primary or primary["contrast"].isna().all():
+        return ""  # a folder reported before the declared family existed
+    declared = primary[primary["contrast"] == "declared"]
+    family = declared if not declared.empty else primary[primary["contrast"] == "every pair"]
+    hypotheses = int(family["family_size"].iloc[0]) if len(family) else 0
+    if not declared.empty:
+        names = "; ".join(dict.fromkeys(f"{a} − {b}" for a, b in zip(declared["variant_a"], declared["variant_b"])))
+        explored = int((primary["contrast"] == "exploratory").sum())
+        return text(f"Declared contrasts (the family): {names}. Holm's correction spans their difference and equivalence "
+                    f"hypotheses together ({hypotheses}); the {explored} other pair row(s) are exploratory, corrected "
+                    "among themselves and never a finding on the same footing.",
+                    f"声明的对比（构成一族）：{names}。Holm 校正同时覆盖其差异与等价假设（共 {hypotheses} 个）；"
+                    f"其余 {explored} 行为探索性比较，单独校正，不与声明的对比同等作为结论。", lang)
+    return text(f"No contrasts declared: every pair is the family; Holm's correction spans the difference and "
+                f"equivalence hypotheses of all of them together ({hypotheses}).",
+                f"未声明对比：所有配对构成一族；Holm 校正同时覆盖全部配对的差异与等价假设（共 {hypotheses} 个）。", lang)
+
+
+def verdict_sections(pairs: pd.DataFrame, metrics, lang: str) -> list[str]:
+    """Markdown: the family line, then one table per metric (primary first)."""
+    lines = [family_line(pairs, lang), ""]
+    for metric in metrics:
+        rows = pairs[pairs["metric"] == metric]
+        if rows.empty:
+            continue
+        family = text("primary", "主指标", lang) if metric == PRIMARY else text("secondary", "次要", lang)
+        lines += [f"## {label(metric, lang)} ({family})", "", markdown_table(*pair_table(rows, lang)), ""]
+    return lines
