@@ -270,22 +270,21 @@ def substituted_verdicts(committed: dict, fresh: Path) -> pd.DataFrame:
     source = committed["folder"]
     with tempfile.TemporaryDirectory() as scratch:
         overlay = Path(scratch) / "overlay"
-        skipped = ("logs", "zh", "*.png", "*.html", "exports") + (("predictions",) if committed["design"] else ())
-        shutil.copytree(source, overlay, ignore=shutil.ignore_patterns(*skipped))
+        shutil.copytree(source, overlay, ignore=shutil.ignore_patterns("logs", "zh", "*.png", "*.html", "exports"))
         for partition in committed["partitions"]:
             target = overlay if partition == "split" else overlay / "partitions" / partition
             origin = fresh if partition == "split" else fresh / "partitions" / partition
-            for (variant, seed), record in _records(origin, partition).items():
+            for (variant, seed), record in _records(fresh, partition).items():
                 if variant in committed["variants"] and seed in committed["seeds"] and record.ok:
                     name = run_name(variant, seed)
                     shutil.copy(origin / "runs" / f"{name}.json", target / "runs" / f"{name}.json")
                     if (origin / "predictions" / f"{name}.npz").exists():
                         shutil.copy(origin / "predictions" / f"{name}.npz", target / "predictions" / f"{name}.npz")
-        if not committed["design"]:  # today's code and this machine are what a rerun differs in: not judged here
-            plan = json.loads((overlay / "manifest.json").read_text())
+        for path in overlay.rglob("manifest.json"):  # today's code and this machine are what a rerun differs in:
+            plan = json.loads(path.read_text())      # not judged here, or the report would leave the rerun runs out
             for key in ("code_sha256", "versions", "numerics"):
                 plan.pop(key, None)
-            (overlay / "manifest.json").write_text(json.dumps(plan))
+            path.write_text(json.dumps(plan))
         before, after = folder_verdicts(source), folder_verdicts(overlay)
     merged = before.merge(after, on=["metric", "variant_a", "variant_b"], how="outer", suffixes=("_committed", "_rerun"))
     merged["stands"] = merged["verdict_committed"] == merged["verdict_rerun"]

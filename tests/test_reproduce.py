@@ -26,10 +26,16 @@ def committed(tmp_path_factory):
         for twin, shift in (("torch_scratch", 0.01), ("keras_layers", 0.01 + (0.002 if number else -0.002))):
             moved = {**record, "variant": twin, "average_precision": record["average_precision"] + shift}
             (runs / f"{twin}__seed0.json").write_text(json.dumps(moved))
+        manifest = out / "partitions" / name / "manifest.json"  # the twins are of the plan, as if run
+        plan = json.loads(manifest.read_text())
+        plan["variants"].update({twin: {"backend": twin, "params": {}} for twin in ("torch_scratch", "keras_layers")})
+        manifest.write_text(json.dumps(plan))
+    design = json.loads((out / "design.json").read_text())
+    (out / "design.json").write_text(json.dumps({**design, "variants": ["tfidf_logreg", "torch_scratch", "keras_layers"]}))
     return out
 
 
-def test_an_exact_rerun_passes_other_kernels_rerun_and_a_tampered_figure_is_reported(committed, tmp_path):
+def test_an_exact_rerun_passes_other_kernels_rerun_and_a_tampered_figure_is_reported(committed, tmp_path, monkeypatch):
     fresh = tmp_path / "fresh"
     exact = run_cli("reproduce", "--from", str(committed), "--out", str(fresh), "--backends", "tfidf_logreg")
     assert exact.returncode == 0, exact.stderr
@@ -42,6 +48,18 @@ def test_an_exact_rerun_passes_other_kernels_rerun_and_a_tampered_figure_is_repo
     assert "verdicts: 9 of 9 stand with the rerun figures" in page  # 3 pairs x 3 metrics
     record = json.loads((fresh / "partitions" / "r0f0" / "runs" / "tfidf_logreg__seed0.json").read_text())
     assert "latency_ms_b1_p50" not in record and record["numerics"]["observed"]["thread_pools"] is not None
+    # the verdicts are recomputed with the rerun's figures in place of the committed ones
+    import comparisons.reproduce as reproduce
+    from comparisons.report.recipe_verdicts import partition_scores
+
+    seen, original = [], reproduce.folder_verdicts
+    monkeypatch.setattr(reproduce, "folder_verdicts", lambda folder: seen.append(partition_scores(folder)) or original(folder))
+    rerun_path = fresh / "partitions" / "r0f0" / "runs" / "tfidf_logreg__seed0.json"
+    rerun_path.write_text(json.dumps({**record, "average_precision": 0.25}))
+    reproduce.substituted_verdicts(reproduce.read_committed(committed, "tfidf_logreg", None), fresh)
+    rerun_path.write_text(json.dumps(record))
+    picked = [scores.query("partition == 'r0f0' and variant == 'tfidf_logreg'")["average_precision"].tolist() for scores in seen]
+    assert picked == [[record["average_precision"]], [0.25]]  # the committed folder, then the overlay
 
     # other kernels: the runs are made again (another numerics identity), and the report says what moved
     other = run_cli("reproduce", "--from", str(committed), "--out", str(fresh), "--backends", "tfidf_logreg",

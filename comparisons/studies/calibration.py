@@ -102,7 +102,7 @@ def rate(hits: int, total: int) -> dict:
 def pool_scores(data: LabelledTexts, learner: str, pool: int, folds: int, repeats: int = 1,
                 split_seed: int = DEFAULT_SPLIT_SEED, planted: bool = True) -> dict:
     """Every seed of the pool (and the weak recipe's) scored: test AP on every partition ({weak: (pool, J)}) and
-    the single split's bootstrap APs ({weak: (pool, B)}), with the test-to-train ratio and the seconds taken."""
+    the single split's bootstrap APs ({weak: (pool, B)}), with the partitions and the seconds taken."""
     scorer, cache = SCORERS[learner], {}
     partitions = kfold_partitions(data, folds, repeats, split_seed)
     started = time.perf_counter()
@@ -114,7 +114,7 @@ def pool_scores(data: LabelledTexts, learner: str, pool: int, folds: int, repeat
     counts = item_counts(len(split.test), N_RESAMPLES)
     items = {weak: np.array([weighted_average_precision(scorer(data, split, seed, weak, cache), positive, counts)
                              for seed in range(pool)]) for weak in (False, True)[:1 + planted]}
-    return {"ap": ap, "items": items, "ratio": ratio, "seconds": time.perf_counter() - started}
+    return {"ap": ap, "items": items, "partitions": partitions, "seconds": time.perf_counter() - started}
 
 
 # The other kernels of the A/A across kernels (issue 40): oneDNN capped at AVX2, MKL in its conditional-numerical-
@@ -159,7 +159,7 @@ def run_study(data: LabelledTexts, learner: str, pool: int, folds: int, repeats:
     under other kernels (scores_under_other_kernels): A/A pairs then set seed a here against seed b there, and
     the same seed here against there (kernels alone)."""
     scored = pool_scores(data, learner, pool, folds, repeats, split_seed, planted)
-    ap, items, ratio, seconds = scored["ap"], scored["items"], scored["ratio"], scored["seconds"]
+    ap, items, partitions, seconds = scored["ap"], scored["items"], scored["partitions"], scored["seconds"]
 
     n_train = [len(p.split.train) + len(p.split.valid) for p in partitions]
     n_test = [len(p.split.test) for p in partitions]
