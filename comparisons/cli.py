@@ -1,4 +1,4 @@
-"""`python -m comparisons run|report`: the suite's command line.
+"""`python -m comparisons run|benchmark|report|reproduce|track`: the suite's command line.
 
 Bad input gives one line on stderr and exit code 2, before anything is written.
 """
@@ -22,6 +22,7 @@ from comparisons.run.executors import EXECUTORS, open_executor
 from comparisons.comparability import code_state, described_commit, left_out_line, library_versions
 from comparisons.report.i18n import LANGUAGES, check_language
 from comparisons.run.measure import machine_description, thread_environment
+from comparisons.numerics import identities_line, note_design_identities, numerics_identity
 from comparisons.outputs import atomic_write_json
 from comparisons.run.profiles import PROFILES, profile, variant_overrides
 from comparisons.report.preview import preview_note
@@ -123,6 +124,12 @@ def build_parser() -> argparse.ArgumentParser:
                              "run --contrasts); the pages say they were declared after the runs")
     report.add_argument("--cpu-hour-price", metavar="USD",
                          help="USD per CPU-hour for the pages' cost of a million predictions (default 0.05)")
+    reproduce = commands.add_parser("reproduce", help="rerun a committed folder's plan in a fresh folder and compare "
+                                                      "(docs/cli.md): figures, numerics identity, verdicts")
+    reproduce.add_argument("--from", dest="source", type=Path, required=True, help="the committed run folder or design")
+    reproduce.add_argument("--out", type=Path, required=True, help="the fresh folder for the rerun and reproduce.md")
+    reproduce.add_argument("--backends", help="comma-separated variants of its plan (default: all of them)")
+    reproduce.add_argument("--partitions", help="comma-separated partitions of a --cv design, e.g. r0f0,r0f1 (default: all)")
     track = commands.add_parser("track", help="log an existing run folder to MLflow")
     track.add_argument("dir", type=Path, help="the run folder (a --cv folder: each partition)")
     track.add_argument("--mlflow-uri", help="tracking URI (default sqlite:///<DIR>/mlflow.db)")
@@ -242,6 +249,7 @@ def run_partitions(args, out: Path, variants, data, spec, executor) -> int:
               "contrasts_declared": "before the runs" if args.contrasts else None,
               "code_sha256": code["code_sha256"], "command": "python -m comparisons " + shlex.join(sys.argv[1:]), "variants": variants,
               "seeds": list(range(args.seeds)), "data_sha256": fingerprint(data),
+              "numerics": numerics_identity(args.threads),  # the driver's; each run records its own
               "partitions": [{"name": p.name, "sizes": p.split.sizes(), "sha256": p.split.sha256,
                               "test_texts_in_training": leaked_texts(data, p.split)} for p in partitions]}
     design_file = out / "design.json"
@@ -259,6 +267,7 @@ def run_partitions(args, out: Path, variants, data, spec, executor) -> int:
             return code_exit
         failed += code_exit
     if write_recipe_reports(out, args.margins, variants, args.lang) is not None:
+        note_design_identities(out)  # design.json says whether its runs mix numerics identities (printed when they do)
         for language in dict.fromkeys(["en", args.lang]):
             write_recipe_page(out, language, args.cpu_hour_price)
     print(f"results: {out}/verdicts.md (verdicts about recipes over {len(partitions)} partitions), "
@@ -284,6 +293,7 @@ def run_in_folder(args, out: Path, variants, data, split, spec, executor, report
     manifest = {
         "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "command": "python -m comparisons " + shlex.join(sys.argv[1:]),
         "git_commit": described_commit(code), **code, "versions": library_versions(), "machine": machine_description(),
+        "numerics": numerics_identity(args.threads),  # read without any framework (comparisons/numerics.py)
         "threads": args.threads, "thread_environment": thread_environment(args.threads), "device": args.device,
         "profile": args.profile, "seeds": list(range(args.seeds)), "timeout_s": args.timeout,
         "variants": {v: {"backend": resolve_variant(v)[0], "params": {**resolve_variant(v)[1],
@@ -312,6 +322,7 @@ def run_in_folder(args, out: Path, variants, data, split, spec, executor, report
                     split_seed=split.seed, split_sha256=split.sha256, hf_model=args.hf_model,
                     executor=args.executor, code_commit=manifest["code_commit"], code_dirty=manifest["code_dirty"],
                     code_sha256=manifest["code_sha256"], serve=args.serve,
+                    measure_costs=not getattr(args, "quality_only", False),
                     train_size=n, precision=args.precisions[v])
             for n in args.train_sizes for v in variants for s in range(args.seeds)]
     inputs = RunInputs(data, split.to_dict()).to_json_bytes()  # the data by value, for every worker
@@ -369,6 +380,9 @@ def write_all_reports(out: Path, lang: str, price: float = DEFAULT_CPU_HOUR_PRIC
     split = folder.split()
     if reports.left_out:
         print(f"report: {left_out_line(reports.left_out)}", file=sys.stderr)
+    mixed = identities_line(folder.selected()[0])
+    if mixed:
+        print(f"report: {mixed}", file=sys.stderr)
     pairs = None if reports.verdicts is None else reports.verdicts.pairs
     write_learning_curves(folder, reports.summary, split.test, reports.test_labels, reports.positive_index,
                           len(split.train), list(dict.fromkeys(["en", lang])))  # a sweep: before the page embeds it
@@ -403,6 +417,7 @@ def command_report(args) -> int:
                                  "(contrasts chosen after seeing the results would not be a declared family)")
         if write_recipe_reports(args.out, lang=args.lang, contrasts=contrasts) is None:
             raise UserInputError(f"{args.out} holds no finished runs; run `python -m comparisons run --cv K --out {args.out}` first")
+        note_design_identities(args.out)
         for language in dict.fromkeys(["en", args.lang]):
             write_recipe_page(args.out, language, args.cpu_hour_price)
         print(f"recipe verdicts rebuilt in {args.out}/verdicts.md", file=sys.stderr)
@@ -418,8 +433,12 @@ def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
     try:
         with StopOnSignals():  # SIGTERM and SIGHUP stop a run as Ctrl-C does
-            if args.command != "track":  # the pages' decision prices its CPU-hours (report/decision.py)
+            if args.command not in ("track", "reproduce"):  # the pages' decision prices its CPU-hours (report/decision.py)
                 args.cpu_hour_price = cpu_hour_price(args.cpu_hour_price)
+            if args.command == "reproduce":
+                from comparisons.reproduce import command_reproduce
+
+                return command_reproduce(args)
             if args.command == "track":
                 from comparisons.report.tracking import command_track
 

@@ -11,6 +11,8 @@ over, and an edit not yet committed does. The commit and dirty flag are recorded
 Resume keeps a run only when every one of them is recorded and equal; report
 aggregates only such runs of the plan's variants and seeds, and names in one line those it left out.
 Records made before a field existed are judged on the fields they carry (report only).
+The numerics identity (comparisons/numerics.py: the CPU, the kernel variables, versions, threads) is judged by
+resume only: a report keeps runs of another identity and says in one line that its runs mix identities.
 """
 from __future__ import annotations
 
@@ -115,7 +117,11 @@ IDENTITY = {
     "code": ("code_sha256", lambda m: m.get("code_sha256", _MISSING)),
     "library versions": ("versions", lambda m: m.get("versions", _MISSING)),
     "precision": ("precision", lambda m: m.get("precision", _MISSING)),  # {variant: fp32 | bf16} (--precision)
+    # CPU, kernel variables, versions, threads (comparisons/numerics.py): resume reruns a run made under another
+    # identity; a report keeps it and says that its runs mix identities (numerics.identities_line)
+    "numerics": ("numerics_digest", lambda m: (m.get("numerics") or {}).get("digest", _MISSING)),
 }
+REPORTED_NOT_LEFT_OUT = ("numerics",)  # report (not strict): named in one line, never a reason to leave a run out
 _MISSING = object()
 
 
@@ -127,6 +133,8 @@ def differences(record: dict, manifest: dict, strict: bool = True) -> list[str]:
     """
     found = []
     for name, (key, of_manifest) in IDENTITY.items():
+        if not strict and name in REPORTED_NOT_LEFT_OUT:
+            continue
         planned = of_manifest(manifest)
         if name == "precision" and isinstance(planned, dict):  # resolved per variant
             planned = planned.get(record.get("variant"), _MISSING)

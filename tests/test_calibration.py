@@ -14,3 +14,20 @@ def test_a_a_false_positive_rate_is_at_most_0_10_and_a_planted_difference_is_fou
     again = run_study(load_sms_spam(), "sgd_tfidf", pool=4, folds=3, planted=False)
     assert again == run_study(load_sms_spam(), "sgd_tfidf", pool=4, folds=3, planted=False) | {
         "fit_and_score_seconds": again["fit_and_score_seconds"]}, "deterministic given its seeds"
+
+
+def test_the_a_a_across_kernels_scores_side_b_in_a_child_under_the_other_kernels(tmp_path):
+    import json
+
+    from comparisons.studies.calibration import OTHER_KERNELS, main
+
+    assert OTHER_KERNELS == {"ONEDNN_MAX_CPU_ISA": "AVX2", "MKL_CBWR": "COMPATIBLE"}
+    assert main(["--learner", "sgd_tfidf", "--pool", "2", "--folds", "2", "--no-planted", "--other-kernels",
+                 "--out", str(tmp_path)]) == 0
+    result = json.loads((tmp_path / "sgd_tfidf_kernels.json").read_text())
+    assert result["aa_across_kernels_different"]["partitions"]["comparisons"] == 1  # pairs a < b, b under other kernels
+    assert result["same_seed_across_kernels_different"]["comparisons"] == 2  # each seed against itself
+    # TF-IDF and SGD use no oneDNN or MKL kernel: the other kernels leave every score where it was
+    assert result["kernel_move_ap"]["exact_share"] == 1.0 and result["same_seed_across_kernels_different"]["hits"] == 0
+    assert "A/A across kernels (side B: ONEDNN_MAX_CPU_ISA=AVX2 MKL_CBWR=COMPATIBLE)" in (
+        tmp_path / "sgd_tfidf_kernels.md").read_text()

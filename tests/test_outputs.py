@@ -29,14 +29,16 @@ def test_tables_are_written_as_csv_markdown_and_html(tmp_path):
 PLAN = {"profile": "fast", "threads": 2, "device": "auto", "hf_model": None, "variants": {"tfidf_logreg": {}},
         "seeds": [0, 1], "split": {"sha256": "s" * 64}, "data": {"sha256": "d" * 64},
         "code_commit": "c" * 40, "code_dirty": False, "code_sha256": "h" * 64, "versions": {"numpy": "2.4.6"},
-        "precision": {"tfidf_logreg": "fp32"}}
+        "precision": {"tfidf_logreg": "fp32"},
+        "numerics": {"digest": "n" * 16}}
 
 
 def record(**changes):
     base = {"variant": "tfidf_logreg", "seed": 0, "status": "ok", "profile": "fast",
             "threads": {"threads": 2, "OMP_NUM_THREADS": "2"}, "device_requested": "auto", "hf_model": None,
             "split_sha256": "s" * 64, "data_sha256": "d" * 64, "code_commit": "c" * 40, "code_dirty": False,
-            "code_sha256": "h" * 64, "versions": {"numpy": "2.4.6"}, "precision": "fp32"}
+            "code_sha256": "h" * 64, "versions": {"numpy": "2.4.6"}, "precision": "fp32",
+            "numerics_digest": "n" * 16}
     return {**base, **changes}
 
 
@@ -55,10 +57,10 @@ def test_runs_of_another_profile_split_threads_code_or_seed_are_left_out_with_th
 
 
 def test_resume_needs_every_identity_field_but_report_judges_older_records_on_what_they_carry():
-    old = {k: v for k, v in record().items() if k not in ("code_sha256", "versions", "device_requested")}
+    old = {k: v for k, v in record().items() if k not in ("code_sha256", "versions", "device_requested", "numerics_digest")}
     assert differences(record(), PLAN) == []
     assert differences(old, PLAN, strict=True) == ["device not recorded", "code not recorded",
-                                                    "library versions not recorded"]
+                                                    "library versions not recorded", "numerics not recorded"]
     assert differences(old, PLAN, strict=False) == [] and select_runs([old], PLAN)[0] == [old]
 
 

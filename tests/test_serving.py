@@ -274,12 +274,17 @@ def test_resume_measures_a_run_again_only_when_a_serving_path_is_new(tmp_path, m
     path = tmp_path / "runs" / "tfidf_logreg__seed0.json"
     path.parent.mkdir()
     path.write_text(json.dumps({"status": "ok", "split_sha256": "s", "data_sha256": "d",
-                                "serve_paths": ["native", "onnx"]}))
+                                "serve_paths": ["native", "onnx"], "latency_ms_b1_p50": 1.0}))
     (tmp_path / "predictions").mkdir()
     (tmp_path / "predictions" / "tfidf_logreg__seed0.npz").write_bytes(b"")
     (tmp_path / "manifest.json").write_text("{}")
     monkeypatch.setattr(runner, "differences", lambda record, manifest, strict: [])  # comparable in every other way
-    request = SimpleNamespace(variant="tfidf_logreg", seed=0, train_size=None, serve="native,onnx")
+    request = SimpleNamespace(variant="tfidf_logreg", seed=0, train_size=None, serve="native,onnx", measure_costs=True)
     assert runner.finished(tmp_path, request, "s", "d", {})
     assert not runner.finished(tmp_path, SimpleNamespace(**{**vars(request), "serve": "native,onnx,onnx-int8"}), "s", "d",
                                {})
+    # a quality-only record (`reproduce`) is finished for a quality-only request, not for a measured one
+    path.write_text(json.dumps({"status": "ok", "split_sha256": "s", "data_sha256": "d", "serve_paths": ["native"]}))
+    request = SimpleNamespace(variant="tfidf_logreg", seed=0, train_size=None, serve="native", measure_costs=False)
+    assert runner.finished(tmp_path, request, "s", "d", {})
+    assert not runner.finished(tmp_path, SimpleNamespace(**{**vars(request), "measure_costs": True}), "s", "d", {})

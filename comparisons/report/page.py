@@ -21,6 +21,7 @@ import pandas as pd
 
 from common.errors import UserInputError
 from common.redaction import redact
+from comparisons.numerics import describe as describe_numerics, identities_line
 from comparisons.report.i18n import check_language, label, text
 from comparisons.outputs import atomic_write_text
 from comparisons.report.preview import preview_note
@@ -394,6 +395,8 @@ def _environment(manifest: dict, records: list[dict], lang: str) -> str:
                                       + text("rows", "行", lang) + f", sha256 {str(data.get('sha256', ''))[:12]}…"),
         (text("split", "数据划分", lang), f"seed {split.get('seed')}, " + "/".join(
             f"{v:,}" for v in (split.get("sizes") or {}).values()) + f", sha256 {str(split.get('sha256', ''))[:12]}…"),
+        (text("numerics identity", "数值路径标识", lang),
+         identities_line(records) or describe_numerics(manifest.get("numerics"))),  # comparisons/numerics.py
     ]
     versions = [[name, version or "—"] for name, version in (manifest.get("versions") or {}).items()]
     return (facts(pairs) + table([text("package", "软件包", lang), text("version", "版本", lang)], versions)

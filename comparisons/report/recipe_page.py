@@ -12,6 +12,7 @@ from pathlib import Path
 import pandas as pd
 
 from comparisons.report.scores import read_scores
+from comparisons.numerics import describe as describe_numerics
 from comparisons.report.i18n import label, text
 from comparisons.outputs import atomic_write_text
 from comparisons.report.recipe_verdicts import COSTS, METRICS
@@ -95,7 +96,9 @@ def build_recipe_page(out: Path, lang: str, price: float = DEFAULT_CPU_HOUR_PRIC
         ("partitions", text("Partitions", "划分", lang), partitions),
         ("reproduce", text("How to reproduce", "复现方法", lang),
          facts([(text("command", "命令", lang), design["command"]), (text("margins", "容差", lang), margins),
-                (text("data sha256", "数据 sha256", lang), design["data_sha256"][:16] + "…")])),
+                (text("data sha256", "数据 sha256", lang), design["data_sha256"][:16] + "…"),
+                (text("numerics identity", "数值路径标识", lang), (design.get("numerics_runs") or {}).get("line")
+                 or describe_numerics(design.get("numerics")))])),  # comparisons/numerics.py
     ]
     return report_page(title, lang, paragraph(lede, "lede"), sections)
 

@@ -167,11 +167,9 @@ def measure_throughput(predict: Callable[[Sequence[str]], np.ndarray], texts: Se
     is the median of `timed_passes` timed passes, `throughput_cv` their coefficient of variation.
     `proba` holds the first pass's outputs, row i for texts[i]: the caller's scoring of these texts.
     """
-    batches = [list(texts[start:start + batch_size]) for start in range(0, len(texts), batch_size)]
-
-    def one_pass() -> tuple[float, list[np.ndarray]]:
+    def one_pass() -> tuple[float, np.ndarray]:
         started = time.perf_counter()
-        outputs = [predict(batch) for batch in batches]
+        outputs = score_in_batches(predict, texts, batch_size)
         return time.perf_counter() - started, outputs
 
     first, outputs = one_pass()
@@ -181,17 +179,19 @@ def measure_throughput(predict: Callable[[Sequence[str]], np.ndarray], texts: Se
             "throughput_texts": len(texts), "throughput_passes": len(timed),
             "throughput_cv": float(timed.std(ddof=1) / timed.mean()) if len(timed) > 1 else 0.0,
             "first_pass_seconds": first, "compile_seconds": max(0.0, first - median),
-            "proba": np.concatenate(outputs)}
+            "proba": outputs}
+
+
+def score_in_batches(predict: Callable[[Sequence[str]], np.ndarray], texts: Sequence[str],
+                     batch_size: int = THROUGHPUT_BATCH) -> np.ndarray:
+    """`predict` over `texts` in their order, in batches of `batch_size`: the throughput pass's scoring, which a
+    quality-only run repeats so that its figures are the ones a measured run records (batching can move floats)."""
+    return np.concatenate([predict(list(texts[start:start + batch_size])) for start in range(0, len(texts), batch_size)])
 
 
 def machine_description() -> dict:
-    """CPU model and count, OS, Python: for the manifest."""
-    cpu = platform.processor() or ""
-    try:
-        with open("/proc/cpuinfo") as info:
-            found = re.search(r"^model name\s*:\s*(.+)$", info.read(), re.MULTILINE)
-            cpu = found.group(1).strip() if found else cpu
-    except OSError:
-        pass
-    return {"cpu": cpu, "cpu_count": os.cpu_count(), "platform": platform.platform(),
+    """CPU model and count, OS, Python: for the manifest (the CPU as comparisons/numerics.py reads it)."""
+    from comparisons.numerics import cpu_facts
+
+    return {"cpu": cpu_facts()["model_name"] or "", "cpu_count": os.cpu_count(), "platform": platform.platform(),
             "python": platform.python_version()}

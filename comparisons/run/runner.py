@@ -45,6 +45,8 @@ def finished(out: Path, request: RunSpec, split_sha256: str, data_sha256: str, m
     record = json.loads(path.read_text())
     if request.train_size is None and not set(serve_paths(request.serve)) <= set(record.get("serve_paths", ["native"])):
         return False  # a serving path asked for now was not measured then
+    if request.measure_costs and request.train_size is None and "latency_ms_b1_p50" not in record:
+        return False  # a quality-only rerun (`reproduce`) measured no serving costs
     return (record.get("status") == "ok" and record.get("split_sha256") == split_sha256
             and record.get("data_sha256") == data_sha256 and not differences(record, manifest, strict=True))
 

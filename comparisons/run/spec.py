@@ -15,6 +15,7 @@ import numpy as np
 from common.datasets import DataSpec, LabelledTexts, fingerprint
 from common.errors import UserInputError
 from common.splits import Split
+from comparisons.numerics import numerics_identity
 from comparisons.run_folder import run_name
 
 
@@ -40,6 +41,7 @@ class RunSpec:
     code_sha256: str | None = None  # hash of the code a run executes: what resume and report compare
     serve: str = "native"  # serving paths measured, comma-separated (comparisons/run/serving/paths.py)
     precision: str = "fp32"  # fp32 | bf16: resolved by the driver from --precision (comparisons/run/precision.py)
+    measure_costs: bool = True  # False: quality only, no latency/throughput/cold start (`reproduce`'s reruns)
 
     @property
     def name(self) -> str:
@@ -50,8 +52,10 @@ class RunSpec:
 
     def record_identity(self) -> dict:
         """The fields every record of this run carries, finished or not: what it was, and what makes it
-        comparable (comparisons.comparability). The worker's record and a failed row both start here."""
-        return {"variant": self.variant, "seed": self.seed, "train_size": self.train_size, "profile": self.profile,
+        comparable (comparisons.comparability). The worker's record and a failed row both start here; the
+        numerics identity is the calling process's (the worker's machine, environment and versions)."""
+        numerics = numerics_identity(self.threads)
+        return {"numerics_digest": numerics["digest"], "numerics": numerics, "variant": self.variant, "seed": self.seed, "train_size": self.train_size, "profile": self.profile,
                 "hf_model": self.hf_model, "split_sha256": self.split_sha256, "data_sha256": self.data_sha256,
                 "threads": self.threads, "executor": self.executor, "device_requested": self.device,
                 "code_commit": self.code_commit, "code_dirty": self.code_dirty, "code_sha256": self.code_sha256,

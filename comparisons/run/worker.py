@@ -13,7 +13,8 @@ skip the serving costs: the same model, measured once at the whole training spli
 the other serving paths (ONNX Runtime fp32 and int8, torch int8) are measured after native, alike
 (comparisons/run/serving/measure_paths.py); their rows go in serving/<run>.json. The record
 carries what makes runs comparable (comparisons.comparability): the code's hash (and commit, dirty
-flag), threads, requested device, profile, split and data hashes, library versions, precision.
+flag), threads, requested device, profile, split and data hashes, library versions, precision, and the
+numerics identity (comparisons/numerics.py) with what the imported frameworks dispatched to.
 """
 from __future__ import annotations
 
@@ -32,7 +33,8 @@ import numpy as np
 from common.errors import UserInputError
 from comparisons.comparability import code_changed, library_versions
 from comparisons.run.measure import (PeakRss, machine_description, measure_latency, measure_throughput, rss_mb,
-                                 set_framework_threads)
+                                 score_in_batches, set_framework_threads)
+from comparisons.numerics import observed_dispatch
 from comparisons.outputs import atomic_write_bytes, atomic_write_json
 from comparisons.run.parent_death import die_with_parent
 from comparisons.run.profiles import profile, variant_overrides
@@ -136,7 +138,7 @@ def run(args: RunSpec, out: Path, inputs: RunInputs) -> dict:
     # Serving costs (latency, throughput, cold start, serving memory) belong to the model, not to
     # how many messages trained it: a training-size sweep measures them once, at the whole training
     # split; its subset runs record quality, train time and training memory only.
-    serving_costs = args.train_size is None
+    serving_costs = args.train_size is None and args.measure_costs  # `reproduce` reruns compare quality only
     throughput, latency = {}, {}
     if serving_costs:
         # the test split is scored once: the throughput's untimed first pass (same texts, same order,
@@ -146,6 +148,8 @@ def run(args: RunSpec, out: Path, inputs: RunInputs) -> dict:
         if not cls.compiles:  # the first pass's extra time is warm-up, not compilation: first_pass_seconds keeps it
             throughput["compile_seconds"] = None
         latency = measure_latency(model.predict_proba, test.texts, **profile(args.profile)["latency"])
+    elif args.train_size is None:  # quality only (`reproduce`): the throughput pass's batches, so the same figures
+        test_proba = score_in_batches(model.predict_proba, test.texts)
     else:
         test_proba = model.predict_proba(test.texts)  # the test split, scored once
 
@@ -181,8 +185,10 @@ def run(args: RunSpec, out: Path, inputs: RunInputs) -> dict:
     atomic_write_bytes(prediction_path(out, args.variant, args.seed, args.train_size),
                        _npz(test=split.test, labels=test.labels, proba=test_proba))
     count = model.param_count()
+    identity = args.record_identity()
+    identity["numerics"] = {**identity["numerics"], "observed": observed_dispatch()}  # what the kernels dispatched to
     return {
-        **args.record_identity(), "backend": backend_name, "status": "ok", "reason": "",
+        **identity, "backend": backend_name, "status": "ok", "reason": "",
         **{k: metrics[k] for k in ("accuracy", "macro_f1", "average_precision")},
         "positive_precision": metrics.get("positive_precision"), "positive_recall": metrics.get("positive_recall"),
         "confusion_matrix": metrics["confusion_matrix"], **at_threshold,

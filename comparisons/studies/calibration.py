@@ -37,7 +37,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import binomtest
 
-from common.datasets import LabelledTexts, load_sms_spam
+from common.datasets import DataSpec, LabelledTexts, load
 from common.partitions import kfold_partitions
 from common.splits import DEFAULT_SPLIT_SEED, Split, stratified_split
 from comparisons.outputs import atomic_write_json, atomic_write_text
@@ -99,11 +99,10 @@ def rate(hits: int, total: int) -> dict:
             "ci_low": float(interval.low), "ci_high": float(interval.high)}
 
 
-def run_study(data: LabelledTexts, learner: str, pool: int, folds: int, repeats: int = 1,
-              split_seed: int = DEFAULT_SPLIT_SEED, margin: float = DEFAULT_MARGINS["average_precision"],
-              planted: bool = True) -> dict:
-    """Every seed of the pool (and the weak recipe's) on every partition and on the single split, then the
-    A/A and A/B rates of each verdict. Deterministic given its arguments."""
+def pool_scores(data: LabelledTexts, learner: str, pool: int, folds: int, repeats: int = 1,
+                split_seed: int = DEFAULT_SPLIT_SEED, planted: bool = True) -> dict:
+    """Every seed of the pool (and the weak recipe's) scored: test AP on every partition ({weak: (pool, J)}) and
+    the single split's bootstrap APs ({weak: (pool, B)}), with the partitions and the seconds taken."""
     scorer, cache = SCORERS[learner], {}
     partitions = kfold_partitions(data, folds, repeats, split_seed)
     started = time.perf_counter()
@@ -113,9 +112,54 @@ def run_study(data: LabelledTexts, learner: str, pool: int, folds: int, repeats:
     split = stratified_split(data, split_seed)
     positive = data.labels[split.test] == data.positive_index
     counts = item_counts(len(split.test), N_RESAMPLES)
-    items = {weak: [weighted_average_precision(scorer(data, split, seed, weak, cache), positive, counts)
-                    for seed in range(pool)] for weak in (False, True)[:1 + planted]}
-    seconds = time.perf_counter() - started
+    items = {weak: np.array([weighted_average_precision(scorer(data, split, seed, weak, cache), positive, counts)
+                             for seed in range(pool)]) for weak in (False, True)[:1 + planted]}
+    return {"ap": ap, "items": items, "partitions": partitions, "seconds": time.perf_counter() - started}
+
+
+# The other kernels of the A/A across kernels (issue 40): oneDNN capped at AVX2, MKL in its conditional-numerical-
+# reproducibility mode. They act when a library starts, so that side is scored in a child process.
+OTHER_KERNELS = {"ONEDNN_MAX_CPU_ISA": "AVX2", "MKL_CBWR": "COMPATIBLE"}
+
+
+def study_data(limit_per_class: int | None = None) -> LabelledTexts:
+    """The shipped SMS data, or its first N texts of each class (quick trials)."""
+    return load(DataSpec(limit_per_class=limit_per_class))
+
+
+def scores_under_other_kernels(learner: str, pool: int, folds: int, repeats: int, split_seed: int,
+                               threads: int, limit_per_class: int | None = None) -> dict:
+    """pool_scores (the recipe alone) computed by a child process of this study under OTHER_KERNELS."""
+    import os
+    import subprocess
+    import tempfile
+
+    from comparisons.comparability import ROOT
+    from comparisons.run.measure import thread_environment
+
+    with tempfile.TemporaryDirectory() as scratch:
+        target = Path(scratch) / "scores.json"
+        command = [sys.executable, "-m", "comparisons.studies.calibration", "--learner", learner, "--pool", str(pool),
+                   "--folds", str(folds), "--repeats", str(repeats), "--threads", str(threads), "--no-planted",
+                   "--out", scratch, "--scores-only", str(target)]
+        if limit_per_class:
+            command += ["--limit-per-class", str(limit_per_class)]
+        env = {**os.environ, **thread_environment(threads), **OTHER_KERNELS,
+               "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+        subprocess.run(command, env=env, check=True)
+        saved = json.loads(target.read_text())
+    return {"ap": {False: np.asarray(saved["ap"])}, "items": {False: np.asarray(saved["items"])}}
+
+
+def run_study(data: LabelledTexts, learner: str, pool: int, folds: int, repeats: int = 1,
+              split_seed: int = DEFAULT_SPLIT_SEED, margin: float = DEFAULT_MARGINS["average_precision"],
+              planted: bool = True, other_kernels: dict | None = None) -> dict:
+    """Every seed of the pool (and the weak recipe's) on every partition and on the single split, then the
+    A/A and A/B rates of each verdict. Deterministic given its arguments. `other_kernels`: the pool's scores
+    under other kernels (scores_under_other_kernels): A/A pairs then set seed a here against seed b there, and
+    the same seed here against there (kernels alone)."""
+    scored = pool_scores(data, learner, pool, folds, repeats, split_seed, planted)
+    ap, items, partitions, seconds = scored["ap"], scored["items"], scored["partitions"], scored["seconds"]
 
     n_train = [len(p.split.train) + len(p.split.valid) for p in partitions]
     n_test = [len(p.split.test) for p in partitions]
@@ -138,8 +182,24 @@ def run_study(data: LabelledTexts, learner: str, pool: int, folds: int, repeats:
     crossed = [(a, b) for a in range(pool) for b in range(pool) if a != b] if planted else []
     ab = {"partitions": [partition_verdict(ap[False][a], ap[True][b]) for a, b in crossed],
           "items_only": [items_verdict(items[False][a], items[True][b]) for a, b in crossed]}
+    across = {}
+    if other_kernels is not None:  # one side of each A/A pair under the other kernels
+        there, there_items = other_kernels["ap"][False], other_kernels["items"][False]
+        across_pairs = {"partitions": [partition_verdict(ap[False][a], there[b]) for a, b in pairs],
+                        "items_only": [items_verdict(items[False][a], there_items[b]) for a, b in pairs]}
+        kernels_only = [partition_verdict(ap[False][a], there[a]) for a in range(pool)]
+        moves = np.abs(ap[False] - there)  # (pool, J): the same seed and partition, other kernels
+        seed_moves = np.abs(np.array([ap[False][a] - ap[False][b] for a, b in pairs]))
+        across = {"aa_across_kernels_different": {name: rate(sum(v in ("A better", "B better") for v in verdicts),
+                                                             len(verdicts)) for name, verdicts in across_pairs.items()},
+                  "same_seed_across_kernels_different": rate(sum(v in ("A better", "B better") for v in kernels_only),
+                                                             len(kernels_only)),
+                  "kernel_move_ap": {"mean": float(moves.mean()), "max": float(moves.max()),
+                                     "exact_share": float((moves <= 1e-9).mean())},
+                  "seed_move_ap": {"mean": float(seed_moves.mean()), "max": float(seed_moves.max())},
+                  "other_kernels": OTHER_KERNELS}
     return {
-        "learner": learner, "pool": pool, "folds": folds, "repeats": repeats, "split_seed": split_seed,
+        **across, "learner": learner, "pool": pool, "folds": folds, "repeats": repeats, "split_seed": split_seed,
         "alpha": ALPHA, "margin": margin, "texts": len(data), "fit_and_score_seconds": round(seconds, 1),
         "mean_ap": {"recipe": float(ap[False].mean()), "weakened": float(ap[True].mean()) if planted else None},
         "aa_different": {name: rate(sum(v in ("A better", "B better") for v in verdicts), len(verdicts))
@@ -168,6 +228,17 @@ def study_markdown(result: dict, command: str) -> str:
              row("corrected t-test over partitions (new)", result["aa_different"]["partitions"]), "",
              "| A/A: called equivalent within the margin | count | rate [95% interval] |", "| --- | --- | --- |",
              row("corrected t-test over partitions (new)", result["aa_equivalent"]["partitions"]), ""]
+    if "aa_across_kernels_different" in result:  # --other-kernels
+        kernels = " ".join(f"{k}={v}" for k, v in result["other_kernels"].items())
+        moves, seeds = result["kernel_move_ap"], result["seed_move_ap"]
+        lines += [f"| A/A across kernels (side B: {kernels}): called different | count | rate [95% interval] |",
+                  "| --- | --- | --- |",
+                  row("items-only bootstrap, single split (old)", result["aa_across_kernels_different"]["items_only"]),
+                  row("corrected t-test over partitions (new)", result["aa_across_kernels_different"]["partitions"]),
+                  row("the same seed, kernels alone (partitions)", result["same_seed_across_kernels_different"]), "",
+                  f"The kernels alone move a partition's test AP by {moves['mean']:.6f} on average (at most "
+                  f"{moves['max']:.6f}; {moves['exact_share']:.0%} of seed x partition cells unmoved); another seed "
+                  f"moves it by {seeds['mean']:.6f} on average (at most {seeds['max']:.6f}).", ""]
     if result["ab_weak_called_worse"] is None:
         return "\n".join(lines + ["(No planted difference in this study: `--no-planted`.)", ""])
     lines += ["| planted difference: weakened recipe called worse (power) | count | rate [95% interval] |",
@@ -185,6 +256,11 @@ def main(argv=None) -> int:
     parser.add_argument("--repeats", type=int, default=1)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--no-planted", action="store_true", help="skip the planted difference (the A/A part only)")
+    parser.add_argument("--other-kernels", action="store_true",
+                        help="A/A across kernels: side B of each pair scored in a child process under "
+                             "ONEDNN_MAX_CPU_ISA=AVX2 MKL_CBWR=COMPATIBLE (issue 40); writes LEARNER_kernels.{json,md}")
+    parser.add_argument("--limit-per-class", type=int, help="the first N texts of each class (quick trials)")
+    parser.add_argument("--scores-only", type=Path, help=argparse.SUPPRESS)  # the child's: write pool_scores as JSON
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args(argv)
     if args.pool < 2:
@@ -193,10 +269,19 @@ def main(argv=None) -> int:
     if args.learner == "torch_scratch":
         import torch
         torch.set_num_threads(args.threads)
-    result = run_study(load_sms_spam(), args.learner, args.pool, args.folds, args.repeats, planted=not args.no_planted)
+    if args.scores_only:  # the child of --other-kernels: the recipe's pool scores under this process's kernels
+        scored = pool_scores(study_data(args.limit_per_class), args.learner, args.pool, args.folds, args.repeats, planted=False)
+        atomic_write_text(args.scores_only, json.dumps({"ap": scored["ap"][False].tolist(),  # full precision: a kernel
+                                                        "items": scored["items"][False].tolist()}))  # moves the last bits
+        return 0
+    other = scores_under_other_kernels(args.learner, args.pool, args.folds, args.repeats, DEFAULT_SPLIT_SEED,
+                                       args.threads, args.limit_per_class) if args.other_kernels else None
+    result = run_study(study_data(args.limit_per_class), args.learner, args.pool, args.folds, args.repeats, planted=not args.no_planted,
+                       other_kernels=other)
     command = "python -m comparisons.studies.calibration " + " ".join(argv if argv is not None else sys.argv[1:])
-    atomic_write_json(args.out / f"{args.learner}.json", {**result, "command": command})
-    atomic_write_text(args.out / f"{args.learner}.md", study_markdown(result, command))
+    name = args.learner + ("_kernels" if args.other_kernels else "")
+    atomic_write_json(args.out / f"{name}.json", {**result, "command": command})
+    atomic_write_text(args.out / f"{name}.md", study_markdown(result, command))
     print(study_markdown(result, command))
     return 0
 

@@ -1,0 +1,394 @@
+"""`python -m comparisons reproduce --from FOLDER --out FRESH`: a committed folder checked against a rerun (issue 40).
+
+Reads the committed folder's plan (a `--cv` design's design.json and partition manifests, or a single
+split's manifest.json): the same data, split or partitions, seeds, profile, threads and model choice;
+reruns it, or the named variants and partitions, in FRESH with today's code (quality only: serving
+costs are this machine's measurements, not figures that reproduce), and reports per run the committed
+and rerun primary figures (test AP, macro-F1 at the validation threshold) and their difference,
+whether the numerics identity matched (comparisons/numerics.py; records made before it existed are
+compared by `node_cpu`: "unknown, cpu same|differs"), and whether each verdict of the committed folder
+stands when the rerun figures are put in place of the committed ones.
+
+Under the same identity a figure must come back to 1e-6 (the records keep 6 decimals); otherwise
+the differences are set against the seed spread the folder holds: the standard deviation of its
+per-partition A/A differences (two seeds of one variant), or, when the folder has one seed, of the
+twins' (torch_scratch - keras_layers) per-partition differences, and the page says which. A
+difference within twice that spread is within seed noise. Writes reproduce.md and reproduce.csv in
+FRESH; exit 1 when a run under the same identity did not come back, or a rerun failed.
+"""
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from common.errors import UserInputError
+from comparisons.numerics import describe as describe_numerics, numerics_identity
+from comparisons.outputs import atomic_write_text
+from comparisons.run_folder import read_runs, run_name
+
+EXACT = 1e-6  # records keep 6 decimals: the same computation gives the same written figure
+NOISE_FACTOR = 2.0  # a difference within 2 x the seed spread is within seed noise (about 95% of A/A differences)
+FIGURES = ("average_precision", "macro_f1_at_threshold")
+TWINS = ("torch_scratch", "keras_layers")
+
+
+# --- the committed folder -----------------------------------------------------------------------------
+def read_committed(folder: Path, backends: str | None, partitions: str | None) -> dict:
+    """The committed plan and the selection to rerun; UserInputError (exit 2, nothing written) for bad input."""
+    folder = Path(folder)
+    if (folder / "design.json").is_file():
+        design = json.loads((folder / "design.json").read_text())
+        names = [p["name"] for p in design["partitions"]]
+        manifests = [folder / "partitions" / name / "manifest.json" for name in names]
+        found = [m for m in manifests if m.is_file()]
+        if not found:
+            raise UserInputError(f"{folder} is a design without partition runs (no partitions/*/manifest.json)")
+        manifest, variants, seeds = json.loads(found[0].read_text()), list(design["variants"]), list(design["seeds"])
+    elif (folder / "manifest.json").is_file() and (folder / "runs").is_dir():
+        design, names = None, ["split"]
+        manifest = json.loads((folder / "manifest.json").read_text())
+        variants, seeds = list(manifest["variants"]), list(manifest["seeds"])
+        if partitions:
+            raise UserInputError(f"--partitions needs a --cv design; {folder} is a single-split run folder")
+    else:
+        raise UserInputError(f"{folder} is not a run folder or design (no manifest.json with runs/, no design.json); "
+                             "name a folder that `python -m comparisons run` wrote")
+    if manifest.get("train_sizes") not in (None, ["all"]):
+        raise UserInputError(f"{folder} is a training-size sweep; reproduce reruns whole-split plans only")
+    chosen_variants = _chosen(backends, variants, "variant", folder)
+    chosen_partitions = _chosen(partitions, names, "partition", folder) if design else names
+    return {"folder": folder, "design": design, "manifest": manifest, "variants": chosen_variants,
+            "plan_variants": variants, "seeds": seeds, "partitions": chosen_partitions}
+
+
+def _chosen(value: str | None, known: list[str], what: str, folder: Path) -> list[str]:
+    if not value:
+        return list(known)
+    named = [item.strip() for item in value.split(",") if item.strip()]
+    unknown = [item for item in named if item not in known]
+    if unknown or not named:
+        raise UserInputError(f"unknown {what} {', '.join(unknown) or '(none named)'}: {folder} holds {', '.join(known)}")
+    return [item for item in known if item in named]
+
+
+def run_arguments(committed: dict, fresh: Path) -> list[str]:
+    """The `run` command line of the committed plan, restricted to the chosen variants, into the fresh folder."""
+    manifest, design = committed["manifest"], committed["design"]
+    spec = manifest["data"]["spec"]
+    source = {"sms_spam": "sms_spam", "uci": "uci", "corpus": spec.get("path"), "file": spec.get("path"),
+              "hf": f"hf:{spec.get('path')}"}[spec["source"]]
+    words = ["run", "--data", source, "--backends", ",".join(committed["variants"]),
+             "--seeds", str(max(committed["seeds"]) + 1), "--profile", manifest["profile"],
+             "--threads", str(manifest["threads"]), "--device", manifest.get("device") or "auto",
+             "--split-seed", str(design["seed"] if design else manifest["split"]["seed"]), "--out", str(fresh)]
+    for option, key in (("--text-col", "text_col"), ("--label-col", "label_col"), ("--positive-label", "positive_label"),
+                        ("--limit-per-class", "limit_per_class"), ("--limit-total", "limit_total")):
+        if spec.get(key) is not None:
+            words += [option, str(spec[key])]
+    if spec["source"] == "hf":
+        words += ["--hf-split", spec.get("hf_split") or "train"]
+    if spec.get("encoding") and spec["source"] == "file":
+        words += ["--encoding", spec["encoding"]]
+    if spec.get("dedup"):
+        words.append("--dedup")
+    chosen = set(committed_precisions(committed).values())  # records made before --precision existed: fp32
+    words += ["--precision", chosen.pop() if len(chosen) == 1 else "auto"]
+    if manifest.get("hf_model"):
+        words += ["--hf-model", manifest["hf_model"]]
+    if manifest.get("timeout_s"):
+        words += ["--timeout", str(manifest["timeout_s"])]
+    if design:
+        words += ["--cv", str(design["folds"]), "--repeats", str(design["repeats"])]
+    return words
+
+
+def committed_precisions(committed: dict) -> dict:
+    """{variant: fp32 | bf16} as the committed plan resolved it (fp32 for a folder made before --precision)."""
+    planned = committed["manifest"].get("precision") or {}
+    return {variant: planned.get(variant, "fp32") for variant in committed["variants"]}
+
+
+# --- the rerun --------------------------------------------------------------------------------------
+def rerun(committed: dict, fresh: Path) -> int:
+    """Run the chosen runs in `fresh` through the suite's own runner (resume included); 0, 1 (a run failed) or
+    an interruption's code."""
+    from common.datasets import fingerprint
+    from common.partitions import kfold_partitions
+    from comparisons.cli import build_parser, prepare, run_in_folder
+    from comparisons.comparability import code_state
+    from comparisons.outputs import atomic_write_json
+    from comparisons.run.executors import open_executor
+    from comparisons.run.lock import RunFolderLock
+
+    args = build_parser().parse_args(run_arguments(committed, fresh))
+    args.quality_only = True  # the workers skip latency, throughput and cold start
+    variants, data, split, spec = prepare(args)
+    args.precisions = committed_precisions(committed)  # each variant as committed, not as `auto` would choose here
+    design, manifest = committed["design"], committed["manifest"]
+    if fingerprint(data) != manifest["data"]["sha256"]:
+        raise UserInputError(f"the data loaded now is not {committed['folder']}'s (its sha256 differs); "
+                             "reproduce needs the same data")
+    if design:
+        partitions = {p.name: p for p in kfold_partitions(data, design["folds"], design["repeats"], design["seed"])}
+        planned = {p["name"]: p["sha256"] for p in design["partitions"]}
+        if any(partitions[name].split.sha256 != planned[name] for name in committed["partitions"]):
+            raise UserInputError(f"the partitions drawn now are not {committed['folder']}'s; reproduce needs the same ones")
+    elif split.sha256 != manifest["split"]["sha256"]:
+        raise UserInputError(f"the split drawn now is not {committed['folder']}'s; reproduce needs the same one")
+    try:
+        fresh.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UserInputError(f"cannot use {fresh} as the fresh folder ({exc.strerror}); choose another --out") from None
+    executor = open_executor("local", None, None, 0)
+    failed = 0
+    with RunFolderLock(fresh).acquire():
+        try:
+            if not design:
+                return run_in_folder(args, fresh, variants, data, split, spec, executor, reports=False)
+            code = code_state()
+            chosen = [p for p in design["partitions"] if p["name"] in committed["partitions"]]
+            atomic_write_json(fresh / "design.json", {**design, "partitions": chosen, "variants": variants,
+                                                      "code_sha256": code["code_sha256"],
+                                                      "reproduces": str(committed["folder"])})
+            for name in committed["partitions"]:
+                print(f"partition {name}", file=sys.stderr)
+                code_exit = run_in_folder(args, fresh / "partitions" / name, variants, data, partitions[name].split,
+                                          spec, executor, reports=False, code=code)
+                if code_exit not in (0, 1):
+                    return code_exit
+                failed += code_exit
+        finally:
+            executor.close()
+    return 1 if failed else 0
+
+
+# --- the comparison ---------------------------------------------------------------------------------
+def _records(folder: Path, partition: str) -> dict:
+    path = folder if partition == "split" else folder / "partitions" / partition
+    return {(r.variant, r.seed): r for r in read_runs(path) if r.train_size is None} if path.exists() else {}
+
+
+def identity_match(committed: dict, rerun: dict) -> str:
+    """same | differs | unknown, cpu same | unknown, cpu differs (records made before the numerics identity)."""
+    if committed.get("numerics_digest") and rerun.get("numerics_digest"):
+        return "same" if committed["numerics_digest"] == rerun["numerics_digest"] else "differs"
+    return "unknown, cpu " + ("same" if committed.get("node_cpu") == rerun.get("node_cpu") else "differs")
+
+
+def compare_runs(committed: dict, fresh: Path) -> pd.DataFrame:
+    """One row per rerun: committed and rerun figures, their difference, the identity, the verdict on exactness."""
+    rows = []
+    for partition in committed["partitions"]:
+        old, new = _records(committed["folder"], partition), _records(fresh, partition)
+        for variant in committed["variants"]:
+            for seed in committed["seeds"]:
+                before, after = old.get((variant, seed)), new.get((variant, seed))
+                if before is None or after is None or not before.ok or not after.ok:
+                    rows.append({"partition": partition, "run": run_name(variant, seed), "variant": variant,
+                                 "seed": seed, "identity": "—",
+                                 "status": f"not compared (committed {before.status if before else 'missing'}, "
+                                           f"rerun {after.status if after else 'missing'})"})
+                    continue
+                row = {"partition": partition, "run": run_name(variant, seed), "variant": variant, "seed": seed,
+                       "identity": identity_match(before, after), "committed_cpu": before.get("node_cpu"),
+                       "rerun_cpu": after.get("node_cpu"), "rerun_code": after.get("code_sha256")}
+                for figure in FIGURES:
+                    row[f"committed_{figure}"], row[f"rerun_{figure}"] = before.get(figure), after.get(figure)
+                    row[f"difference_{figure}"] = _difference(before.get(figure), after.get(figure))
+                largest = max(abs(row[f"difference_{f}"]) for f in FIGURES if row[f"difference_{f}"] is not None)
+                exact = largest <= EXACT + 1e-12
+                row["status"] = ("exact" if exact else f"NOT REPRODUCED: same numerics identity, differs by {largest:.6f}") \
+                    if row["identity"] == "same" else ("exact" if exact else "differs (another numerics identity)")
+                rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def _difference(before, after) -> float | None:
+    return None if before is None or after is None else float(after) - float(before)
+
+
+def seed_spread(committed: dict) -> tuple[float | None, str]:
+    """(the spread of seed noise on test AP, what it is): A/A differences if the folder has two seeds, else the twins'."""
+    scores = _score_table(committed["folder"])
+    if scores.empty:
+        return None, "no finished runs to measure a seed spread from"
+    differences = []
+    for (variant, partition), rows in scores.groupby(["variant", "partition"]):
+        values = rows.sort_values("seed")["average_precision"].to_numpy()
+        differences += [values[i] - values[0] for i in range(1, len(values))]
+    if len(differences) == 1:
+        return abs(float(differences[0])), "the one A/A difference (two seeds on one split) in the committed folder"
+    if len(differences) >= 2:
+        return float(np.std(differences, ddof=1)), (f"the standard deviation of {len(differences)} per-partition A/A "
+                                                   "differences (two seeds of one variant) in the committed folder")
+    wide = scores[scores["seed"] == scores["seed"].min()].pivot(index="partition", columns="variant",
+                                                                values="average_precision")
+    if all(t in wide for t in TWINS) and wide[list(TWINS)].dropna().shape[0] >= 2:
+        twins = (wide[TWINS[0]] - wide[TWINS[1]]).dropna()
+        return float(twins.std(ddof=1)), (f"the standard deviation of the twins' ({TWINS[0]} - {TWINS[1]}) "
+                                          f"per-partition differences over {len(twins)} partitions (one seed per "
+                                          "partition: no A/A pair in the folder)")
+    return None, "the committed folder holds neither two seeds of a variant nor both twins: no seed spread to compare with"
+
+
+def _score_table(folder: Path) -> pd.DataFrame:
+    rows = []
+    partitions = sorted(p.name for p in (folder / "partitions").glob("r*f*")) if (folder / "design.json").exists() else ["split"]
+    for partition in partitions:
+        for (variant, seed), record in _records(folder, partition).items():
+            if record.ok:
+                rows.append({"partition": partition, "variant": variant, "seed": seed,
+                             "average_precision": record.get("average_precision")})
+    return pd.DataFrame(rows, columns=["partition", "variant", "seed", "average_precision"])
+
+
+def folder_verdicts(folder: Path) -> pd.DataFrame:
+    """(metric, variant_a, variant_b, verdict) of a folder, through the report code its design uses: the one place
+    to point at another verdict engine."""
+    folder = Path(folder)
+    if (folder / "design.json").exists():
+        from comparisons.report.contrasts import as_pairs
+        from comparisons.report.recipe_verdicts import partition_scores, recipe_verdicts
+
+        design = json.loads((folder / "design.json").read_text())  # its margins and its declared family
+        _, pairs = recipe_verdicts(partition_scores(folder), design.get("margins"), design.get("variants"),
+                                   as_pairs(design.get("contrasts")), design.get("folds"))
+    else:
+        from comparisons.report.tables import build_reports
+
+        verdicts = build_reports(folder).verdicts
+        pairs = pd.DataFrame(columns=["metric", "variant_a", "variant_b", "verdict"]) if verdicts is None else verdicts.pairs
+    return pairs[["metric", "variant_a", "variant_b", "verdict"]].reset_index(drop=True)
+
+
+def substituted_verdicts(committed: dict, fresh: Path) -> pd.DataFrame:
+    """Each verdict of the committed folder, then with the rerun runs in place of the committed ones."""
+    source = committed["folder"]
+    with tempfile.TemporaryDirectory() as scratch:
+        overlay = Path(scratch) / "overlay"
+        shutil.copytree(source, overlay, ignore=shutil.ignore_patterns("logs", "zh", "*.png", "*.html", "exports"))
+        for partition in committed["partitions"]:
+            target = overlay if partition == "split" else overlay / "partitions" / partition
+            origin = fresh if partition == "split" else fresh / "partitions" / partition
+            for (variant, seed), record in _records(fresh, partition).items():
+                if variant in committed["variants"] and seed in committed["seeds"] and record.ok:
+                    name = run_name(variant, seed)
+                    shutil.copy(origin / "runs" / f"{name}.json", target / "runs" / f"{name}.json")
+                    if (origin / "predictions" / f"{name}.npz").exists():
+                        shutil.copy(origin / "predictions" / f"{name}.npz", target / "predictions" / f"{name}.npz")
+        for path in overlay.rglob("manifest.json"):  # today's code and this machine are what a rerun differs in:
+            plan = json.loads(path.read_text())      # not judged here, or the report would leave the rerun runs out
+            for key in ("code_sha256", "versions", "numerics"):
+                plan.pop(key, None)
+            path.write_text(json.dumps(plan))
+        before, after = folder_verdicts(source), folder_verdicts(overlay)
+    merged = before.merge(after, on=["metric", "variant_a", "variant_b"], how="outer", suffixes=("_committed", "_rerun"))
+    merged["stands"] = merged["verdict_committed"] == merged["verdict_rerun"]
+    return merged
+
+
+# --- the page and the command -----------------------------------------------------------------------
+def _f(value, signed: bool = False) -> str:
+    if value is None or (isinstance(value, float) and np.isnan(value)):
+        return "—"
+    return f"{value:+.6f}" if signed else f"{value:.6f}"
+
+
+def reproduce_markdown(committed: dict, runs: pd.DataFrame, spread: tuple, verdicts: pd.DataFrame,
+                       conclusions: list[str]) -> str:
+    value, what = spread
+    cpus = sorted({str(c) for c in runs.get("committed_cpu", pd.Series(dtype=str)).dropna()})
+    lines = [f"# Reproduced: {committed.get('shown', committed['folder'])}", "",
+             f"Committed runs made on: {', '.join(cpus) or '—'}. This rerun: {describe_numerics(numerics_identity(committed['manifest'].get('threads')))}.",
+             f"Rerun: {', '.join(committed['variants'])} on {', '.join(committed['partitions'])}, seeds "
+             f"{', '.join(map(str, committed['seeds']))}, profile {committed['manifest'].get('profile')}, "
+             f"{committed['manifest'].get('threads')} thread(s), quality only (no serving costs); code: committed "
+             f"{str(committed['manifest'].get('code_sha256'))[:12]} (commit {str(committed['manifest'].get('code_commit'))[:12]}), "
+             f"rerun {str(_rerun_code(runs))[:12]}.", "",
+             *[f"- {line}" for line in conclusions], "", "## Each run", "",
+             "| partition | run | numerics identity | test AP committed | rerun | Δ | macro-F1 @ threshold committed | rerun | Δ | status |",
+             "| --- | --- | --- | --: | --: | --: | --: | --: | --: | --- |"]
+    for row in runs.to_dict("records"):
+        lines.append(f"| {row['partition']} | {row['run']} | {row['identity']} | "
+                     + " | ".join(f"{_f(row.get(f'committed_{f}'))} | {_f(row.get(f'rerun_{f}'))} | "
+                                  f"{_f(row.get(f'difference_{f}'), True)}" for f in FIGURES)
+                     + f" | {row['status']} |")
+    lines += ["", "## Seed spread", "",
+              f"{_f(value) if value is not None else '—'} test AP: {what}. A difference within "
+              f"{NOISE_FACTOR:g} x this spread is within seed noise.", "",
+              "## Verdicts with the rerun figures in place of the committed ones", ""]
+    if verdicts.empty:
+        lines.append("The committed folder holds no verdicts (fewer than two variants).")
+    else:
+        lines += ["| metric | pair | committed verdict | with the rerun figures | stands |", "| --- | --- | --- | --- | --- |"]
+        for row in verdicts.to_dict("records"):
+            lines.append(f"| {row['metric']} | {row['variant_a']} − {row['variant_b']} | {row['verdict_committed']} | "
+                         f"{row['verdict_rerun']} | {'yes' if row['stands'] else 'NO'} |")
+    return "\n".join(lines) + "\n"
+
+
+def _rerun_code(runs: pd.DataFrame) -> str | None:
+    codes = runs["rerun_code"].dropna() if "rerun_code" in runs else []
+    return codes.iloc[0] if len(codes) else None
+
+
+def conclusions_of(runs: pd.DataFrame, spread: tuple, verdicts: pd.DataFrame) -> tuple[list[str], bool]:
+    """(the summary lines, whether every run under the same identity came back exactly and none failed)."""
+    compared = runs[runs["status"].str.startswith(("exact", "differs", "NOT"))]
+    same = compared[compared["identity"] == "same"]
+    other = compared[compared["identity"] != "same"]
+    lines, ok = [], len(compared) == len(runs)
+    if len(compared) < len(runs):
+        lines.append(f"{len(runs) - len(compared)} run(s) not compared: a committed or rerun run is missing or failed")
+    if len(same):
+        broken = same[same["status"] != "exact"]
+        ok = ok and broken.empty
+        lines.append(f"same numerics identity: {len(same) - len(broken)} of {len(same)} run(s) reproduced to 1e-6"
+                     + ("" if broken.empty else f"; NOT REPRODUCED: {', '.join(broken['partition'] + '/' + broken['run'])}"))
+    if len(other):
+        exact = int((other["status"] == "exact").sum())
+        largest = float(other["difference_average_precision"].abs().max())
+        value = spread[0]
+        if value is None:
+            within = f"; largest |Δ AP| {largest:.6f}, no seed spread in the folder to set it against"
+        elif value == 0:
+            within = f"; largest |Δ AP| {largest:.6f} against a seed spread of 0 (a recipe its seeds do not move): BEYOND seed noise"
+        else:
+            within = (f"; largest |Δ AP| {largest:.6f} = {largest / value:.2f} x the seed spread {value:.6f}: "
+                      + ("within seed noise" if largest <= NOISE_FACTOR * value else "BEYOND seed noise"))
+        lines.append(f"another or unknown numerics identity: {exact} of {len(other)} run(s) came back exactly"
+                     + (within if largest > 0 else ""))
+    if not verdicts.empty:
+        changed = verdicts[~verdicts["stands"]]
+        lines.append(f"verdicts: {len(verdicts) - len(changed)} of {len(verdicts)} stand with the rerun figures"
+                     + ("" if changed.empty else "; changed: " + ", ".join(
+                         f"{r.metric} {r.variant_a} − {r.variant_b} ({r.verdict_committed} → {r.verdict_rerun})"
+                         for r in changed.itertuples())))
+    return lines, ok
+
+
+def command_reproduce(args) -> int:
+    source, fresh = Path(args.source).resolve(), Path(args.out).resolve()
+    if fresh == source or source in fresh.parents:
+        raise UserInputError(f"--out {args.out} is inside the committed folder {args.source}; choose a fresh folder elsewhere")
+    committed = read_committed(source, args.backends, args.partitions)
+    committed["shown"] = str(args.source)
+    code = rerun(committed, fresh)
+    if code not in (0, 1):
+        return code
+    runs = compare_runs(committed, fresh)
+    spread = seed_spread(committed)
+    verdicts = substituted_verdicts(committed, fresh)
+    lines, ok = conclusions_of(runs, spread, verdicts)
+    atomic_write_text(fresh / "reproduce.csv", runs.to_csv(index=False, float_format="%.6f"))
+    atomic_write_text(fresh / "reproduce.md", reproduce_markdown(committed, runs, spread, verdicts, lines))
+    for line in lines:
+        print(f"reproduce: {line}", file=sys.stderr)
+    print(f"results: {fresh}/reproduce.md, {fresh}/reproduce.csv", file=sys.stderr)
+    return 0 if ok and code == 0 else 1
