@@ -438,7 +438,7 @@ def main(argv=None) -> int:
             if args.command == "reproduce":
                 from comparisons.reproduce import command_reproduce
 
-                return command_reproduce(args)
+                return command_reproduce(args, (build_parser, prepare, run_in_folder))
             if args.command == "track":
                 from comparisons.report.tracking import command_track
 

@@ -115,12 +115,13 @@ def committed_precisions(committed: dict) -> dict:
 
 
 # --- the rerun --------------------------------------------------------------------------------------
-def rerun(committed: dict, fresh: Path) -> int:
+def rerun(committed: dict, fresh: Path, cli) -> int:
     """Run the chosen runs in `fresh` through the suite's own runner (resume included); 0, 1 (a run failed) or
-    an interruption's code."""
+    an interruption's code. cli: the command line's (build_parser, prepare, run_in_folder), passed in by it
+    (this module is below the command line, as comparisons/benchmark.py is)."""
     from common.datasets import fingerprint
     from common.partitions import kfold_partitions
-    from comparisons.cli import build_parser, prepare, run_in_folder
+    build_parser, prepare, run_in_folder = cli
     from comparisons.comparability import code_state
     from comparisons.outputs import atomic_write_json
     from comparisons.run.executors import open_executor
@@ -373,13 +374,13 @@ def conclusions_of(runs: pd.DataFrame, spread: tuple, verdicts: pd.DataFrame) ->
     return lines, ok
 
 
-def command_reproduce(args) -> int:
+def command_reproduce(args, cli) -> int:
     source, fresh = Path(args.source).resolve(), Path(args.out).resolve()
     if fresh == source or source in fresh.parents:
         raise UserInputError(f"--out {args.out} is inside the committed folder {args.source}; choose a fresh folder elsewhere")
     committed = read_committed(source, args.backends, args.partitions)
     committed["shown"] = str(args.source)
-    code = rerun(committed, fresh)
+    code = rerun(committed, fresh, cli)
     if code not in (0, 1):
         return code
     runs = compare_runs(committed, fresh)

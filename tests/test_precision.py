@@ -75,7 +75,7 @@ def finished_fp32_folder(tmp_path):
     out = tmp_path / "run"
     (out / "runs").mkdir(parents=True)
     (out / "predictions").mkdir()
-    done = record(variant="torch_scratch", precision="fp32", serve_paths=["native"])
+    done = record(variant="torch_scratch", precision="fp32", serve_paths=["native"], latency_ms_b1_p50=1.0)
     (out / "runs" / "torch_scratch__seed0.json").write_text(json.dumps(done))
     np.savez(out / "predictions" / "torch_scratch__seed0.npz", proba=np.zeros((1, 2)))
     return out, done

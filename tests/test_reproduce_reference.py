@@ -1,8 +1,11 @@
 """The guard (issue 40): the committed reference's cheap runs are made again and must come back, so that a code
 change that moves a committed result fails the tests until the result is remade.
 
-TF-IDF on all 5 partitions of results/reference and torch_scratch on one (r0f0) at the full budget, through
-`python -m comparisons reproduce` (quality only: about 10 s and 20 s on 2 quiet cores). Under the committed runs'
+TF-IDF on all 5 partitions of results/reference, through `python -m comparisons reproduce` (quality only: about
+15 s on 2 quiet cores). torch_scratch on r0f0 at the full budget was part of it (20 s alone, but about 80 s inside
+`make test`, where the other xdist worker's frameworks share the two cores: it took the suite from about 7.5 to
+8.9 minutes); it is checked by `make reproduce-reference` (all 5 partitions, results/reproduce_reference/), whose
+tolerance below stays the one a torch_scratch rerun is held to. Under the committed runs'
 numerics identity every figure must come back to 1e-6. Under another one (the committed records were made on an
 Intel Xeon before the identity was recorded: "unknown, cpu differs" on any other CPU) the test AP must agree within
 the cross-kernel tolerance measured for that recipe:
@@ -25,7 +28,7 @@ ACROSS_KERNELS = {"tfidf_logreg": 1e-6, "torch_scratch": 0.0036}
 
 def test_the_committed_reference_s_cheap_runs_come_back(tmp_path):
     reference = Path(ROOT) / "results" / "reference"
-    for backends, partitions in (("tfidf_logreg", None), ("torch_scratch", "r0f0")):
+    for backends, partitions in (("tfidf_logreg", None),):
         fresh = tmp_path / backends
         result = run_cli("reproduce", "--from", str(reference), "--out", str(fresh), "--backends", backends,
                          *(["--partitions", partitions] if partitions else []), timeout=600)

@@ -54,12 +54,12 @@ def build_recipe_page(out: Path, lang: str, price: float = DEFAULT_CPU_HOUR_PRIC
         f"{len(design['seeds'])} seed(s) per variant and partition. A verdict generalises over training randomness, "
         "the texts trained on and the texts tested, for data of this kind: the corrected repeated k-fold t-test "
         "(Nadeau & Bengio 2003; Bouckaert & Frank 2004) over the partitions, average precision primary and "
-        "Holm-corrected over all its pairs. Equivalent: within the margin declared up front (two one-sided tests); "
+        "Holm-corrected over its family (the declared contrasts, or every pair; difference and equivalence together). Equivalent: within the margin declared up front (two one-sided tests); "
         "inconclusive: neither shown different nor shown equal.",
         f"{design['repeats']} 次 {design['folds']} 折、按相同文本分组的分层划分（共 {count} 个；相同文本不会同时出现在训练与"
         f"测试中；每条文本被测试 {design['repeats']} 次），每个变体在每个划分上 {len(design['seeds'])} 个种子。结论推广到训练"
         "随机性、所训练的文本与所测试的文本（同类数据）：各划分上的校正重复 k 折 t 检验（Nadeau & Bengio 2003；"
-        "Bouckaert & Frank 2004），主指标为平均精度，在其全部配对上做 Holm 校正。等价：在预先声明的容差内（双单侧检验）；"
+        "Bouckaert & Frank 2004），主指标为平均精度，在其一族（声明的对比，或全部配对；差异与等价一起）上做 Holm 校正。等价：在预先声明的容差内（双单侧检验）；"
         "无定论：既未显示不同，也未显示相等。", lang)
     real = pairs[(pairs["metric"] == PRIMARY) & pairs["verdict"].isin(REAL) & (pairs.get("contrast", "every pair") != "exploratory")]
     summary = [phrase(r["verdict"], r["variant_a"], r["variant_b"], lang)
