@@ -47,6 +47,7 @@ def test_a_real_gap_is_not_equivalent():
 
     rows = pd.DataFrame({"variant": "hf_bert:full", "partition": [f"r0f{n}" for n in range(5)],
                          "delta_ap": [-0.02, -0.021, -0.019, -0.022, -0.018], "n_test": 1115, "n_train": 4459,
+                         "ap_fp32": 0.99, "ap_bf16": [0.97, 0.969, 0.971, 0.968, 0.972],
                          "flips": 3, "epoch_ratio": 0.5, "train_ratio": 0.5})
     assert verdict_rows(rows).loc[0, "verdict"] == "B better"  # fp32 (B) better than bf16 (A)
 

@@ -11,7 +11,7 @@ run) and `--precision bf16` into OUT/bf16. Both resume; nothing else differs bet
 
 (b) Compares them pair by pair, per variant and partition: ΔAP (bf16 − fp32); the corrected repeated
 k-fold t-test over the partitions with the ±MARGIN equivalence margin (comparisons/report/
-pair_tests.corrected_t and t_tests; the family rule over both variants: verdict_rules.correct_family);
+pair_tests.partition_pair_rows; the family rule over both variants: verdict_rules.correct_family);
 decisions flipped on the test texts, each run at its own validation threshold (predictions/*.npz and
 each record's threshold); training time per epoch (hf_bert records each epoch's seconds in
 fit_info.history; frozen's cost is its encoder pass, fit_info.feature_seconds) and the recorded
@@ -36,7 +36,7 @@ import pandas as pd
 
 from comparisons.comparability import ROOT
 from comparisons.outputs import atomic_write_text
-from comparisons.report.pair_tests import corrected_t, t_tests
+from comparisons.report.pair_tests import partition_pair_rows
 from comparisons.report.verdict_rules import correct_family, phrase
 from comparisons.run_folder import prediction_path, read_runs
 
@@ -113,23 +113,24 @@ def partition_rows(out: Path) -> pd.DataFrame:
 
 
 def verdict_rows(partitions: pd.DataFrame, margin: float = MARGIN) -> pd.DataFrame:
-    """Per variant: mean ΔAP with its corrected 95% interval, the four-way verdict (Holm over the variants),
-    flips, time ratios."""
-    rows = []
-    for variant, found in partitions.groupby("variant", sort=False):
-        ratio = float((found["n_test"] / found["n_train"]).mean())
-        mean, se, df = corrected_t(found["delta_ap"].to_numpy(), ratio)
-        p, p_equivalence, low, high = t_tests(mean, se, df, margin)
-        rows.append({"metric": "average_precision", "variant": variant, "variant_a": f"{variant} bf16",
-                     "variant_b": f"{variant} fp32", "partitions": len(found),
-                     "difference": mean, "ci_low": low, "ci_high": high, "standard_error": se, "df": df,
-                     "p_value": p, "margin": margin, "p_equivalence": p_equivalence,
-                     "flips": int(found["flips"].sum()), "test_texts": int(found["n_test"].sum()),
-                     "epoch_ratio_median": float(found["epoch_ratio"].median()),
-                     "train_ratio_median": float(found["train_ratio"].median())})
-    if not rows:
+    """Per variant: bf16 − fp32 through the partition design's own pair test and family rule
+    (pair_tests.partition_pair_rows, verdict_rules.correct_family: Holm over every variant's difference and
+    equivalence hypotheses), with the flips and time ratios beside it."""
+    runs = pd.DataFrame([{"partition": row["partition"], "variant": f"{row['variant']} {precision}", "seed": 0,
+                          "train_size": "all", "n_train": row["n_train"], "n_test": row["n_test"],
+                          "average_precision": row[f"ap_{precision}"]}
+                         for _, row in partitions.iterrows() for precision in PRECISIONS])
+    if runs.empty:
         return pd.DataFrame()
-    return correct_family(pd.DataFrame(rows))
+    pairs = [(f"{v} bf16", f"{v} fp32") for v in dict.fromkeys(partitions["variant"])]
+    rows = partition_pair_rows(runs, pairs, ("average_precision",), {"average_precision": margin}, None)
+    rows.insert(1, "variant", [a.removesuffix(" bf16") for a in rows["variant_a"]])
+    found = partitions.groupby("variant", sort=False)
+    rows["flips"] = rows["variant"].map(found["flips"].sum()).astype(int)
+    rows["test_texts"] = rows["variant"].map(found["n_test"].sum()).astype(int)
+    rows["epoch_ratio_median"] = rows["variant"].map(found["epoch_ratio"].median())
+    rows["train_ratio_median"] = rows["variant"].map(found["train_ratio"].median())
+    return correct_family(rows)
 
 
 def serving_rows(out: Path) -> pd.DataFrame:
