@@ -108,15 +108,32 @@ VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {
 
 
 def resolve_variant(variant: str) -> tuple[str, dict[str, Any]]:
-    """Variant name -> (backend name, parameters)."""
-    if variant not in VARIANTS:
-        raise UserInputError(f"unknown backend {variant!r}; choose from {', '.join(VARIANTS)}")
-    backend, params = VARIANTS[variant]
-    return backend, dict(params)
+    """Variant name -> (backend name, parameters). A name outside VARIANTS may be an outside backend
+    (backends/plugins.py): 'module:Class', with parameters 'module:Class(a=1)', or a registered entry-point name;
+    its backend name is then 'module:Class'."""
+    from backends.plugins import parse_spec
+
+    if variant in VARIANTS:
+        backend, params = VARIANTS[variant]
+        return backend, dict(params)
+    parsed = parse_spec(variant)
+    if parsed is None or parsed[0] in BACKENDS:
+        raise UserInputError(f"unknown backend {variant!r}; choose from {', '.join(VARIANTS)}, or name an outside "
+                             "backend as MODULE:CLASS (docs/adding_a_backend.md)")
+    module, cls, params = parsed
+    return f"{module}:{cls}", params
+
+
+def is_plugin(backend: str) -> bool:
+    """An outside backend ('module:Class'), not one of BACKENDS."""
+    return backend not in BACKENDS
 
 
 def missing_modules(backend: str) -> list[str]:
     """Python modules a backend needs that are not installed (-> a 'skipped' row)."""
+    if is_plugin(backend):
+        top = backend.split(":")[0].split(".")[0]
+        return [] if importlib.util.find_spec(top) is not None else [top]
     needed = list(BACKENDS[backend][2])
     if backend == "keras_layers":
         needed.append({"torch": "torch", "jax": "jax"}.get(os.environ.get("KERAS_BACKEND", ""), "tensorflow"))
@@ -125,6 +142,10 @@ def missing_modules(backend: str) -> list[str]:
 
 def backend_class(backend: str) -> type[Backend]:
     """Import a backend's module (and so its framework) and return its class."""
+    if is_plugin(backend):
+        from backends.plugins import plugin_class
+
+        return plugin_class(*backend.split(":"))
     module, cls, _ = BACKENDS[backend]
     return getattr(importlib.import_module(module), cls)
 

@@ -108,33 +108,97 @@ def subset_order(train_labels: np.ndarray, seed: int, min_per_class: int = MIN_P
     return np.lexsort((train_labels, keys))  # ties (two classes at one quantile): lower class first
 
 
-def check_train_sizes(sizes, train_labels: np.ndarray, min_per_class: int = MIN_PER_CLASS) -> None:
-    """Every requested size (an int, or None for all) must fit the training split and its minimum."""
+def check_train_sizes(sizes, train_labels: np.ndarray, min_per_class: int = MIN_PER_CLASS,
+                      where: str = "the training split") -> None:
+    """Every requested size (an int, or None for all) must fit the texts it is drawn from and the minimum."""
     classes = len(np.unique(train_labels))
     smallest = min_per_class * classes
     for size in sizes:
         if size is None:
             continue
         if size > len(train_labels):
-            raise UserInputError(f"training size {size} is larger than the training split "
-                                 f"({len(train_labels)} messages); use a smaller size or 'all'")
+            raise UserInputError(f"training size {size} is larger than {where} ({len(train_labels)} texts); the "
+                                 f"largest allowed is {len(train_labels)} (or 'all')")
         if size < smallest:
-            raise UserInputError(f"training size {size} is below {min_per_class} messages per class "
-                                 f"x {classes} classes = {smallest}; use at least {smallest}")
+            raise UserInputError(f"training size {size} is below {min_per_class} texts per class x {classes} "
+                                 f"classes = {smallest}; the smallest allowed is {smallest}")
 
 
 def train_subset(split: "Split", labels: np.ndarray, size: int | None,
-                 min_per_class: int = MIN_PER_CLASS) -> np.ndarray:
+                 min_per_class: int = MIN_PER_CLASS, where: str = "the training split") -> np.ndarray:
     """Data indices of the nested training subset of `size` messages (None: the whole train split)."""
     if size is None or size == len(split.train):
         return split.train
     train_labels = np.asarray(labels)[split.train]
-    check_train_sizes([size], train_labels, min_per_class)
+    check_train_sizes([size], train_labels, min_per_class, where=where)
     return np.sort(split.train[subset_order(train_labels, split.seed, min_per_class)[:size]])
 
 
-def train_subsets_record(split: "Split", labels: np.ndarray, sizes, min_per_class: int = MIN_PER_CLASS) -> dict:
-    """What splits.json records: the seed, the minimum per class and each subset's indices."""
-    return {"seed": split.seed, "min_per_class": min_per_class,
-            "sizes": {str(size): [int(i) for i in train_subset(split, labels, size, min_per_class)]
-                      for size in sorted(s for s in sizes if s is not None)}}
+# -- the label budget of a training size (issue 36) -----------------------------------------------
+# train+valid: at size n a run sees n labelled texts in all, its validation part carved from them by the full
+# split's rule (the full split's validation share, every class at least one text each side, equal texts on one
+# side); train: n training texts and the full validation part at every size (the older, different question:
+# what n training labels buy when validation labels are free).
+LABEL_BUDGETS = ("train+valid", "train")
+
+
+def largest_train_size(split: "Split", budget: str) -> int:
+    """The largest training size a split allows under a label budget."""
+    return len(split.train) + len(split.valid) if budget == "train+valid" else len(split.train)
+
+
+def budget_parts(split: "Split", labels: np.ndarray, texts, size: int | None, budget: str = "train+valid",
+                 min_per_class: int = MIN_PER_CLASS, where: str = "the split") -> tuple[np.ndarray, np.ndarray]:
+    """(training, validation) data indices a run at training size `size` sees (None: the split's own parts).
+
+    train+valid: the nested stratified subset of `size` texts of the labelled part (training and validation
+    together, `subset_order`), then its validation part carved per class: the full split's validation share of
+    the class (at least one text), taken from the end of the subset's order a group of equal texts at a time, so
+    that equal texts stay on one side and every class keeps at least one training text. train: `train_subset`
+    and the split's whole validation part. The test part is never touched."""
+    if size is None:
+        return split.train, split.valid
+    if budget == "train":
+        return train_subset(split, labels, size, min_per_class, where=f"{where}'s training part"), split.valid
+    labels = np.asarray(labels)
+    labelled = np.concatenate([split.train, split.valid])
+    if size == len(labelled):
+        return split.train, split.valid
+    check_train_sizes([size], labels[labelled], min_per_class, where=f"{where}'s labelled part (training and "
+                                                                      "validation)")
+    chosen = labelled[subset_order(labels[labelled], split.seed, min_per_class)[:size]]  # in the subset's order
+    share = len(split.valid) / len(labelled)
+    valid: list[int] = []
+    for c in np.unique(labels[chosen]):
+        members = [int(i) for i in chosen if labels[i] == c]
+        want = max(1, int(round(share * len(members))))
+        groups: dict[str, list[int]] = {}
+        for i in members:
+            groups.setdefault(texts[i], []).append(i)
+        taken: list[int] = []
+        for i in reversed(members):  # the last texts of the order first, whole groups of equal texts
+            if len(taken) >= want:
+                break
+            if i not in taken:
+                taken += groups[texts[i]]
+        if len(taken) >= len(members):
+            raise UserInputError(f"training size {size}: class {c} has {len(members)} texts in {where}'s subset, all "
+                                 "equal, so it cannot give one training and one validation text; use a larger size")
+        valid += taken
+    valid_set = set(valid)
+    return np.sort(np.array([i for i in chosen if i not in valid_set], dtype=np.int64)), np.sort(np.array(valid, dtype=np.int64))
+
+
+def train_subsets_record(split: "Split", labels: np.ndarray, sizes, min_per_class: int = MIN_PER_CLASS,
+                         texts=None, budget: str = "train") -> dict:
+    """What splits.json records: the seed, the minimum per class, the label budget and each size's training (and,
+    under train+valid, validation) indices."""
+    record = {"seed": split.seed, "min_per_class": min_per_class, "label_budget": budget, "sizes": {}, "valid": {}}
+    for size in sorted(s for s in sizes if s is not None):
+        train, valid = budget_parts(split, labels, texts, size, budget, min_per_class)
+        record["sizes"][str(size)] = [int(i) for i in train]
+        if budget == "train+valid":
+            record["valid"][str(size)] = [int(i) for i in valid]
+    if budget != "train+valid":
+        del record["valid"]
+    return record

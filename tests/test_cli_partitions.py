@@ -56,7 +56,7 @@ def test_cv_runs_every_partition_resumes_and_reports_recipe_verdicts(tmp_path):
 def test_cv_refusals_are_one_line_and_write_nothing(tmp_path, capsys):
     from comparisons.cli import main
 
-    for extra, words in ((["--cv", "1"], "at least 2 folds"), (["--cv", "3", "--train-sizes", "50,all"], "do not combine"),
+    for extra, words in ((["--cv", "1"], "at least 2 folds"), (["--cv", "3", "--train-sizes", "9999,all"], "larger than partition r0f0"),
                          (["--cv", "3", "--margin-ap", "0"], "between 0 and 1"),
                          (["--cv", "30"], "too few rows per class")):
         out = tmp_path / "refused"

@@ -192,6 +192,20 @@ def test_a_crashing_task_is_a_failed_row_the_others_complete_and_rerun_resumes(t
         assert (out / "runs" / f"tfidf_logreg__seed{seed}.json").read_bytes() == kept[seed]
 
 
+def test_an_outside_backend_package_travels_to_the_ray_workers(tmp_path, ray_address):
+    """The driver's PYTHONPATH does not reach the Ray instance's workers: the plugin's package is uploaded
+    (runtime_env py_modules) and resolved there, with the same identity the driver planned."""
+    from tests.test_plugins import SPEC, outside_package
+
+    env = outside_package(tmp_path / "plugins")
+    out = tmp_path / "run"
+    result = ray_cli(ray_address, "--backends", SPEC, *SMALL, "--out", str(out), env=env)
+    assert result.returncode == 0, result.stderr[-3000:]
+    record = json.loads(next((out / "runs").glob("outside_nb*seed0.json")).read_text())
+    assert record["status"] == "ok" and record["executor"] == "ray", record.get("reason")
+    assert record["plugin"] == json.loads((out / "manifest.json").read_text())["variants"][SPEC]["plugin"]
+
+
 def test_sigint_cancels_outstanding_tasks_and_leaves_no_worker_behind(tmp_path, ray_address):
     marker = b"500.375"  # a time limit no other test uses: it is in each of this test's worker command lines
     out = tmp_path / "run"

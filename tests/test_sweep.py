@@ -59,7 +59,7 @@ def test_impossible_sizes_say_what_to_do(sms):
     data, split = sms
     with pytest.raises(UserInputError, match="per class"):
         train_subset(split, data.labels, 3)
-    with pytest.raises(UserInputError, match="larger than the training split"):
+    with pytest.raises(UserInputError, match="larger than the split's training part"):
         train_subsets_record(split, data.labels, [len(split.train) + 1])
 
 
@@ -143,16 +143,17 @@ def test_a_sweep_with_two_sizes_writes_curves_tables_and_resumes(tmp_path):
     assert names == ["tfidf_logreg__n20__seed0", "tfidf_logreg__seed0",
                      "torch_scratch__n20__seed0", "torch_scratch__seed0"]
     splits = json.loads((out / "splits.json").read_text())
-    subset = splits["train_subsets"]["sizes"]["20"]
-    assert len(subset) == 20 and set(subset) <= set(splits["train"])
+    subset, valid = splits["train_subsets"]["sizes"]["20"], splits["train_subsets"]["valid"]["20"]
+    assert len(subset) + len(valid) == 20 and set(subset) | set(valid) <= set(splits["train"]) | set(splits["valid"])
+    assert splits["train_subsets"]["label_budget"] == "train+valid"
     record = json.loads((out / "runs" / "torch_scratch__n20__seed0.json").read_text())
-    assert record["train_size"] == 20
+    assert record["train_size"] == 20 and record["n_train_texts"] + record["n_valid_texts"] == 20
     # serving costs are the model's, measured once at the whole split; a subset run records quality and training
     assert "latency_ms_b32_p50" not in record and "cold_start_s" not in record and record["train_seconds"] > 0
     whole = json.loads((out / "runs" / "torch_scratch__seed0.json").read_text())
     assert whole["latency_ms_b32_p50"] > 0 and whole["cold_start_s"] > 0 and whole["serve_max_abs_diff"] < 1e-4
     curve = pd.read_csv(out / "learning_curve.csv")
-    assert sorted(curve["train_size"].unique()) == [20, len(splits["train"])]
+    assert sorted(curve["train_size"].unique()) == [20, len(splits["train"]) + len(splits["valid"])]
     for folder in (out, out / "zh"):
         assert {p.name for p in (folder / "learning_curves").glob("size_*.md")} == {"size_20.md", "size_all.md"}
         assert (folder / "learning_curves" / "verdicts_20.md").exists()
@@ -176,7 +177,8 @@ def test_a_sweep_with_two_sizes_writes_curves_tables_and_resumes(tmp_path):
 
 
 @pytest.mark.parametrize("sizes, message", [("50,abc", "not a positive whole number"), ("4,all", "per class"),
-                                            ("99999", "larger than the training split"), (",", "is empty")])
+                                            ("99999", "larger than the split's labelled part"), (",", "is empty"),
+                                            ("100,50", "50 after 100; give increasing sizes")])
 def test_bad_train_sizes_are_one_line_and_write_nothing(tmp_path, sizes, message):
     from tests.test_cli import run_cli
 

@@ -33,6 +33,9 @@ LABELS: dict[str, tuple[str, str]] = {
     "accuracy_at_threshold": ("accuracy (validation threshold)", "准确率（验证集所选阈值）"),
     "macro_f1_0_5_cut": ("macro-F1 (0.5 cut)", "宏平均 F1（0.5 阈值）"),
     "macro_f1_at_threshold": ("macro-F1 (validation threshold)", "宏平均 F1（验证集所选阈值）"),
+    # probability calibration as verdict rows (lower is better: 'A better' means A's is lower)
+    "brier": ("Brier score (lower is better)", "Brier 分数（越低越好）"),
+    "ece": ("ECE, 10 equal-mass bins (lower is better)", "ECE，10 个等量分箱（越低越好）"),
     # costs measured alike for every backend (comparisons/run/measure.py, comparisons/run/serve_probe.py)
     "epochs_run": ("epochs run", "训练轮数"),
     "seconds_per_epoch": ("s per epoch", "每轮秒数"),

@@ -15,10 +15,11 @@ from comparisons.report.scores import read_scores
 from comparisons.numerics import describe as describe_numerics
 from comparisons.report.i18n import label, text
 from comparisons.outputs import atomic_write_text
-from comparisons.report.recipe_verdicts import COSTS, METRICS
+from comparisons.report.recipe_verdicts import CALIBRATION_METRICS, COSTS, METRICS
 from comparisons.report.calibration import calibration_table
 from comparisons.report.decision import DEFAULT_CPU_HOUR_PRICE, decision_section
 from comparisons.report.html import facts, paragraph, png_figure, report_page, table
+from comparisons.report.partition_curves import has_sizes, write_partition_curves
 from comparisons.report.recipe_figures import write_recipe_figures
 from comparisons.report.spread import mean_spread
 from comparisons.report.verdict_rules import PRIMARY, REAL, phrase
@@ -40,6 +41,32 @@ def _verdict_table(pairs: pd.DataFrame, metric: str, lang: str) -> str:
     family = text("primary", "主指标", lang) if metric == PRIMARY else text("secondary", "次要指标", lang)
     return table(headers, body, caption=f"{label(metric, lang)} ({family})",
                  row_classes=["real" if v in REAL else "" for v in rows["verdict"]])
+
+
+def learning_curve_section(out: Path, scores: pd.DataFrame, pairs: pd.DataFrame, lang: str) -> str:
+    """The curves, each size's verdicts marked, and the labels-saved figure and table (report/partition_curves.py)."""
+    design = json.loads((out / "design.json").read_text())
+    budget = design.get("label_budget", "train+valid")
+    html = paragraph(text(
+        "At each size n a run saw n labelled texts in all, its validation part (epoch, threshold) carved from them; "
+        "the test texts are the partition's test fold at every size." if budget == "train+valid" else
+        "A different question: at each size n a run trained on n texts and still chose its epoch and threshold on "
+        "the partition's whole validation part (label budget 'train').",
+        "每个规模 n 下，一次运行共看到 n 条标注文本，其验证部分（轮数、阈值）从中划出；各规模的测试文本都是该划分的测试折。"
+        if budget == "train+valid" else
+        "另一个问题：每个规模 n 下，一次运行在 n 条文本上训练，仍在该划分的全部验证部分上选择轮数与阈值（标注预算 'train'）。", lang))
+    long = pd.read_csv(out / "scores.csv", dtype={"train_size": str})  # one row per run and metric
+    for path, caption in write_partition_curves(out, long, pairs, lang):
+        html += png_figure(path, caption)
+    saved = pd.read_csv(out / "labels_saved.csv") if (out / "labels_saved.csv").exists() else pd.DataFrame()
+    if not saved.empty:
+        html += table([text("pretrained", "预训练配方", lang), text("labelled texts used", "所用标注文本", lang),
+                       text(f"texts {saved['baseline'].iloc[0]} needs [95%]", f"{saved['baseline'].iloc[0]} 所需文本 [95%]", lang),
+                       text("reading", "读法", lang)],
+                      [[r.pretrained, f"{r.labelled_texts:,}",
+                        "—" if pd.isna(r.needed) else f"{r.needed:,.0f} [{r.needed_ci_low:,.0f}, {r.needed_ci_high:,.0f}]",
+                        r.reading] for r in saved.itertuples()])
+    return html
 
 
 def build_recipe_page(out: Path, lang: str, price: float = DEFAULT_CPU_HOUR_PRICE) -> str:
@@ -86,10 +113,12 @@ def build_recipe_page(out: Path, lang: str, price: float = DEFAULT_CPU_HOUR_PRIC
     figures = dict((path.stem, png_figure(path, caption)) for path, caption in write_recipe_figures(out, lang))
     scores = read_scores(out)
     decision, front = decision_section(out, lang, price)
+    curves = ("curves", text("Learning curves and labels saved", "学习曲线与节省的标注", lang),
+              learning_curve_section(out, scores, pairs, lang)) if has_sizes(scores) else None
     sections = [
-        decision,
+        decision, *([curves] if curves else []),
         ("verdicts", text("Verdicts", "结论", lang), headline + figures.pop("forest", "")
-         + "".join(_verdict_table(pairs, m, lang) for m in METRICS)),
+         + "".join(_verdict_table(pairs, m, lang) for m in METRICS + CALIBRATION_METRICS if (pairs["metric"] == m).any())),
         ("recipes", text("Each recipe", "各配方", lang), recipes + figures.pop("partitions", "")
          + calibration_table(scores, "partition", lang) + figures.pop("reliability", "")),
         ("costs", text("What each costs (median over runs)", "各自的代价（各次运行的中位数）", lang), costs + front),

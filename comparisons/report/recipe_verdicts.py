@@ -31,6 +31,7 @@ from scipy.stats import t as student_t
 
 from comparisons.report.contrasts import as_pairs, pair_order
 from comparisons.report.i18n import text
+from comparisons.report.labels_saved import labels_saved, labels_saved_markdown
 from comparisons.outputs import atomic_write_json, atomic_write_text
 from comparisons.report.pair_tests import corrected_t, per_partition, partition_pair_rows, test_to_train
 from comparisons.report.scores import COSTS, scores_table, wide_runs
@@ -38,6 +39,12 @@ from comparisons.report.verdict_rules import ALPHA, VERDICT_COLUMNS, correct_fam
 from comparisons.report.verdict_tables import verdict_sections
 
 METRICS = ("average_precision", "macro_f1_at_threshold", "accuracy_at_threshold")
+CALIBRATION_METRICS = ("brier", "ece")  # verdict rows too where every run has them (lower is better)
+
+
+def verdict_metrics(scores: pd.DataFrame) -> tuple[str, ...]:
+    """The metrics with verdict rows: METRICS, then Brier and ECE when every run of the folder has them."""
+    return METRICS + tuple(m for m in CALIBRATION_METRICS if m in scores and scores[m].notna().all())
 COLUMNS = VERDICT_COLUMNS
 
 
@@ -75,7 +82,7 @@ def recipe_verdicts(scores: pd.DataFrame, margins: dict | None = None, order: li
         row.update({f"{cost}_median": float(pd.to_numeric(runs[cost], errors="coerce").median())
                     for cost in COSTS if cost in runs})  # over every run: partitions and seeds
         variant_rows.append(row)
-    rows = partition_pair_rows(scores, pair_order(variants, contrasts), METRICS, margins, folds)
+    rows = partition_pair_rows(scores, pair_order(variants, contrasts), verdict_metrics(scores), margins, folds)
     if rows.empty:
         return pd.DataFrame(variant_rows), pd.DataFrame(columns=COLUMNS)
     return pd.DataFrame(variant_rows), in_schema(correct_family(rows, contrasts))
@@ -110,7 +117,7 @@ def verdicts_markdown(variants: pd.DataFrame, pairs: pd.DataFrame, design: dict,
             variants[f"{metric}_ci_high"])]
     lines += [f"## {text('Each recipe: mean ± std over partitions [corrected 95% interval]', '各配方：各划分上的均值 ± 标准差 [校正的 95% 区间]', lang)}",
               "", shown.to_markdown(index=False), ""]
-    return "\n".join(lines + verdict_sections(pairs, METRICS, lang))
+    return "\n".join(lines + verdict_sections(pairs, METRICS + CALIBRATION_METRICS, lang))
 
 
 def write_recipe_reports(out: Path, margins: dict | None = None, order: list[str] | None = None,
@@ -136,5 +143,7 @@ def write_recipe_reports(out: Path, margins: dict | None = None, order: list[str
     atomic_write_text(out / "scores.csv", long.to_csv(index=False, float_format="%.6g"))
     atomic_write_text(out / "recipe_variants.csv", variants.to_csv(index=False, float_format="%.6g"))
     atomic_write_text(out / "verdicts.csv", pairs.to_csv(index=False, float_format="%.6g"))
-    atomic_write_text(out / "verdicts.md", verdicts_markdown(variants, pairs, design, lang))
+    saved = labels_saved(long) if long["train_size"].nunique() > 1 else None
+    atomic_write_text(out / "verdicts.md", verdicts_markdown(variants, pairs, design, lang)
+                      + ("\n" + "\n".join(labels_saved_markdown(saved)) if saved is not None and not saved.empty else ""))
     return pairs

@@ -27,6 +27,14 @@ KEYS = ("corpus", "design", "partition", "seed", "train_size", "serving_path", "
 SCORE_COLUMNS = (*KEYS, "n_train", "n_test", "metric", "value")
 
 
+
+def labelled_texts(record, split: dict) -> int:
+    """The labelled texts a run learnt from (training and validation: the correction's n_train): as the run
+    recorded them, else (runs before issue 36) the training size or the split's training and validation parts."""
+    if record.get("n_train_texts") is not None:
+        return int(record.get("n_train_texts")) + int(record.get("n_valid_texts") or 0)
+    return record.train_size if record.train_size is not None else len(split["train"]) + len(split["valid"])
+
 def folder_rows(folder: RunFolder, partition: str, design: str) -> tuple[list[dict], list[str]]:
     """(long rows of the folder's comparable finished runs, 'partition/run (why)' of each record left out)."""
     records, left_out = folder.selected()
@@ -43,7 +51,7 @@ def folder_rows(folder: RunFolder, partition: str, design: str) -> tuple[list[di
         values.update(run_calibration(folder, record, (plan.get("data") or {}).get("positive_index")))
         if classes > 2:  # no threshold is chosen with more than two classes: the decision is the arg-max
             values.update(macro_f1_at_threshold=record.get("macro_f1"), accuracy_at_threshold=record.get("accuracy"))
-        n_train = record.train_size if record.train_size is not None else len(split["train"]) + len(split["valid"])
+        n_train = labelled_texts(record, split)
         base = {"corpus": str(corpus or ""), "design": design, "partition": partition, "seed": record.seed,
                 "train_size": size_label(record.train_size), "serving_path": "native", "variant": record.variant,
                 "n_train": int(n_train), "n_test": len(split["test"])}

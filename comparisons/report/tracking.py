@@ -29,6 +29,7 @@ from pathlib import Path
 
 from common.errors import UserInputError
 from common.redaction import redact
+from comparisons.run_folder import default_out
 
 INSTALL = 'pip install -c constraints.txt -e ".[tracking]"'
 EXPERIMENT = "transformer-compare"
@@ -249,4 +250,4 @@ def prepare_tracking(args) -> None:
     """Before `run` writes anything: exit 2 without mlflow; the store defaults to the top run folder's."""
     if getattr(args, "track", None):
         require_mlflow(args.mlflow_uri)
-        args.mlflow_uri = args.mlflow_uri or default_uri(args.out or Path("runs") / args.profile)
+        args.mlflow_uri = args.mlflow_uri or default_uri(args.out or default_out(args.command, args.profile))

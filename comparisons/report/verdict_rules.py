@@ -28,7 +28,8 @@ from scipy.stats import t as student_t
 ALPHA = 0.05
 POWER = 0.80
 PRIMARY = "average_precision"
-DEFAULT_MARGINS = {"average_precision": 0.005, "macro_f1": 0.01, "accuracy": 0.005}
+DEFAULT_MARGINS = {"average_precision": 0.005, "macro_f1": 0.01, "accuracy": 0.005, "brier": 0.005, "ece": 0.01}
+LOWER_IS_BETTER = ("brier", "ece")  # probability calibration: "A better" means A's score is lower
 VERDICTS = ("A better", "B better", "equivalent", "inconclusive")
 DECISION_VERDICTS = ("A better", "B better", "inconclusive")
 
@@ -166,6 +167,8 @@ def correct_family(pairs: pd.DataFrame, contrasts: list[tuple[str, str]] | None 
     pairs["ci_low_family"], pairs["ci_high_family"] = low, high
     posterior = [posterior_thirds(row.difference, row.standard_error, row.df, row.margin, getattr(row, "distribution", None))
                  for row in pairs.itertuples()]
+    posterior = [(b, w, a) if metric in LOWER_IS_BETTER else (a, w, b)  # "A better" is the lower score there
+                 for (a, w, b), metric in zip(posterior, pairs["metric"])]
     pairs["p_a_better"], pairs["p_within_margin"], pairs["p_b_better"] = (list(column) for column in zip(*posterior)) \
         if posterior else ([], [], [])
     pairs["smallest_detectable_difference"] = [
@@ -177,8 +180,8 @@ def correct_family(pairs: pd.DataFrame, contrasts: list[tuple[str, str]] | None 
                              if pd.notna(k) else None for d, s, k, r, m, q in
                              zip(pairs["difference"], pairs["spread"], pairs["folds"], pairs["test_to_train"],
                                  pairs["family_size"], pairs["margin"])]
-    pairs["verdict"] = [four_way(d, p, q, alpha) for d, p, q in
-                        zip(pairs["difference"], pairs["p_holm"], pairs["p_equivalence_holm"])]
+    pairs["verdict"] = [four_way(-d if metric in LOWER_IS_BETTER else d, p, q, alpha) for d, p, q, metric in
+                        zip(pairs["difference"], pairs["p_holm"], pairs["p_equivalence_holm"], pairs["metric"])]
     if "decisions_p" in pairs:
         for _, rows in pairs.groupby(["metric", "contrast"], sort=False):
             pairs.loc[rows.index, "decisions_p_holm"] = holm(rows["decisions_p"])

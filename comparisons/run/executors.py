@@ -95,7 +95,8 @@ class RayExecutor(Executor):
 
     name = "ray"
 
-    def __init__(self, address: str | None, max_concurrent: int | None, inputs_bytes: int):
+    def __init__(self, address: str | None, max_concurrent: int | None, inputs_bytes: int,
+                 py_modules: list[str] | None = None):
         import ray
 
         self._ray = ray
@@ -108,12 +109,15 @@ class RayExecutor(Executor):
                 raise UserInputError(problem)
         try:
             if address is None:  # a private local instance, sized explicitly
+                local_env = {**({"env_vars": env_vars} if env_vars else {}),
+                             **({"py_modules": py_modules} if py_modules else {})}
                 ray.init(num_cpus=os.cpu_count(), object_store_memory=max(OBJECT_STORE_MIN_BYTES, 4 * inputs_bytes),
                          include_dashboard=False, log_to_driver=False, logging_level="WARNING",
-                         runtime_env={"env_vars": env_vars} if env_vars else None)
+                         runtime_env=local_env or None)
             else:  # join a cluster; the code travels with the job, each node has the same packages
                 ray.init(address=address, log_to_driver=False, logging_level="WARNING",
-                         runtime_env={"working_dir": str(ROOT), "excludes": UPLOAD_EXCLUDES, "env_vars": env_vars})
+                         runtime_env={"working_dir": str(ROOT), "excludes": UPLOAD_EXCLUDES, "env_vars": env_vars,
+                                      **({"py_modules": py_modules} if py_modules else {})})  # outside backends
         except Exception as exc:  # ConnectionError, a raylet that timed out starting (a bare Exception)...
             if address is not None:  # the probe passed, yet Ray's own connection failed: say why if Ray did
                 cause = failure_cause(exc)
@@ -138,7 +142,7 @@ class RayExecutor(Executor):
 
     def wants_gpu(self, spec: RunSpec) -> bool:
         backend, _ = resolve_variant(spec.variant)
-        uses_torch = bool({"torch", "keras"} & set(BACKENDS[backend][2]))
+        uses_torch = bool({"torch", "keras"} & set(BACKENDS.get(backend, ("", "", ()))[2]))  # an outside one: no
         return spec.device == "cuda" or (spec.device == "auto" and self.has_gpu and uses_torch)
 
     def run(self, out: Path, specs: list[RunSpec], inputs: bytes, started: Started, done: Done) -> None:
@@ -389,7 +393,27 @@ class SharingMonitor:
         return {"runs_sharing_node": self.most, "timings_shared": self.most > 1}
 
 
-def open_executor(name: str, ray_address: str | None, max_concurrent: int | None, inputs_bytes: int) -> Executor:
+def plugin_packages(variants: list[str]) -> list[str]:
+    """The package folders of the plan's outside backends, which a Ray job uploads beside the checkout; a
+    single-file module cannot travel so: a one-line error saying to make it a package."""
+    from backends.base import is_plugin
+    from backends.plugins import package_folder
+
+    folders = []
+    for variant in variants:
+        backend, _ = resolve_variant(variant)
+        if is_plugin(backend):
+            folder = package_folder(backend.split(":")[0])
+            if folder is None:
+                raise UserInputError(f"backend {backend}: --executor ray uploads an outside backend's package; "
+                                     f"{backend.split(':')[0]} is a single-file module: put it in a package (a "
+                                     "folder with __init__.py)")
+            folders.append(str(folder))
+    return sorted(set(folders))
+
+
+def open_executor(name: str, ray_address: str | None, max_concurrent: int | None, inputs_bytes: int,
+                  variants: list[str] | None = None) -> Executor:
     """The executor the command line asked for, checked (and Ray started or joined)."""
     if name not in EXECUTORS:
         raise UserInputError(f"unknown executor {name!r}; choose from {', '.join(EXECUTORS)}")
@@ -402,4 +426,4 @@ def open_executor(name: str, ray_address: str | None, max_concurrent: int | None
         return LocalExecutor()
     if importlib.util.find_spec("ray") is None:
         raise UserInputError("--executor ray needs the ray package: pip install -c constraints.txt 'ray[default]'")
-    return RayExecutor(ray_address, max_concurrent, inputs_bytes)
+    return RayExecutor(ray_address, max_concurrent, inputs_bytes, plugin_packages(variants or []))

@@ -47,6 +47,8 @@ def finished(out: Path, request: RunSpec, split_sha256: str, data_sha256: str, m
         return False  # a serving path asked for now was not measured then
     if request.measure_costs and request.train_size is None and "latency_ms_b1_p50" not in record:
         return False  # a quality-only rerun (`reproduce`) measured no serving costs
+    if request.train_size is not None and record.get("label_budget") != request.label_budget:
+        return False  # another label budget: another question (a run made before the budget was recorded too)
     return (record.get("status") == "ok" and record.get("split_sha256") == split_sha256
             and record.get("data_sha256") == data_sha256 and not differences(record, manifest, strict=True))
 

@@ -35,6 +35,7 @@ class RunSpec:
     split_sha256: str
     hf_model: str | None = None
     train_size: int | None = None  # training messages used; None = the whole training split
+    label_budget: str = "train+valid"  # what a train_size counts (common/splits.py LABEL_BUDGETS)
     executor: str = "local"  # where it runs: local | ray (recorded in the run's row)
     code_commit: str | None = None  # the driver's git commit and dirty flag (comparability.code_state)
     code_dirty: bool | None = None
@@ -59,7 +60,17 @@ class RunSpec:
                 "hf_model": self.hf_model, "split_sha256": self.split_sha256, "data_sha256": self.data_sha256,
                 "threads": self.threads, "executor": self.executor, "device_requested": self.device,
                 "code_commit": self.code_commit, "code_dirty": self.code_dirty, "code_sha256": self.code_sha256,
-                "precision": self.precision}
+                "precision": self.precision,
+                "label_budget": self.label_budget if self.train_size is not None else None,
+                "plugin": self.plugin_identity()}
+
+    def plugin_identity(self) -> dict | None:
+        """An outside backend's identity (backends/plugins.py: distribution, version, source hash); None built in."""
+        from backends.base import is_plugin, resolve_variant
+        from backends.plugins import plugin_identity
+
+        backend, _ = resolve_variant(self.variant)
+        return plugin_identity(backend.split(":")[0]) if is_plugin(backend) else None
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), sort_keys=True)

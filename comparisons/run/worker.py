@@ -103,7 +103,7 @@ def gpu_peak_mb() -> float | None:
 def run(args: RunSpec, out: Path, inputs: RunInputs) -> dict:
     from backends.base import backend_class, resolve_variant  # light: no framework yet
     from common.metrics import choose_threshold, classification_metrics
-    from common.splits import train_subset
+    from common.splits import budget_parts
 
     data, split = inputs.checked_for(args)
     backend_name, _ = resolve_variant(args.variant)
@@ -114,9 +114,10 @@ def run(args: RunSpec, out: Path, inputs: RunInputs) -> dict:
     threads = set_framework_threads(args.threads)
     inject_fault(args.variant, args.seed)
 
-    train, valid, test = (data.subset(getattr(split, name)) for name in ("train", "valid", "test"))
-    if args.train_size is not None:  # a nested stratified subset of the training split
-        train = data.subset(train_subset(split, data.labels, args.train_size))
+    # at a training size: a nested stratified subset, its validation part carved from it (label budget train+valid)
+    # or the split's whole validation part (train); common/splits.py budget_parts
+    train_rows, valid_rows = budget_parts(split, data.labels, data.texts, args.train_size, args.label_budget)
+    train, valid, test = data.subset(train_rows), data.subset(valid_rows), data.subset(split.test)
     kwargs = backend_kwargs(cls, args)
     from backends.base import build
 
@@ -195,6 +196,7 @@ def run(args: RunSpec, out: Path, inputs: RunInputs) -> dict:
         "valid_average_precision": valid_metrics["average_precision"],
         "unknown_token_rate": unknown["rate"] if unknown else None, "unknown_tokens": unknown,
         "params_total": int(count.total), "params_trainable": int(count.trainable),
+        "n_train_texts": len(train), "n_valid_texts": len(valid),  # the labels this run saw, by part
         "train_seconds": train_seconds, "epochs_run": epochs_run, "seconds_per_epoch": train_seconds / epochs_run,
         "import_seconds": import_seconds, **latency, **throughput, **served, **serving,
         "rss_process_start_mb": process_start_rss, "rss_after_import_mb": baseline_rss,

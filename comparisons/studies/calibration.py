@@ -15,8 +15,11 @@ verdict code:
 Then power: the same recipe against a deliberately weakened one (the learner with a 20-word
 vocabulary), seed a against seed b; the weak one must be called worse.
 
-Pairs of one pool share seeds, so the comparisons are not independent; the rates are unbiased, and
-their Clopper-Pearson intervals treat them as independent (say so when quoting them).
+Pairs are disjoint by default (seeds 0-1, 2-3, ...: no seed in two comparisons, so the comparisons of
+the A/A are independent given the data and their Clopper-Pearson intervals hold; a pool of 2m seeds
+gives m comparisons). `--all-pairs` compares every pair of the pool, as the studies before issue 37
+did: more comparisons from the same training, but they share seeds, so the rates are unbiased and
+their intervals too narrow (say so when quoting them).
 
 Learners: `sgd_tfidf` (TF-IDF fitted on the training texts, then logistic regression trained by
 SGD, seeded: cheap, for the tests) and `torch_scratch` (the scratch encoder at a reduced budget:
@@ -38,8 +41,9 @@ import pandas as pd
 from scipy.stats import binomtest
 
 from common.datasets import DataSpec, LabelledTexts, load
-from common.partitions import kfold_partitions
-from common.splits import DEFAULT_SPLIT_SEED, Split, stratified_split
+from common.errors import UserInputError
+from common.partitions import Partition, kfold_partitions
+from common.splits import DEFAULT_SPLIT_SEED, Split, budget_parts, stratified_split
 from comparisons.outputs import atomic_write_json, atomic_write_text
 from comparisons.report.recipe_verdicts import recipe_verdicts
 from comparisons.report.verdict_rules import ALPHA, DEFAULT_MARGINS, four_way
@@ -91,6 +95,26 @@ def average_precision(scores: np.ndarray, positive: np.ndarray) -> float:
     return float(weighted_average_precision(scores, positive, np.ones((1, len(scores))))[0])
 
 
+def disjoint_pairs(pool: int) -> list[tuple[int, int]]:
+    """(0, 1), (2, 3), ...: no seed in two comparisons (an odd pool's last seed is left out)."""
+    return [(2 * k, 2 * k + 1) for k in range(pool // 2)]
+
+
+def partition_pair(a: np.ndarray, b: np.ndarray, partitions: list, margin: float) -> dict:
+    """The production verdict of A against B from their test APs on `partitions` (recipe_verdicts: the corrected
+    t-test with each partition's n_test / n_train, the pair its own family): the AP row's difference, 95% interval,
+    p values and verdict."""
+    frame = pd.DataFrame([{"partition": p.name, "variant": name, "seed": 0,
+                           "n_train": len(p.split.train) + len(p.split.valid), "n_test": len(p.split.test),
+                           "average_precision": values[j], "macro_f1_at_threshold": values[j],
+                           "accuracy_at_threshold": values[j]}
+                          for name, values in (("B", b), ("A", a)) for j, p in enumerate(partitions)])
+    _, pairs = recipe_verdicts(frame, {"average_precision": margin}, ["B", "A"])
+    row = pairs.loc[pairs["metric"] == "average_precision"].iloc[0]
+    return {key: (row[key] if isinstance(row[key], str) else float(row[key]))
+            for key in ("difference", "ci_low", "ci_high", "p_holm", "p_equivalence_holm", "verdict")}
+
+
 def rate(hits: int, total: int) -> dict:
     if total == 0:
         return {"hits": 0, "comparisons": 0, "rate": float("nan"), "ci_low": float("nan"), "ci_high": float("nan")}
@@ -99,17 +123,28 @@ def rate(hits: int, total: int) -> dict:
             "ci_low": float(interval.low), "ci_high": float(interval.high)}
 
 
+def at_size(data: LabelledTexts, split: Split, train_size: int | None) -> Split:
+    """The split a run at `train_size` labelled texts sees (the production rule, common/splits.budget_parts: the
+    validation part carved from the n texts); the test part unchanged. None: the split itself."""
+    if train_size is None:
+        return split
+    train, valid = budget_parts(split, data.labels, data.texts, train_size)
+    return Split(train, valid, split.test, split.seed)
+
+
 def pool_scores(data: LabelledTexts, learner: str, pool: int, folds: int, repeats: int = 1,
-                split_seed: int = DEFAULT_SPLIT_SEED, planted: bool = True) -> dict:
+                split_seed: int = DEFAULT_SPLIT_SEED, planted: bool = True, train_size: int | None = None) -> dict:
     """Every seed of the pool (and the weak recipe's) scored: test AP on every partition ({weak: (pool, J)}) and
-    the single split's bootstrap APs ({weak: (pool, B)}), with the partitions and the seconds taken."""
+    the single split's bootstrap APs ({weak: (pool, B)}), with the partitions and the seconds taken. train_size:
+    every partition and the split at that many labelled texts (training and validation together)."""
     scorer, cache = SCORERS[learner], {}
-    partitions = kfold_partitions(data, folds, repeats, split_seed)
+    partitions = [Partition(p.repeat, p.fold, at_size(data, p.split, train_size))
+                  for p in kfold_partitions(data, folds, repeats, split_seed)]
     started = time.perf_counter()
     ap = {weak: np.array([[average_precision(scorer(data, p.split, seed, weak, cache),
                                              data.labels[p.split.test] == data.positive_index)
                            for p in partitions] for seed in range(pool)]) for weak in (False, True)[:1 + planted]}
-    split = stratified_split(data, split_seed)
+    split = at_size(data, stratified_split(data, split_seed), train_size)
     positive = data.labels[split.test] == data.positive_index
     counts = item_counts(len(split.test), N_RESAMPLES)
     items = {weak: np.array([weighted_average_precision(scorer(data, split, seed, weak, cache), positive, counts)
@@ -153,33 +188,25 @@ def scores_under_other_kernels(learner: str, pool: int, folds: int, repeats: int
 
 def run_study(data: LabelledTexts, learner: str, pool: int, folds: int, repeats: int = 1,
               split_seed: int = DEFAULT_SPLIT_SEED, margin: float = DEFAULT_MARGINS["average_precision"],
-              planted: bool = True, other_kernels: dict | None = None) -> dict:
+              planted: bool = True, other_kernels: dict | None = None, all_pairs: bool = False,
+              train_size: int | None = None) -> dict:
     """Every seed of the pool (and the weak recipe's) on every partition and on the single split, then the
     A/A and A/B rates of each verdict. Deterministic given its arguments. `other_kernels`: the pool's scores
     under other kernels (scores_under_other_kernels): A/A pairs then set seed a here against seed b there, and
     the same seed here against there (kernels alone)."""
-    scored = pool_scores(data, learner, pool, folds, repeats, split_seed, planted)
+    scored = pool_scores(data, learner, pool, folds, repeats, split_seed, planted, train_size)
     ap, items, partitions, seconds = scored["ap"], scored["items"], scored["partitions"], scored["seconds"]
 
-    n_train = [len(p.split.train) + len(p.split.valid) for p in partitions]
-    n_test = [len(p.split.test) for p in partitions]
-
     def partition_verdict(a: np.ndarray, b: np.ndarray) -> str:
-        """The production verdict (recipe_verdicts: the corrected t-test, the family rule) of A against B."""
-        frame = pd.DataFrame([{"partition": p.name, "variant": name, "seed": 0, "n_train": n_train[j],
-                               "n_test": n_test[j], "average_precision": values[j], "macro_f1_at_threshold": values[j],
-                               "accuracy_at_threshold": values[j]}
-                              for name, values in (("B", b), ("A", a)) for j, p in enumerate(partitions)])
-        _, pairs = recipe_verdicts(frame, {"average_precision": margin}, ["B", "A"])
-        return pairs.loc[pairs["metric"] == "average_precision", "verdict"].iloc[0]
+        return partition_pair(a, b, partitions, margin)["verdict"]
 
     def items_verdict(a: np.ndarray, b: np.ndarray) -> str:
         return four_way(float(np.mean(a - b)), bootstrap_p(a - b), 1.0)
 
-    pairs = list(itertools.combinations(range(pool), 2))
+    pairs = list(itertools.combinations(range(pool), 2)) if all_pairs else disjoint_pairs(pool)
     aa = {"partitions": [partition_verdict(ap[False][a], ap[False][b]) for a, b in pairs],
           "items_only": [items_verdict(items[False][a], items[False][b]) for a, b in pairs]}
-    crossed = [(a, b) for a in range(pool) for b in range(pool) if a != b] if planted else []
+    crossed = ([(a, b) for a in range(pool) for b in range(pool) if a != b] if all_pairs else pairs) if planted else []
     ab = {"partitions": [partition_verdict(ap[False][a], ap[True][b]) for a, b in crossed],
           "items_only": [items_verdict(items[False][a], items[True][b]) for a, b in crossed]}
     across = {}
@@ -199,7 +226,8 @@ def run_study(data: LabelledTexts, learner: str, pool: int, folds: int, repeats:
                   "seed_move_ap": {"mean": float(seed_moves.mean()), "max": float(seed_moves.max())},
                   "other_kernels": OTHER_KERNELS}
     return {
-        **across, "learner": learner, "pool": pool, "folds": folds, "repeats": repeats, "split_seed": split_seed,
+        **across, "learner": learner, "pool": pool, "pairs": "all" if all_pairs else "disjoint",
+        "train_size": train_size, "folds": folds, "repeats": repeats, "split_seed": split_seed,
         "alpha": ALPHA, "margin": margin, "texts": len(data), "fit_and_score_seconds": round(seconds, 1),
         "mean_ap": {"recipe": float(ap[False].mean()), "weakened": float(ap[True].mean()) if planted else None},
         "aa_different": {name: rate(sum(v in ("A better", "B better") for v in verdicts), len(verdicts))
@@ -216,13 +244,19 @@ def study_markdown(result: dict, command: str) -> str:
         return f"| {name} | {values['hits']} / {values['comparisons']} | {values['rate']:.3f} [{values['ci_low']:.3f}, {values['ci_high']:.3f}] |"
 
     lines = [f"# Calibration of the verdicts: {result['learner']}", "",
-             f"Command: `{command}`. {result['texts']} texts, a pool of {result['pool']} seeds, "
+             f"Command: `{command}`. {result['texts']} texts"
+             + (f" (each partition and the split at {result['train_size']} labelled texts, training and validation "
+                "together; the test parts unchanged)" if result.get("train_size") else "")
+             + f", a pool of {result['pool']} seeds, "
              f"{result['repeats']} x {result['folds']}-fold partitions and the single split (seed {result['split_seed']}); "
              f"alpha {result['alpha']}, AP margin ±{result['margin']}. Training and scoring took "
              f"{result['fit_and_score_seconds']} s. Mean test AP over partitions: recipe {result['mean_ap']['recipe']:.4f}"
              + (f", weakened {result['mean_ap']['weakened']:.4f}" if result["mean_ap"]["weakened"] is not None else "")
-             + ". Pairs of one pool share seeds: the intervals (Clopper-Pearson) "
-             "treat the comparisons as independent, which they are not quite.", "",
+             + (". Every pair of the pool compared (`--all-pairs`): pairs share seeds, so the intervals "
+                "(Clopper-Pearson) treat the comparisons as independent, which they are not quite."
+                if result.get("pairs") == "all" else
+                ". Disjoint seed pairs (0-1, 2-3, ...): no seed in two comparisons, so the comparisons are "
+                "independent given the data and the intervals (Clopper-Pearson) hold for it."), "",
              "| A/A: called different (false positives) | count | rate [95% interval] |", "| --- | --- | --- |",
              row("items-only bootstrap, single split (old)", result["aa_different"]["items_only"]),
              row("corrected t-test over partitions (new)", result["aa_different"]["partitions"]), "",
@@ -251,7 +285,10 @@ def study_markdown(result: dict, command: str) -> str:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m comparisons.studies.calibration", description=__doc__.split("\n")[0])
     parser.add_argument("--learner", choices=LEARNERS, default="sgd_tfidf")
-    parser.add_argument("--pool", type=int, default=10, help="seeds per recipe; A/A comparisons = pool x (pool-1) / 2")
+    parser.add_argument("--pool", type=int, default=10,
+                        help="seeds per recipe; A/A comparisons = pool / 2 (disjoint pairs) or pool x (pool-1) / 2")
+    parser.add_argument("--all-pairs", action="store_true",
+                        help="compare every pair of the pool (pairs share seeds) instead of disjoint pairs")
     parser.add_argument("--folds", type=int, default=5)
     parser.add_argument("--repeats", type=int, default=1)
     parser.add_argument("--threads", type=int, default=2)
@@ -260,11 +297,17 @@ def main(argv=None) -> int:
                         help="A/A across kernels: side B of each pair scored in a child process under "
                              "ONEDNN_MAX_CPU_ISA=AVX2 MKL_CBWR=COMPATIBLE (issue 40); writes LEARNER_kernels.{json,md}")
     parser.add_argument("--limit-per-class", type=int, help="the first N texts of each class (quick trials)")
+    parser.add_argument("--train-size", type=int,
+                        help="every partition and the split at N labelled texts (training and validation together, "
+                             "the learning curve's rule; issue 36); writes LEARNER_nN.{json,md}")
     parser.add_argument("--scores-only", type=Path, help=argparse.SUPPRESS)  # the child's: write pool_scores as JSON
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args(argv)
     if args.pool < 2:
         print("error: --pool must be at least 2 (A/A compares two seeds)", file=sys.stderr)
+        return 2
+    if args.other_kernels and args.train_size:
+        print("error: --other-kernels and --train-size do not combine; run them apart", file=sys.stderr)
         return 2
     if args.learner == "torch_scratch":
         import torch
@@ -276,10 +319,15 @@ def main(argv=None) -> int:
         return 0
     other = scores_under_other_kernels(args.learner, args.pool, args.folds, args.repeats, DEFAULT_SPLIT_SEED,
                                        args.threads, args.limit_per_class) if args.other_kernels else None
-    result = run_study(study_data(args.limit_per_class), args.learner, args.pool, args.folds, args.repeats, planted=not args.no_planted,
-                       other_kernels=other)
+    try:
+        result = run_study(study_data(args.limit_per_class), args.learner, args.pool, args.folds, args.repeats,
+                           planted=not args.no_planted, other_kernels=other, all_pairs=args.all_pairs,
+                           train_size=args.train_size)
+    except UserInputError as exc:  # a training size that does not fit the partitions
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     command = "python -m comparisons.studies.calibration " + " ".join(argv if argv is not None else sys.argv[1:])
-    name = args.learner + ("_kernels" if args.other_kernels else "")
+    name = args.learner + ("_kernels" if args.other_kernels else "") + (f"_n{args.train_size}" if args.train_size else "")
     atomic_write_json(args.out / f"{name}.json", {**result, "command": command})
     atomic_write_text(args.out / f"{name}.md", study_markdown(result, command))
     print(study_markdown(result, command))

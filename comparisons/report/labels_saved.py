@@ -1,0 +1,152 @@
+"""Labels saved by pretraining, read off the learning curves of a partition design (issue 36).
+
+For each pretrained recipe and training size: how many labelled texts the best recipe without
+pretraining needs to reach the same test AP, read off that recipe's curve on the same partition
+(interpolated linearly in log size between the sizes measured; Hernandez et al. 2021 call the
+difference "effective data transferred"). Per partition, then summarised over partitions: the
+geometric mean with a 95% interval from the corrected repeated k-fold t-test on log size (the
+partitions share training texts, as for every verdict). Where the curve never reaches the target on a
+partition, that partition needs "more than the largest size" and no interval is given; where the
+target is at or below the curve's value at its smallest size, it needs "at most the smallest size".
+
+The best recipe without pretraining: the one with the highest mean test AP over every size and
+partition (named in the table). Pretrained recipes: the hf_bert variants (a pretrained MiniLM).
+
+  labels_saved.csv   one row per (pretrained recipe, size): labelled texts it used, the baseline, the texts the
+                     baseline needs (geometric mean and interval, or the reason there is none), partitions
+                     reaching the target, and the ratio needed / used
+  figures/labels_saved.png   the texts needed against the texts used, log-log, the diagonal "no saving"
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from scipy.stats import t as student_t
+
+from comparisons.report.pair_tests import corrected_t
+from comparisons.report.verdict_rules import ALPHA
+
+PRETRAINED_BACKENDS = ("hf_bert",)
+METRIC = "average_precision"
+LABELS_SAVED_COLUMNS = ("pretrained", "train_size", "labelled_texts", "baseline", "metric", "partitions",
+                        "partitions_reached", "needed", "needed_ci_low", "needed_ci_high", "ratio", "reading")
+
+
+def is_pretrained(variant: str) -> bool:
+    return variant.split(":")[0] in PRETRAINED_BACKENDS
+
+
+def needed_size(sizes: np.ndarray, values: np.ndarray, target: float) -> float:
+    """The size at which a curve (sizes ascending) first reaches `target`, linear in log size between the measured
+    sizes: the smallest size when it is reached there already, inf when never."""
+    sizes, values = np.asarray(sizes, dtype=float), np.asarray(values, dtype=float)
+    if values[0] >= target:
+        return float(sizes[0])
+    for k in range(1, len(sizes)):
+        if values[k] >= target:
+            share = (target - values[k - 1]) / (values[k] - values[k - 1])
+            return float(np.exp(np.log(sizes[k - 1]) + share * (np.log(sizes[k]) - np.log(sizes[k - 1]))))
+    return float("inf")
+
+
+def _curves(scores: pd.DataFrame, metric: str) -> pd.DataFrame:
+    """(partition, variant, train_size) -> the metric averaged over seeds, with the labelled texts used."""
+    rows = scores[scores["metric"] == metric] if "metric" in scores else scores.rename(columns={metric: "value"})
+    return (rows.groupby(["partition", "variant", "train_size"], as_index=False)
+            .agg(value=("value", "mean"), n_train=("n_train", "mean"), n_test=("n_test", "mean")))
+
+
+def labels_saved(scores: pd.DataFrame, metric: str = METRIC) -> pd.DataFrame:
+    """The table above from the long scores table (comparisons/report/scores.py) of a design with several sizes."""
+    curves = _curves(scores, metric)
+    if curves["train_size"].nunique() < 2:
+        return pd.DataFrame(columns=LABELS_SAVED_COLUMNS)
+    plain = [v for v in dict.fromkeys(curves["variant"]) if not is_pretrained(v)]
+    pretrained = [v for v in dict.fromkeys(curves["variant"]) if is_pretrained(v)]
+    if not plain or not pretrained:
+        return pd.DataFrame(columns=LABELS_SAVED_COLUMNS)
+    baseline = max(plain, key=lambda v: curves.loc[curves["variant"] == v, "value"].mean())
+    rows = []
+    for variant in pretrained:
+        own = curves[curves["variant"] == variant]
+        for size, at_size in own.groupby("train_size", sort=False):
+            needed, ratios = [], []
+            for partition in at_size.itertuples():
+                curve = curves[(curves["variant"] == baseline) & (curves["partition"] == partition.partition)]
+                curve = curve.sort_values("n_train")
+                if len(curve) < 2:
+                    continue
+                needed.append(needed_size(curve["n_train"].to_numpy(), curve["value"].to_numpy(), partition.value))
+                ratios.append(float(partition.n_test / partition.n_train))
+            needed_array = np.asarray(needed)
+            used = float(at_size["n_train"].mean())
+            smallest = float(curves.loc[curves["variant"] == baseline, "n_train"].min())
+            row = {"pretrained": variant, "train_size": size, "labelled_texts": int(round(used)), "baseline": baseline,
+                   "metric": metric, "partitions": len(needed_array),
+                   "partitions_reached": int(np.isfinite(needed_array).sum()), "needed": float("nan"),
+                   "needed_ci_low": float("nan"), "needed_ci_high": float("nan"), "ratio": float("nan")}
+            if len(needed_array) == 0:
+                row["reading"] = "no baseline curve on these partitions"
+            elif not np.isfinite(needed_array).all():
+                unreached = int((~np.isfinite(needed_array)).sum())
+                row["reading"] = (f"more than the largest size on {unreached} of {len(needed_array)} partitions")
+            else:
+                logs = np.log(needed_array)
+                mean, se, df = corrected_t(logs, float(np.mean(ratios)))
+                half = student_t.ppf(1 - ALPHA / 2, df) * se if df >= 1 else float("nan")
+                row.update(needed=float(np.exp(mean)), needed_ci_low=float(np.exp(mean - half)),
+                           needed_ci_high=float(np.exp(mean + half)), ratio=float(np.exp(mean) / used))
+                row["reading"] = ("at most the smallest size" if np.all(needed_array <= smallest)
+                                  else "read off the curve")
+            rows.append(row)
+    return pd.DataFrame(rows, columns=LABELS_SAVED_COLUMNS).sort_values(["pretrained", "labelled_texts"],
+                                                                         kind="stable").reset_index(drop=True)
+
+
+def labels_saved_markdown(table: pd.DataFrame, lang: str = "en") -> list[str]:
+    """The table as markdown lines (English; the page renders its own bilingual table)."""
+    if table.empty:
+        return []
+    lines = [f"Labelled texts the best recipe without pretraining ({table['baseline'].iloc[0]}) needs to reach each "
+             "pretrained recipe's test AP, read off its curve per partition (linear in log size), geometric mean "
+             "and 95% interval (corrected t on log size):", "",
+             "| pretrained | labelled texts used | texts the baseline needs [95% interval] | ratio | reading |",
+             "| --- | ---: | --- | ---: | --- |"]
+    for row in table.itertuples():
+        needed = (f"{row.needed:,.0f} [{row.needed_ci_low:,.0f}, {row.needed_ci_high:,.0f}]"
+                  if np.isfinite(row.needed) else "–")
+        ratio = f"{row.ratio:.2f}x" if np.isfinite(row.ratio) else "–"
+        lines.append(f"| {row.pretrained} | {row.labelled_texts:,} | {needed} | {ratio} | {row.reading} |")
+    return lines + [""]
+
+
+def labels_saved_figure(table: pd.DataFrame, path, lang: str = "en") -> bool:
+    """Texts needed against texts used, log-log, with the "no saving" diagonal; False when there is nothing to draw."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from comparisons.report.i18n import text
+
+    finite = table[np.isfinite(table["needed"].astype(float))]
+    if finite.empty:
+        return False
+    figure, ax = plt.subplots(figsize=(6.4, 4.4), dpi=110)
+    for variant, rows in finite.groupby("pretrained", sort=False):
+        low = rows["needed"] - rows["needed_ci_low"]
+        high = rows["needed_ci_high"] - rows["needed"]
+        ax.errorbar(rows["labelled_texts"], rows["needed"], yerr=[low, high], marker="o", capsize=3, label=variant)
+    span = [float(table["labelled_texts"].min()), float(max(table["labelled_texts"].max(), finite["needed_ci_high"].max()))]
+    ax.plot(span, span, color="0.6", linestyle="--", label=text("no saving", "无节省", lang))
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel(text("labelled texts the pretrained recipe used", "预训练配方使用的标注文本数", lang))
+    ax.set_ylabel(text(f"texts {table['baseline'].iloc[0]} needs for the same AP",
+                       f"{table['baseline'].iloc[0]} 达到相同 AP 所需文本数", lang))
+    ax.legend(fontsize=8)
+    ax.grid(True, which="both", alpha=0.3)
+    figure.tight_layout()
+    figure.savefig(path)
+    plt.close(figure)
+    return True

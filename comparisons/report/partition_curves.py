@@ -1,0 +1,107 @@
+"""Learning curves of a partition design with several training sizes (issue 36): each recipe's test AP at each
+size over the partitions (mean, corrected 95% interval with that size's own n_test / n_train), each size's
+verdict of the declared contrasts marked on the curves, and the labels-saved reading (report/labels_saved.py).
+
+  learning_curve.csv         one row per (variant, train_size): labelled texts, partitions, mean, corrected interval
+  labels_saved.csv           report/labels_saved.py
+  figures/learning_curve.png, figures/labels_saved.png (DIR/zh/figures for the Chinese page)
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from scipy.stats import t as student_t
+
+from comparisons.report.labels_saved import labels_saved, labels_saved_figure
+from comparisons.report.pair_tests import corrected_t
+from comparisons.report.verdict_rules import ALPHA, PRIMARY
+
+MARKS = {"A better": "▲", "B better": "▼", "equivalent": "=", "inconclusive": "?"}
+
+
+def curve_table(scores: pd.DataFrame, metric: str = PRIMARY) -> pd.DataFrame:
+    """From the long scores table: (variant, train_size) -> labelled texts, partitions, mean and corrected interval."""
+    rows = scores[scores["metric"] == metric]
+    per_partition = (rows.groupby(["variant", "train_size", "partition"], as_index=False)
+                     .agg(value=("value", "mean"), n_train=("n_train", "mean"), n_test=("n_test", "mean")))
+    out = []
+    for (variant, size), group in per_partition.groupby(["variant", "train_size"], sort=False):
+        mean, se, df = corrected_t(group["value"].to_numpy(), float((group["n_test"] / group["n_train"]).mean()))
+        half = student_t.ppf(1 - ALPHA / 2, df) * se if df >= 1 else float("nan")
+        out.append({"variant": variant, "train_size": size, "labelled_texts": int(round(group["n_train"].mean())),
+                    "partitions": len(group), f"{metric}_mean": mean, f"{metric}_ci_low": mean - half,
+                    f"{metric}_ci_high": mean + half})
+    return pd.DataFrame(out).sort_values(["variant", "labelled_texts"], kind="stable").reset_index(drop=True)
+
+
+def curve_figure(curve: pd.DataFrame, pairs: pd.DataFrame, path: Path, lang: str, metric: str = PRIMARY) -> Path:
+    """The curves with their intervals (log size); under them, each size's verdict of each declared contrast
+    (▲ A better, ▼ B better, = equivalent, ? inconclusive)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from comparisons.report.i18n import text
+
+    declared = pairs[(pairs["metric"] == metric) & (pairs.get("contrast", "every pair") == "declared")]
+    rows_below = list(dict.fromkeys(zip(declared["variant_a"], declared["variant_b"])))
+    figure, (ax, marks) = plt.subplots(2, 1, figsize=(7.2, 4.8 + 0.3 * len(rows_below)), dpi=110, sharex=True,
+                                       gridspec_kw={"height_ratios": [4, max(1, 0.5 * len(rows_below))]})
+    for variant, rows in curve.groupby("variant", sort=False):
+        ax.plot(rows["labelled_texts"], rows[f"{metric}_mean"], marker="o", label=variant)
+        ax.fill_between(rows["labelled_texts"], rows[f"{metric}_ci_low"], rows[f"{metric}_ci_high"], alpha=0.15)
+    ax.set_xscale("log")
+    ax.set_ylabel(text("test average precision (mean over partitions)", "测试平均精度（各划分均值）", lang))
+    ax.legend(fontsize=8, loc="lower right")
+    ax.grid(True, which="both", alpha=0.3)
+    sizes = curve.groupby("train_size")["labelled_texts"].mean().to_dict()
+    for k, (a, b) in enumerate(rows_below):
+        for row in declared[(declared["variant_a"] == a) & (declared["variant_b"] == b)].itertuples():
+            where = sizes.get(str(row.train_size), sizes.get(row.train_size))
+            if where is not None:
+                marks.text(where, k, MARKS.get(row.verdict, "?"), ha="center", va="center", fontsize=11)
+    marks.set_yticks(range(len(rows_below)), [f"{a} − {b}" for a, b in rows_below], fontsize=7)
+    marks.set_ylim(-0.5, max(len(rows_below), 1) - 0.5)
+    marks.set_xlabel(text("labelled texts (training and validation), log scale", "标注文本数（训练与验证），对数刻度", lang))
+    marks.set_title(text("each size's verdict: ▲ A better  ▼ B better  = equivalent  ? inconclusive",
+                         "各规模的结论：▲ A 更好  ▼ B 更好  = 等价  ? 无定论", lang), fontsize=8)
+    figure.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(path)
+    plt.close(figure)
+    return path
+
+
+def write_partition_curves(out: Path, scores: pd.DataFrame, pairs: pd.DataFrame, lang: str) -> list[tuple[Path, str]]:
+    """learning_curve.csv and labels_saved.csv in `out`, the figures for `lang`: (png, caption) of each drawn."""
+    from comparisons.outputs import atomic_write_text
+    from comparisons.report.i18n import text
+
+    if scores["train_size"].nunique() < 2:
+        return []
+    curve = curve_table(scores)
+    saved = labels_saved(scores)
+    atomic_write_text(out / "learning_curve.csv", curve.to_csv(index=False, float_format="%.6g"))
+    atomic_write_text(out / "labels_saved.csv", saved.to_csv(index=False, float_format="%.6g"))
+    target = (out if lang == "en" else out / "zh") / "figures"
+    made = [(curve_figure(curve, pairs, target / "learning_curve.png", lang),
+             text("Each recipe's test average precision against the labelled texts it saw, mean over the partitions "
+                  "with its corrected 95% interval; below, each size's verdict of each declared contrast",
+                  "各配方的测试平均精度随其所见标注文本数的变化，各划分均值及校正 95% 区间；下方为各规模上每个声明对比的结论",
+                  lang))]
+    if not saved.empty and labels_saved_figure(saved, target / "labels_saved.png", lang):
+        made.append((target / "labels_saved.png",
+                     text(f"Labelled texts {saved['baseline'].iloc[0]} (the best recipe without pretraining) needs to "
+                          "reach each pretrained recipe's AP, against the texts the pretrained recipe used; above the "
+                          "dashed diagonal, pretraining saves labels",
+                          f"{saved['baseline'].iloc[0]}（最好的无预训练配方）达到各预训练配方 AP 所需的标注文本数，对照预训练配方"
+                          "所用的文本数；位于虚线对角线上方即预训练节省了标注", lang)))
+    return made
+
+
+def has_sizes(scores: pd.DataFrame | None) -> bool:
+    return scores is not None and "train_size" in scores and scores["train_size"].nunique() > 1 and bool(
+        np.isfinite(pd.to_numeric(scores["n_train"], errors="coerce")).all())

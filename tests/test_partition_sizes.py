@@ -1,0 +1,147 @@
+"""Training sizes inside the partition design, under a label budget (issue 36): nested stratified subsets of each
+partition's labelled part, the validation part carved from the n texts, each size reported apart and corrected
+together, and sizes that do not fit refused in one line."""
+import json
+from collections import Counter
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from common.datasets import DataSpec, LabelledTexts, load
+from common.errors import UserInputError
+from common.partitions import kfold_partitions
+from common.splits import MIN_PER_CLASS, budget_parts
+from tests.test_cli import run_cli
+
+SIZES = [10, 30, 100, 400, 1500]
+
+
+@pytest.fixture(scope="module")
+def planted():
+    """The SMS data with planted duplicates: 40 texts repeated, so that a group straddling parts would show."""
+    data = load(DataSpec())
+    rows = np.concatenate([np.arange(len(data)), np.arange(0, 400, 10)])
+    return LabelledTexts([data.texts[i] for i in rows], data.labels[rows], data.class_names, data.positive_index)
+
+
+def test_subsets_are_nested_stratified_inside_the_labelled_part_and_never_hold_a_test_text(planted):
+    data = planted
+    share_valid = None
+    for partition in kfold_partitions(data, 5, 1, 0)[:2]:
+        split = partition.split
+        labelled = set(np.concatenate([split.train, split.valid]).tolist())
+        test_texts = {data.texts[i] for i in split.test}
+        share_valid = len(split.valid) / len(labelled)
+        previous: set[int] = set()
+        for size in SIZES:
+            train, valid = budget_parts(split, data.labels, data.texts, size)
+            both = set(train.tolist()) | set(valid.tolist())
+            assert len(train) + len(valid) == size == len(both), "n labelled texts in all, training and validation"
+            assert both <= labelled and not {data.texts[i] for i in both} & test_texts
+            assert previous <= both, f"size {size} does not contain the smaller subset"
+            previous = both
+            largest_group = max(Counter(data.texts[i] for i in both).values())
+            for c in range(data.n_classes):  # every class on both sides, the validation share per class
+                in_train, in_valid = (int((data.labels[part] == c).sum()) for part in (train, valid))
+                assert in_train >= 1 and in_valid >= 1 and in_train + in_valid >= MIN_PER_CLASS
+                # whole groups of equal texts: at most one group beyond the share
+                assert in_valid <= max(1, round(share_valid * (in_train + in_valid))) + largest_group - 1
+            assert not {data.texts[i] for i in train} & {data.texts[i] for i in valid}, "equal texts on one side"
+        again = budget_parts(split, data.labels, data.texts, 100)  # the same for every variant and seed
+        assert all(np.array_equal(x, y) for x, y in zip(again, budget_parts(split, data.labels, data.texts, 100)))
+    train, valid = budget_parts(split, data.labels, data.texts, 100, budget="train")  # the older question
+    assert len(train) == 100 and np.array_equal(valid, split.valid)
+
+
+def test_a_size_that_does_not_fit_a_partition_names_it_and_the_largest_allowed(planted):
+    split = kfold_partitions(planted, 5, 1, 0)[0].split
+    largest = len(split.train) + len(split.valid)
+    with pytest.raises(UserInputError, match=rf"larger than partition r0f0's labelled part .*the largest allowed is {largest}"):
+        budget_parts(split, planted.labels, planted.texts, largest + 1, where="partition r0f0")
+    with pytest.raises(UserInputError, match="the smallest allowed is 10"):
+        budget_parts(split, planted.labels, planted.texts, 9)
+
+
+SMALL = ["run", "--backends", "tfidf_logreg", "--profile", "tiny", "--limit-per-class", "60", "--threads", "1"]
+
+
+def test_a_design_with_two_sizes_reports_each_apart_and_corrects_over_both(tmp_path):
+    out = tmp_path / "cv"
+    result = run_cli(*SMALL, "--cv", "2", "--train-sizes", "30,all", "--out", str(out))
+    assert result.returncode == 0, result.stderr[-2000:]
+    design = json.loads((out / "design.json").read_text())
+    assert design["train_sizes"] == [30, "all"] and design["label_budget"] == "train+valid"
+    for name in ("r0f0", "r0f1"):
+        folder = out / "partitions" / name
+        record = json.loads((folder / "runs" / "tfidf_logreg__n30__seed0.json").read_text())
+        assert record["n_train_texts"] + record["n_valid_texts"] == 30 and record["label_budget"] == "train+valid"
+        recorded = json.loads((folder / "splits.json").read_text())["train_subsets"]
+        assert recorded["label_budget"] == "train+valid" and len(recorded["sizes"]["30"]) == record["n_train_texts"]
+        full = json.loads((folder / "runs" / "tfidf_logreg__seed0.json").read_text())
+        assert full["n_train_texts"] + full["n_valid_texts"] > 30
+        for size in ("n30__", ""):  # a twin with scores 0.01 lower at 30 texts: different at 30, equal at all
+            twin = json.loads((folder / "runs" / f"tfidf_logreg__{size}seed0.json").read_text())
+            twin = {**twin, "variant": "torch_scratch", "average_precision": twin["average_precision"] - (0.01 if size else 0)}
+            (folder / "runs" / f"torch_scratch__{size}seed0.json").write_text(json.dumps(twin))
+            (folder / "predictions" / f"torch_scratch__{size}seed0.npz").write_bytes(
+                (folder / "predictions" / f"tfidf_logreg__{size}seed0.npz").read_bytes())
+        manifest = json.loads((folder / "manifest.json").read_text())
+        manifest["variants"]["torch_scratch"] = manifest["variants"]["tfidf_logreg"]
+        (folder / "manifest.json").write_text(json.dumps(manifest))
+    (out / "design.json").write_text(json.dumps({**design, "variants": ["tfidf_logreg", "torch_scratch"]}))
+    assert run_cli("report", "--out", str(out)).returncode == 0
+    scores = pd.read_csv(out / "scores.csv")
+    at_30 = scores[(scores["train_size"] == "30") & (scores["metric"] == "average_precision")]
+    assert len(at_30) == 4 and set(at_30["n_train"]) == {30}, "each size's own n_train in the correction"
+    verdicts = pd.read_csv(out / "verdicts.csv")
+    ap = verdicts[verdicts["metric"] == "average_precision"].set_index("train_size")
+    assert set(ap.index.astype(str)) == {"30", "all"}
+    # no contrasts declared: the later variant is A (pair_order), so A - B = torch_scratch - tfidf_logreg
+    assert ap.loc["30", "difference"] == pytest.approx(-0.01) and ap.loc["all", "difference"] == 0
+    assert ap.loc["30", "verdict"] == "B better" and ap.loc["all", "verdict"] == "equivalent"
+    assert (ap["family_size"] == 4).all(), "one family over both sizes: a difference and an equivalence each"
+    again = run_cli(*SMALL, "--cv", "2", "--train-sizes", "30,all", "--label-budget", "train", "--out", str(out),
+                    "--backends", "tfidf_logreg")
+    assert again.returncode == 0 and again.stderr.count("finished earlier, kept") == 2, "only the full-size runs kept"
+
+
+@pytest.mark.parametrize("sizes, message", [("99999", "larger than partition r0f0's labelled part"),
+                                            ("4,all", "the smallest allowed is 10"),
+                                            ("100,50", "50 after 100; give increasing sizes")])
+def test_bad_sizes_in_a_partition_design_are_one_line_and_write_nothing(tmp_path, sizes, message):
+    result = run_cli(*SMALL, "--cv", "2", "--train-sizes", sizes, "--out", str(tmp_path / "run"))
+    assert result.returncode == 2 and message in result.stderr, result.stderr
+    assert result.stderr.strip().count("\n") == 0 and result.stderr.startswith("error: ")
+    assert not (tmp_path / "run").exists()
+
+
+def test_labels_saved_reads_the_baseline_curve_in_log_size_with_an_interval_over_partitions():
+    from comparisons.report.labels_saved import labels_saved, needed_size
+
+    assert needed_size([50, 100, 200], [0.8, 0.9, 0.95], 0.85) == pytest.approx(np.sqrt(50 * 100))
+    assert needed_size([50, 100, 200], [0.8, 0.9, 0.95], 0.96) == float("inf")
+    assert needed_size([50, 100, 200], [0.8, 0.9, 0.95], 0.7) == 50
+    rows = []
+    for j, shift in enumerate([0.0, 0.01, -0.01]):  # on every partition the pretrained recipe at 50 equals scratch at 100
+        for size, n, scratch, full in (("50", 50, 0.80, 0.90 + shift), ("100", 100, 0.90 + shift, 0.97),
+                                       ("all", 200, 0.95 + shift, 0.99)):
+            for variant, value in (("torch_scratch", scratch), ("tfidf_logreg", scratch - 0.05), ("hf_bert:full", full)):
+                rows.append({"partition": f"r0f{j}", "variant": variant, "seed": 0, "train_size": size,
+                             "n_train": n, "n_test": 50, "metric": "average_precision", "value": value})
+    table = labels_saved(pd.DataFrame(rows)).set_index("train_size")
+    assert set(table["baseline"]) == {"torch_scratch"}, "the best recipe without pretraining"
+    assert table.loc["50", "needed"] == pytest.approx(100) and table.loc["50", "ratio"] == pytest.approx(2)
+    assert table.loc["50", "needed_ci_low"] == pytest.approx(100), "no spread over partitions: a point interval"
+    assert table.loc["100", "reading"] == "more than the largest size on 3 of 3 partitions"
+    assert np.isnan(table.loc["100", "needed"])
+
+
+def test_the_a_a_check_runs_at_a_small_training_size_through_the_production_budget():
+    from common.datasets import load_sms_spam
+    from comparisons.studies.calibration import pool_scores, run_study
+
+    scored = pool_scores(load_sms_spam(), "sgd_tfidf", pool=2, folds=3, planted=False, train_size=100)
+    assert all(len(p.split.train) + len(p.split.valid) == 100 for p in scored["partitions"])
+    result = run_study(load_sms_spam(), "sgd_tfidf", pool=4, folds=3, planted=False, train_size=100)
+    assert result["train_size"] == 100 and result["aa_different"]["partitions"]["comparisons"] == 2
