@@ -145,7 +145,7 @@ def backend_class(backend: str) -> type[Backend]:
     if is_plugin(backend):
         from backends.plugins import plugin_class
 
-        return plugin_class(*backend.split(":"))
+        return plugin_class(*backend.split(":"), Backend)
     module, cls, _ = BACKENDS[backend]
     return getattr(importlib.import_module(module), cls)
 

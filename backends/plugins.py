@@ -73,10 +73,10 @@ def split_backends(value: str) -> list[str]:
     return [name for name in [*names, current.strip()] if name]
 
 
-def plugin_class(module: str, name: str):
-    """Import the module and return its backend class, or a one-line UserInputError saying what is wrong."""
-    from backends.base import Backend
-
+def plugin_class(module: str, name: str, base: type):
+    """Import the module and return its backend class (a subclass of `base`, backends.base.Backend, passed in so
+    that this module does not import backends.base back), or a one-line UserInputError saying what is wrong."""
+    Backend = base  # noqa: N806
     try:
         loaded = importlib.import_module(module)
     except Exception as exc:  # ModuleNotFoundError, or the module's own error while importing

@@ -140,7 +140,9 @@ def differences(record: dict, manifest: dict, strict: bool = True) -> list[str]:
     record or the manifest lacks is not judged (records made before the field existed).
     """
     found = []
-    planned_plugin = ((manifest.get("variants") or {}).get(record.get("variant")) or {}).get("plugin")
+    variants = manifest.get("variants")
+    planned = variants.get(record.get("variant")) if isinstance(variants, dict) else None
+    planned_plugin = planned.get("plugin") if isinstance(planned, dict) else None
     if plugin_key(record.get("plugin")) != plugin_key(planned_plugin):  # an outside backend changed (or appeared)
         found.append("outside backend's source or version changed")
     for name, (key, of_manifest) in IDENTITY.items():

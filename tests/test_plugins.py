@@ -116,15 +116,23 @@ def test_an_outside_backend_runs_is_reported_and_reruns_when_its_source_changes(
     ("outside_nb:Pipeline", "backend outside_nb:Pipeline: Pipeline is not a backend class"),
     ("outside_nb:Half", "backend outside_nb:Half: Half lacks load, param_count, predict_proba, save"),
 ])
-def test_a_bad_outside_backend_is_refused_in_one_line_before_any_run(tmp_path, spec, message):
+def test_a_bad_outside_backend_is_refused_in_one_line_before_any_run(tmp_path, spec, message, monkeypatch, capsys):
+    import sys
+
+    from comparisons.cli import main
+
     env = outside_package(tmp_path / "plugins", extra=textwrap.dedent('''
         class Half(Backend):
             def fit(self, train, valid):
                 return self
     '''))
-    result = run_cli(*SMALL, "--backends", f"tfidf_logreg,{spec}", "--out", str(tmp_path / "run"), env=env)
-    assert result.returncode == 2 and result.stderr.startswith(f"error: {message}"), result.stderr
-    assert result.stderr.strip().count("\n") == 0 and not (tmp_path / "run").exists()
+    monkeypatch.syspath_prepend(env["PYTHONPATH"])  # in this process: the refusal comes before any worker
+    monkeypatch.delitem(sys.modules, "outside_nb", raising=False)
+    assert main([*SMALL, "--backends", f"tfidf_logreg,{spec}", "--out", str(tmp_path / "run")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {message}") and err.strip().count("\n") == 0, err
+    assert not (tmp_path / "run").exists()
+    monkeypatch.delitem(sys.modules, "outside_nb", raising=False)
 
 
 def test_an_outside_backend_that_raises_in_fit_is_a_failed_row(tmp_path):
