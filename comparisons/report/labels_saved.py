@@ -21,10 +21,8 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from scipy.stats import t as student_t
 
-from comparisons.report.pair_tests import corrected_t
-from comparisons.report.verdict_rules import ALPHA
+from comparisons.report.pair_tests import corrected_interval
 
 PRETRAINED_BACKENDS = ("hf_bert",)
 METRIC = "average_precision"
@@ -92,10 +90,9 @@ def labels_saved(scores: pd.DataFrame, metric: str = METRIC) -> pd.DataFrame:
                 row["reading"] = (f"more than the largest size on {unreached} of {len(needed_array)} partitions")
             else:
                 logs = np.log(needed_array)
-                mean, se, df = corrected_t(logs, float(np.mean(ratios)))
-                half = student_t.ppf(1 - ALPHA / 2, df) * se if df >= 1 else float("nan")
-                row.update(needed=float(np.exp(mean)), needed_ci_low=float(np.exp(mean - half)),
-                           needed_ci_high=float(np.exp(mean + half)), ratio=float(np.exp(mean) / used))
+                mean, low, high = corrected_interval(logs, float(np.mean(ratios)))
+                row.update(needed=float(np.exp(mean)), needed_ci_low=float(np.exp(low)),
+                           needed_ci_high=float(np.exp(high)), ratio=float(np.exp(mean) / used))
                 row["reading"] = ("at most the smallest size" if np.all(needed_array <= smallest)
                                   else "read off the curve")
             rows.append(row)

@@ -27,6 +27,14 @@ def corrected_t(differences: np.ndarray, test_to_train: float) -> tuple[float, f
     return float(differences.mean()), float(np.sqrt((1 / count + test_to_train) * variance)), count - 1
 
 
+def corrected_interval(values: np.ndarray, test_to_train: float) -> tuple[float, float, float]:
+    """(mean, low, high): the 95% interval of the mean of per-partition values under the corrected t
+    (NaN bounds with fewer than 2 partitions); a recipe's figure, a curve's point, a log size."""
+    mean, se, df = corrected_t(values, test_to_train)
+    half = float(student_t.ppf(1 - ALPHA / 2, df) * se) if df >= 1 else float("nan")
+    return mean, mean - half, mean + half
+
+
 def t_tests(mean: float, standard_error: float, df: int, margin: float) -> tuple[float, float, float, float]:
     """(p of 'no difference', TOST p of '|difference| >= margin', 95% interval low, high)."""
     if not np.isfinite(standard_error) or df < 1:

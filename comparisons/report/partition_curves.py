@@ -12,11 +12,10 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from scipy.stats import t as student_t
 
 from comparisons.report.labels_saved import labels_saved, labels_saved_figure
-from comparisons.report.pair_tests import corrected_t
-from comparisons.report.verdict_rules import ALPHA, PRIMARY
+from comparisons.report.pair_tests import corrected_interval
+from comparisons.report.verdict_rules import PRIMARY
 
 MARKS = {"A better": "▲", "B better": "▼", "equivalent": "=", "inconclusive": "?"}
 
@@ -28,11 +27,11 @@ def curve_table(scores: pd.DataFrame, metric: str = PRIMARY) -> pd.DataFrame:
                      .agg(value=("value", "mean"), n_train=("n_train", "mean"), n_test=("n_test", "mean")))
     out = []
     for (variant, size), group in per_partition.groupby(["variant", "train_size"], sort=False):
-        mean, se, df = corrected_t(group["value"].to_numpy(), float((group["n_test"] / group["n_train"]).mean()))
-        half = student_t.ppf(1 - ALPHA / 2, df) * se if df >= 1 else float("nan")
+        mean, low, high = corrected_interval(group["value"].to_numpy(),
+                                             float((group["n_test"] / group["n_train"]).mean()))
         out.append({"variant": variant, "train_size": size, "labelled_texts": int(round(group["n_train"].mean())),
-                    "partitions": len(group), f"{metric}_mean": mean, f"{metric}_ci_low": mean - half,
-                    f"{metric}_ci_high": mean + half})
+                    "partitions": len(group), f"{metric}_mean": mean, f"{metric}_ci_low": low,
+                    f"{metric}_ci_high": high})
     return pd.DataFrame(out).sort_values(["variant", "labelled_texts"], kind="stable").reset_index(drop=True)
 
 

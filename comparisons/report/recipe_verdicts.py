@@ -27,15 +27,15 @@ import sys
 from pathlib import Path
 
 import pandas as pd
-from scipy.stats import t as student_t
 
 from comparisons.report.contrasts import as_pairs, pair_order
 from comparisons.report.i18n import text
 from comparisons.report.labels_saved import labels_saved, labels_saved_markdown
 from comparisons.outputs import atomic_write_json, atomic_write_text
-from comparisons.report.pair_tests import corrected_t, per_partition, partition_pair_rows, test_to_train
+from comparisons.report.pair_tests import (corrected_interval, corrected_t, partition_pair_rows,  # noqa: F401
+                                          per_partition, test_to_train)
 from comparisons.report.scores import COSTS, scores_table, wide_runs
-from comparisons.report.verdict_rules import ALPHA, VERDICT_COLUMNS, correct_family, in_schema
+from comparisons.report.verdict_rules import VERDICT_COLUMNS, correct_family, in_schema
 from comparisons.report.verdict_tables import verdict_sections
 
 METRICS = ("average_precision", "macro_f1_at_threshold", "accuracy_at_threshold")
@@ -74,10 +74,9 @@ def recipe_verdicts(scores: pd.DataFrame, margins: dict | None = None, order: li
             continue
         row = {"variant": variant, "partitions": len(rows), "seeds": int(rows["seeds"].min())}
         for metric in METRICS:
-            mean, se, df = corrected_t(rows[metric].to_numpy(), ratio)
-            half = student_t.ppf(1 - ALPHA / 2, df) * se if df >= 1 else float("nan")
+            mean, low, high = corrected_interval(rows[metric].to_numpy(), ratio)
             row.update({f"{metric}_mean": mean, f"{metric}_std": float(rows[metric].std(ddof=1)),
-                        f"{metric}_ci_low": max(0.0, mean - half), f"{metric}_ci_high": min(1.0, mean + half)})
+                        f"{metric}_ci_low": max(0.0, low), f"{metric}_ci_high": min(1.0, high)})
         runs = scores[(scores["variant"] == variant) & (scores["train_size"] == _largest(grouped["train_size"]))]
         row.update({f"{cost}_median": float(pd.to_numeric(runs[cost], errors="coerce").median())
                     for cost in COSTS if cost in runs})  # over every run: partitions and seeds
