@@ -94,7 +94,7 @@ def choose_threshold(
 CALIBRATION_BINS = 10  # equal-mass bins of the expected calibration error and the reliability diagram
 
 
-def _calibration_target(y_true: np.ndarray, proba: np.ndarray, positive_index: int | None):
+def calibration_target(y_true: np.ndarray, proba: np.ndarray, positive_index: int | None):
     """(score, outcome) the calibration is measured on: binary -> the positive class's probability and
     whether the item is positive; more classes -> the top class's probability and whether it is right."""
     y_true, proba = np.asarray(y_true), np.asarray(proba, dtype=float)
@@ -109,7 +109,7 @@ def brier_score(y_true: np.ndarray, proba: np.ndarray, positive_index: int | Non
     the classes against the one-hot label, in [0, 2] (Brier 1950)."""
     y_true, proba = np.asarray(y_true), np.asarray(proba, dtype=float)
     if proba.shape[1] == 2 and positive_index is not None:
-        score, outcome = _calibration_target(y_true, proba, positive_index)
+        score, outcome = calibration_target(y_true, proba, positive_index)
         return float(np.mean((score - outcome) ** 2))
     return float(np.mean(np.sum((proba - np.eye(proba.shape[1])[y_true]) ** 2, axis=1)))
 
@@ -119,7 +119,7 @@ def calibration_bins(y_true: np.ndarray, proba: np.ndarray, positive_index: int 
     """The reliability diagram's points: the items sorted by score and cut into `bins` groups of equal
     size (equal mass; fewer when there are fewer items), each with its mean score, the share of its
     items that came true (positive; right, with more classes) and its item count."""
-    score, outcome = _calibration_target(y_true, proba, positive_index)
+    score, outcome = calibration_target(y_true, proba, positive_index)
     order = np.argsort(score, kind="stable")
     groups = [group for group in np.array_split(order, min(bins, len(order))) if len(group)]
     return {"mean_score": np.array([score[g].mean() for g in groups]),

@@ -6,37 +6,35 @@ from __future__ import annotations
 
 import argparse
 import json
-import shlex
 import sys
-import time
 from pathlib import Path
 
-from backends.base import VARIANTS, is_plugin, resolve_variant
-from backends.plugins import plugin_identity, split_backends
-from common.corpora import ALIASES as CORPUS_ALIASES, CORPORA
-from common.datasets import DataSpec, fingerprint, load
+from backends.base import VARIANTS
+from backends.plugins import split_backends
+from common.corpora import CORPORA
+from common.datasets import DataSpec, load
 from common.errors import UserInputError
-from common.partitions import check_design, kfold_partitions, leaked_texts
+from common.partitions import check_design, kfold_partitions
 from common.splits import (DEFAULT_SPLIT_SEED, LABEL_BUDGETS, Split, budget_parts, duplicate_report,
                            largest_train_size, stratified_split, train_subsets_record)
-from comparisons.plan import Plan, check_fields, parse_train_sizes
+from comparisons.plan import (Plan, check_fields, data_spec, design_record, manifest_record, parse_train_sizes,
+                              run_specs)
 from comparisons.run.executors import EXECUTORS, open_executor
-from comparisons.comparability import code_state, described_commit, left_out_line, library_versions
+from comparisons.comparability import code_state
 from comparisons.report.i18n import LANGUAGES, check_language
-from comparisons.run.measure import machine_description, thread_environment
-from comparisons.numerics import identities_line, note_design_identities, numerics_identity
+from comparisons.numerics import note_design_identities
 from comparisons.outputs import atomic_write_json
-from comparisons.run.profiles import PROFILES, profile, variant_overrides
+from comparisons.run.profiles import PROFILES, profile
 from comparisons.report.preview import preview_note
 from comparisons.run.precision import plan_precisions
 from comparisons.run.serving.paths import parse_serve
 from comparisons.run.spec import RunInputs, RunSpec
 from comparisons.run.lock import RunFolderLock
 from comparisons.run.runner import StopOnSignals, describe, exit_code, finished
-from comparisons.run_folder import RunFolder, default_out, read_runs
+from comparisons.run_folder import default_out, read_runs
 from comparisons.report.contrasts import parse_contrasts
 from comparisons.report.verdict_rules import DEFAULT_MARGINS
-from comparisons.report.decision import DEFAULT_CPU_HOUR_PRICE, cpu_hour_price
+from comparisons.report.decision import cpu_hour_price
 
 
 def add_plan_options(command: argparse.ArgumentParser, out_help: str = "runs/<profile>") -> None:
@@ -85,6 +83,9 @@ def add_plan_options(command: argparse.ArgumentParser, out_help: str = "runs/<pr
     command.add_argument("--serve", default="native",
                          help="serving paths measured after training, comma-separated: native (always), native-bf16, onnx, "
                               "onnx-int8, torch-int8 (docs/serving.md; pip extra: serve)")
+    command.add_argument("--quality-only", action="store_true",
+                         help="quality figures only: no latency, throughput, cold start or serving memory (quicker; "
+                              "the pages' decision then names the costs it lacks)")
     command.add_argument("--lang", default="en", help="en or zh: language of the tables and figures")
     command.add_argument("--cpu-hour-price", metavar="USD",
                          help="USD per CPU-hour for the pages' cost of a million predictions (default 0.05)")
@@ -143,27 +144,6 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def data_spec(args) -> DataSpec:
-    args.data = CORPUS_ALIASES.get(args.data, args.data)  # sms: the shipped sms_spam
-    if args.data in ("sms_spam", "uci") or args.data in CORPORA:
-        if args.text_col or args.label_col:
-            raise UserInputError("--text-col/--label-col need --data PATH of a CSV/TSV file")
-        if args.data in CORPORA:  # a named corpus read from its installed package (docs/corpora.md)
-            return DataSpec(source="corpus", path=args.data, dedup=args.dedup, limit_per_class=args.limit_per_class,
-                            limit_total=args.limit_total)
-        return DataSpec(source=args.data, dedup=args.dedup, limit_per_class=args.limit_per_class,
-                        limit_total=args.limit_total)
-    if args.data.startswith("hf:"):
-        name = args.data.removeprefix("hf:")
-        name = str(Path(name).resolve()) if name and Path(name).is_dir() else name
-        return DataSpec(source="hf", path=name, text_col=args.text_col, label_col=args.label_col,
-                        positive_label=args.positive_label, dedup=args.dedup,
-                        limit_per_class=args.limit_per_class, hf_split=args.hf_split, limit_total=args.limit_total)
-    return DataSpec(source="file", path=str(Path(args.data).resolve()), text_col=args.text_col,
-                    label_col=args.label_col, positive_label=args.positive_label, encoding=args.encoding,
-                    dedup=args.dedup, limit_per_class=args.limit_per_class, limit_total=args.limit_total)
-
-
 def prepare(args) -> tuple[list[str], object, Split, DataSpec]:
     """Validate everything and build the split, before anything is written."""
     check_fields(args)  # every check that needs no data (comparisons/plan.py), the same for a Plan built in Python
@@ -190,17 +170,6 @@ def prepare(args) -> tuple[list[str], object, Split, DataSpec]:
     args.train_sizes = list(dict.fromkeys(None if n == largest_train_size(split, args.label_budget) else n
                                           for n in train_sizes))
     return variants, data, split, spec
-
-
-def command_line(args) -> str:
-    """The command as typed (main's argv), for the manifest and design.json; a Plan run from Python gives its own."""
-    return "python -m comparisons " + shlex.join(getattr(args, "argv", None) or sys.argv[1:])
-
-
-def plan_record(args) -> dict | None:
-    """The typed plan of a `run` (comparisons/plan.py) as the manifest holds it; None for another command's runs."""
-    plan = getattr(args, "plan", None)
-    return plan.to_dict() if plan is not None else None
 
 
 def check_sizes_fit(sizes, data, split: Split, budget: str, where: str) -> None:
@@ -241,15 +210,7 @@ def run_partitions(args, out: Path, variants, data, spec, executor) -> int:
 
     partitions = kfold_partitions(data, args.cv, args.repeats, args.split_seed)
     code = code_state()  # one code hash for every partition's plan: a change mid-design fails the later runs
-    design = {"folds": args.cv, "repeats": args.repeats, "seed": args.split_seed, "margins": args.margins,
-              "contrasts": [list(pair) for pair in args.contrasts] if args.contrasts else None,
-              "contrasts_declared": "before the runs" if args.contrasts else None,
-              "code_sha256": code["code_sha256"], "command": command_line(args), "plan": plan_record(args), "variants": variants,
-              "seeds": list(range(args.seeds)), "data_sha256": fingerprint(data),
-              "train_sizes": [size or "all" for size in args.train_sizes], "label_budget": args.label_budget,
-              "numerics": numerics_identity(args.threads),  # the driver's; each run records its own
-              "partitions": [{"name": p.name, "sizes": p.split.sizes(), "sha256": p.split.sha256,
-                              "test_texts_in_training": leaked_texts(data, p.split)} for p in partitions]}
+    design = design_record(args, partitions, data, variants, code)
     design_file = out / "design.json"
     if design_file.exists() and not args.force:
         earlier = json.loads(design_file.read_text())
@@ -291,44 +252,13 @@ def run_in_folder(args, out: Path, variants, data, split, spec, executor, report
                                     "train_subsets": train_subsets_record(split, data.labels, subset_sizes,
                                                                           texts=data.texts, budget=label_budget)})
     code = code or code_state()
-    manifest = {
-        "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "command": command_line(args), "plan": plan_record(args),
-        "git_commit": described_commit(code), **code, "versions": library_versions(), "machine": machine_description(),
-        "numerics": numerics_identity(args.threads),  # read without any framework (comparisons/numerics.py)
-        "threads": args.threads, "thread_environment": thread_environment(args.threads), "device": args.device,
-        "profile": args.profile, "seeds": list(range(args.seeds)), "timeout_s": args.timeout,
-        "variants": {v: {"backend": resolve_variant(v)[0], "params": {**resolve_variant(v)[1],
-                                                                       **variant_overrides(args.profile, v)},
-                         "plugin": plugin_identity(resolve_variant(v)[0].split(":")[0])
-                         if is_plugin(resolve_variant(v)[0]) else None}
-                     for v in variants},
-        "hf_model": args.hf_model,
-        "data": {"spec": spec.to_dict(), "sha256": fingerprint(data), "rows": len(data),
-                 "class_names": list(data.class_names), "positive_index": data.positive_index,
-                 "duplicates": duplicates,
-                 "corpus": {k: v for k, v in (data.origin or {}).items() if k != "sample"} or None,
-                 "sample": (data.origin or {}).get("sample")},  # --limit-total: the stratified cap, if any
-        "split": {"seed": split.seed, "sizes": split.sizes(), "sha256": split.sha256},
-        "train_sizes": [size or "all" for size in args.train_sizes],
-        "label_budget": label_budget,
-        "margins": args.margins,
-        "contrasts": [list(pair) for pair in args.contrasts] if args.contrasts else None,
-        "serve": args.serve.split(","),
-        "precision_requested": args.precision, "precision": {v: args.precisions[v] for v in variants},
-    }
+    manifest = manifest_record(args, variants, data, split, spec, code, label_budget, duplicates)
     atomic_write_json(out / "manifest.json", manifest)
     sizes = split.sizes()
     print(f"data: {len(data)} rows, split train/valid/test = {sizes['train']}/{sizes['valid']}/{sizes['test']} "
           f"(sha256 {split.sha256[:12]}), {duplicates['test_rows_whose_text_is_in_train']} test texts also in train"
           f"{'' if spec.dedup else ' (--dedup drops duplicates)'}", file=sys.stderr)
-    plan = [RunSpec(variant=v, seed=s, profile=args.profile, threads=args.threads, device=args.device,
-                    timeout_s=args.timeout, data=spec, data_sha256=manifest["data"]["sha256"],
-                    split_seed=split.seed, split_sha256=split.sha256, hf_model=args.hf_model,
-                    executor=args.executor, code_commit=manifest["code_commit"], code_dirty=manifest["code_dirty"],
-                    code_sha256=manifest["code_sha256"], serve=args.serve,
-                    measure_costs=not getattr(args, "quality_only", False),
-                    train_size=n, label_budget=label_budget, precision=args.precisions[v])
-            for n in args.train_sizes for v in variants for s in range(args.seeds)]
+    plan = run_specs(args, variants, spec, split, manifest, label_budget)
     inputs = RunInputs(data, split.to_dict()).to_json_bytes()  # the data by value, for every worker
     failed = 0
     numbers = {request: number for number, request in enumerate(plan, start=1)}
@@ -356,6 +286,8 @@ def run_in_folder(args, out: Path, variants, data, split, spec, executor, report
         return exit_code(interruption)
     finally:
         if reports:
+            from comparisons.report.folder_reports import write_all_reports
+
             write_all_reports(out, args.lang, args.cpu_hour_price)
     if getattr(args, "track", None):  # the driver logs the folder, after its reports (never the workers)
         from comparisons.report.tracking import track_after_run
@@ -367,37 +299,6 @@ def run_in_folder(args, out: Path, variants, data, split, spec, executor, report
         if note:
             print(note, file=sys.stderr)
     return 1 if failed else 0
-
-
-def write_all_reports(out: Path, lang: str, price: float = DEFAULT_CPU_HOUR_PRICE) -> None:
-    """Tables, figures and report.html from the run records that exist (en always, zh when asked)."""
-    from comparisons.report.figures import write_figures
-    from comparisons.report.learning_curves import write_learning_curves
-    from comparisons.report.tables import build_reports, largest_size, write_reports
-    from comparisons.report.page import write_report_page
-    from comparisons.report.serving import write_serving
-
-    folder = RunFolder(out)  # opened once: its plan, records and predictions serve every report below
-    if not folder.records:
-        return
-    reports = build_reports(folder)  # the plan's comparable runs, their aggregate and verdicts, once
-    split = folder.split()
-    if reports.left_out:
-        print(f"report: {left_out_line(reports.left_out)}", file=sys.stderr)
-    mixed = identities_line(folder.selected()[0])
-    if mixed:
-        print(f"report: {mixed}", file=sys.stderr)
-    pairs = None if reports.verdicts is None else reports.verdicts.pairs
-    budget = (folder.plan.fields.get("label_budget") if folder.plan else None) or "train"  # older sweeps: train
-    write_learning_curves(folder, reports.summary, split.test, reports.test_labels, reports.positive_index,
-                          largest_train_size(split, budget), list(dict.fromkeys(["en", lang])))  # before the page embeds it
-    records, _ = folder.selected()
-    for language in dict.fromkeys(["en", lang]):
-        write_reports(folder.path, language, reports)
-        write_serving(folder.path, language, records, reports.test_labels, reports.positive_index, folder.plan.margins)
-        write_figures(folder, largest_size(reports.summary), reports.aggregate, reports.test_labels,
-                      reports.class_names, reports.positive_index, language, pairs)
-        write_report_page(folder, language, price)  # last: it embeds the tables and figures written above
 
 
 def command_report(args) -> int:
@@ -429,6 +330,8 @@ def command_report(args) -> int:
         return 0
     if not (args.out / "manifest.json").exists() or not read_runs(args.out):
         raise UserInputError(f"{args.out} holds no finished runs; run `python -m comparisons run --out {args.out}` first")
+    from comparisons.report.folder_reports import write_all_reports
+
     write_all_reports(args.out, args.lang, args.cpu_hour_price)
     print(f"reports rebuilt in {args.out}", file=sys.stderr)
     return 0

@@ -61,6 +61,8 @@ def check_fields(args) -> None:
 
     check_language(args.lang)
     parse_serve(args.serve)
+    if getattr(args, "quality_only", False) and args.serve != "native":
+        raise UserInputError(f"--quality-only measures no serving path; drop --serve {args.serve} or --quality-only")
     profile(args.profile)
     variants = split_backends(args.backends)
     if not variants:
@@ -124,6 +126,7 @@ class Plan:
     ray_address: str | None = None
     max_concurrent: int | None = None
     serve: str = "native"
+    quality_only: bool = False
     lang: str = "en"
     cpu_hour_price: str | None = None
     track: str | None = None
@@ -194,3 +197,117 @@ class Plan:
     def folder(self) -> Path:
         """Where its runs go: `out`, or the default for `run` (default_out)."""
         return Path(self.out) if self.out is not None else default_out("run", self.profile)
+
+
+# -- what a run folder records of its plan (manifest.json, design.json) ------------------------------------------
+def data_spec(args) -> "DataSpec":
+    """The DataSpec of a plan's --data (a named corpus, the shipped SMS data, a Hub dataset or a file)."""
+    from common.corpora import ALIASES as CORPUS_ALIASES, CORPORA
+    from common.datasets import DataSpec
+
+    args.data = CORPUS_ALIASES.get(args.data, args.data)  # sms: the shipped sms_spam
+    if args.data in ("sms_spam", "uci") or args.data in CORPORA:
+        if args.text_col or args.label_col:
+            raise UserInputError("--text-col/--label-col need --data PATH of a CSV/TSV file")
+        if args.data in CORPORA:  # a named corpus read from its installed package (docs/corpora.md)
+            return DataSpec(source="corpus", path=args.data, dedup=args.dedup, limit_per_class=args.limit_per_class,
+                            limit_total=args.limit_total)
+        return DataSpec(source=args.data, dedup=args.dedup, limit_per_class=args.limit_per_class,
+                        limit_total=args.limit_total)
+    if args.data.startswith("hf:"):
+        name = args.data.removeprefix("hf:")
+        name = str(Path(name).resolve()) if name and Path(name).is_dir() else name
+        return DataSpec(source="hf", path=name, text_col=args.text_col, label_col=args.label_col,
+                        positive_label=args.positive_label, dedup=args.dedup,
+                        limit_per_class=args.limit_per_class, hf_split=args.hf_split, limit_total=args.limit_total)
+    return DataSpec(source="file", path=str(Path(args.data).resolve()), text_col=args.text_col,
+                    label_col=args.label_col, positive_label=args.positive_label, encoding=args.encoding,
+                    dedup=args.dedup, limit_per_class=args.limit_per_class, limit_total=args.limit_total)
+
+
+def command_line(args) -> str:
+    """The command as typed (main's argv), for the manifest and design.json; a Plan run from Python gives its own."""
+    import shlex
+    import sys
+
+    return "python -m comparisons " + shlex.join(getattr(args, "argv", None) or sys.argv[1:])
+
+
+def plan_record(args) -> dict | None:
+    """The typed plan of a `run` as the manifest holds it; None for another command's runs (benchmark, reproduce)."""
+    plan = getattr(args, "plan", None)
+    return plan.to_dict() if plan is not None else None
+
+
+def design_record(args, partitions, data, variants, code: dict) -> dict:
+    """design.json of a partition design: its partitions, margins, contrasts (declared before the runs), sizes,
+    the code hash every partition's runs share and the driver's numerics identity (each run records its own)."""
+    from common.datasets import fingerprint
+    from common.partitions import leaked_texts
+    from comparisons.numerics import numerics_identity
+
+    return {"folds": args.cv, "repeats": args.repeats, "seed": args.split_seed, "margins": args.margins,
+            "contrasts": [list(pair) for pair in args.contrasts] if args.contrasts else None,
+            "contrasts_declared": "before the runs" if args.contrasts else None,
+            "code_sha256": code["code_sha256"], "command": command_line(args), "plan": plan_record(args),
+            "variants": variants, "seeds": list(range(args.seeds)), "data_sha256": fingerprint(data),
+            "train_sizes": [size or "all" for size in args.train_sizes], "label_budget": args.label_budget,
+            "numerics": numerics_identity(args.threads),
+            "partitions": [{"name": p.name, "sizes": p.split.sizes(), "sha256": p.split.sha256,
+                            "test_texts_in_training": leaked_texts(data, p.split)} for p in partitions]}
+
+
+def manifest_record(args, variants, data, split, spec, code: dict, label_budget: str, duplicates: dict) -> dict:
+    """manifest.json of a run folder: the command and plan, code, library versions, machine, numerics identity,
+    each variant's backend, parameters and plugin identity, the data and its split, sizes, margins, precisions."""
+    import time
+
+    from backends.base import is_plugin, resolve_variant
+    from backends.plugins import plugin_identity
+    from common.datasets import fingerprint
+    from comparisons.comparability import described_commit, library_versions
+    from comparisons.numerics import numerics_identity
+    from comparisons.run.measure import machine_description, thread_environment
+    from comparisons.run.profiles import variant_overrides
+
+    def variant_record(variant: str) -> dict:
+        backend, params = resolve_variant(variant)
+        return {"backend": backend, "params": {**params, **variant_overrides(args.profile, variant)},
+                "plugin": plugin_identity(backend.split(":")[0]) if is_plugin(backend) else None}
+
+    return {
+        "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "command": command_line(args), "plan": plan_record(args),
+        "git_commit": described_commit(code), **code, "versions": library_versions(), "machine": machine_description(),
+        "numerics": numerics_identity(args.threads),  # read without any framework (comparisons/numerics.py)
+        "threads": args.threads, "thread_environment": thread_environment(args.threads), "device": args.device,
+        "profile": args.profile, "seeds": list(range(args.seeds)), "timeout_s": args.timeout,
+        "variants": {v: variant_record(v) for v in variants},
+        "hf_model": args.hf_model,
+        "data": {"spec": spec.to_dict(), "sha256": fingerprint(data), "rows": len(data),
+                 "class_names": list(data.class_names), "positive_index": data.positive_index,
+                 "duplicates": duplicates,
+                 "corpus": {k: v for k, v in (data.origin or {}).items() if k != "sample"} or None,
+                 "sample": (data.origin or {}).get("sample")},  # --limit-total: the stratified cap, if any
+        "split": {"seed": split.seed, "sizes": split.sizes(), "sha256": split.sha256},
+        "train_sizes": [size or "all" for size in args.train_sizes],
+        "label_budget": label_budget,
+        "margins": args.margins,
+        "contrasts": [list(pair) for pair in args.contrasts] if args.contrasts else None,
+        "serve": args.serve.split(","),
+        "quality_only": bool(getattr(args, "quality_only", False)),  # no latency, throughput, cold start, serving memory
+        "precision_requested": args.precision, "precision": {v: args.precisions[v] for v in variants},
+    }
+
+
+def run_specs(args, variants, spec, split, manifest: dict, label_budget: str) -> list:
+    """The plan's runs in a folder, in order: every training size, variant and seed (comparisons/run/spec.py)."""
+    from comparisons.run.spec import RunSpec
+
+    return [RunSpec(variant=v, seed=s, profile=args.profile, threads=args.threads, device=args.device,
+                    timeout_s=args.timeout, data=spec, data_sha256=manifest["data"]["sha256"],
+                    split_seed=split.seed, split_sha256=split.sha256, hf_model=args.hf_model,
+                    executor=args.executor, code_commit=manifest["code_commit"], code_dirty=manifest["code_dirty"],
+                    code_sha256=manifest["code_sha256"], serve=args.serve,
+                    measure_costs=not getattr(args, "quality_only", False),
+                    train_size=n, label_budget=label_budget, precision=args.precisions[v])
+            for n in args.train_sizes for v in variants for s in range(args.seeds)]

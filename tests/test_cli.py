@@ -112,7 +112,7 @@ def test_tfidf_run_reproduces_the_seed_and_resumes(tmp_path):
 
 def test_failures_are_isolated_rows(tmp_path):
     out = tmp_path / "run"
-    result = run_cli("run", "--backends", "tfidf_logreg", "--seeds", "3", "--timeout", "12", *SMALL,
+    result = run_cli("run", "--backends", "tfidf_logreg", "--seeds", "3", "--timeout", "12", *SMALL, "--quality-only",
                      "--out", str(out), env={"COMPARISONS_FAULT": "tfidf_logreg@0:crash,tfidf_logreg@1:hang"})
     assert result.returncode == 1
     rows = pd.read_csv(out / "summary.csv").set_index("seed")
@@ -120,7 +120,7 @@ def test_failures_are_isolated_rows(tmp_path):
     assert rows.loc[1, "status"] == "failed" and "time limit" in rows.loc[1, "reason"]
     assert rows.loc[2, "status"] == "ok"
     assert rows.loc[2, "average_precision"] == pytest.approx(expected_tfidf_ap(40), abs=1e-6)
-    rerun = run_cli("run", "--backends", "tfidf_logreg", "--seeds", "3", *SMALL, "--out", str(out))
+    rerun = run_cli("run", "--backends", "tfidf_logreg", "--seeds", "3", *SMALL, "--quality-only", "--out", str(out))
     assert rerun.returncode == 0 and (pd.read_csv(out / "summary.csv")["status"] == "ok").all()
 
 

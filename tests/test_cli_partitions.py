@@ -8,7 +8,8 @@ import pandas as pd
 from comparisons.report.verdict_rules import VERDICTS
 from tests.test_cli import run_cli
 
-SMALL = ["--backends", "tfidf_logreg", "--profile", "tiny", "--limit-per-class", "60", "--threads", "1"]
+SMALL = ["--backends", "tfidf_logreg", "--profile", "tiny", "--limit-per-class", "60", "--threads", "1",
+         "--quality-only"]
 
 
 def test_cv_runs_every_partition_resumes_and_reports_recipe_verdicts(tmp_path):

@@ -100,7 +100,7 @@ def test_every_backend_runs_on_a_multi_class_hub_dataset(hf_folder, tmp_path):
     model = tiny_bert_folder(tmp_path / "tiny_bert", texts)
     out = tmp_path / "run"
     result = run_cli("run", "--profile", "tiny", "--data", f"hf:{hf_folder}", "--text-col", "sentence",
-                     "--label-col", "topic", "--hf-model", model, "--backends", ",".join(VARIANTS),
+                     "--label-col", "topic", "--hf-model", model, "--backends", ",".join(VARIANTS), "--quality-only",
                      "--out", str(out), timeout=1800)
     assert result.returncode == 0, result.stderr[-3000:]
     summary = pd.read_csv(out / "summary.csv")

@@ -63,7 +63,8 @@ def test_a_size_that_does_not_fit_a_partition_names_it_and_the_largest_allowed(p
         budget_parts(split, planted.labels, planted.texts, 9)
 
 
-SMALL = ["run", "--backends", "tfidf_logreg", "--profile", "tiny", "--limit-per-class", "60", "--threads", "1"]
+SMALL = ["run", "--backends", "tfidf_logreg", "--profile", "tiny", "--limit-per-class", "60", "--threads", "1",
+         "--quality-only"]
 
 
 def test_a_design_with_two_sizes_reports_each_apart_and_corrects_over_both(tmp_path):

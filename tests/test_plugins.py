@@ -71,7 +71,7 @@ def outside_package(folder: Path, extra: str = "") -> dict:
     return {"PYTHONPATH": str(folder)}
 
 
-SMALL = ["run", "--profile", "tiny", "--limit-per-class", "60", "--threads", "1"]
+SMALL = ["run", "--profile", "tiny", "--limit-per-class", "60", "--threads", "1", "--quality-only"]
 SPEC = "outside_nb:NaiveBayes(alpha=0.5)"
 
 

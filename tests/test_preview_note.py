@@ -12,7 +12,7 @@ SMALL = ["--backends", "tfidf_logreg", "--limit-per-class", "40"]
 def test_the_line_names_the_budget_the_seeds_and_the_reference():
     line = preview_note("fast", 1)
     assert "fast budget, one seed" in line and REFERENCE_PAGE in line and "`make reference`" in line
-    assert "3 seeds" in preview_note("fast", 3) and "5 个划分上的结论" in preview_note("fast", 1, "zh")
+    assert "3 seeds" in preview_note("fast", 3) and "3 x 5 个划分上的结论" in preview_note("fast", 1, "zh")
     assert preview_note("full", 5) is None and preview_note(None, 1) is None
 
 

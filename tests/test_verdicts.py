@@ -2,7 +2,7 @@
 import numpy as np
 import pandas as pd
 import pytest
-from sklearn.metrics import accuracy_score, average_precision_score, f1_score
+from sklearn.metrics import accuracy_score, average_precision_score, brier_score_loss, f1_score
 
 from scipy.stats import norm
 
@@ -40,6 +40,43 @@ def test_weighted_metrics_equal_scikit_learn_with_sample_weights_and_ties():
         accuracy_score(labels, proba.argmax(axis=1), sample_weight=weights))
 
 
+def test_weighted_brier_and_ece_are_common_metrics_figures_and_scikit_learn_s_brier_with_weights():
+    from common.metrics import brier_score, expected_calibration_error
+
+    labels, score = labels_and_scores()
+    proba = np.c_[1 - score, score]
+    weights = np.random.default_rng(1).integers(0, 3, N_ITEMS).astype(float)
+    assert weighted_metric("brier", proba, labels, 1, None, weights[None])[0] == pytest.approx(
+        brier_score_loss(labels, score, sample_weight=weights))
+    ones = np.ones((1, N_ITEMS))
+    assert weighted_metric("ece", proba, labels, 1, None, ones)[0] == pytest.approx(
+        expected_calibration_error(labels, proba, 1))
+    # by hand: 20 items, 10 equal-mass bins of 2; the lowest bin's two items drawn twice each, the rest once
+    hand_score = np.repeat([0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95], 2)
+    hand_labels = np.array([0, 1] + [0, 0] * 4 + [1, 0] + [1, 1] * 4)
+    counts = np.array([[2, 2] + [1] * 18], float)
+    # bins (weight, |Σw·y − Σw·p|): (4, |2 − 0.4|), then (2, |Σy − 2p|) for p = 0.2 ... 0.95
+    gaps = [abs(2 - 0.4)] + [2 * p for p in (0.2, 0.3, 0.4, 0.5)] + [abs(1 - 1.2)] + [2 - 2 * p for p in (0.7, 0.8, 0.9, 0.95)]
+    expected = sum(gaps) / 22
+    assert weighted_metric("ece", np.c_[1 - hand_score, hand_score], hand_labels, 1, None, counts)[0] == \
+        pytest.approx(expected)
+    assert brier_score(labels, proba, 1) == pytest.approx(weighted_metric("brier", proba, labels, 1, None, ones)[0])
+
+
+def test_the_same_ranking_with_squashed_probabilities_is_equal_in_ap_and_worse_in_brier_and_ece():
+    labels, _ = labels_and_scores()
+    rng = np.random.default_rng(3)
+    calibrated = [np.clip(np.where(labels == 1, 0.85, 0.05) + rng.normal(0, 0.05, N_ITEMS), 0.01, 0.99)
+                  for _ in range(2)]
+    squashed = [p ** 0.2 for p in calibrated]  # the same order of the items: the same AP, far from the labels' rates
+    pairs = compare(frame({"squashed": squashed, "calibrated": calibrated}), labels, 1).pairs.set_index("metric")
+    assert pairs.loc["average_precision", "difference"] == pytest.approx(0, abs=1e-12)
+    for metric in ("brier", "ece"):
+        row = pairs.loc[metric]
+        assert (row["variant_a"], row["variant_b"]) == ("calibrated", "squashed")
+        assert row["difference"] < -0.1 and row["ci_high"] < 0 and row["verdict"] == "A better", metric
+
+
 def test_identical_predictions_give_zero_difference_an_interval_holding_zero_and_p_one():
     labels, score = labels_and_scores()
     result = compare(frame({"a": [score, score], "b": [score, score]}), labels, 1)
@@ -47,10 +84,12 @@ def test_identical_predictions_give_zero_difference_an_interval_holding_zero_and
     assert list(pairs["metric"]) == list(PAIR_METRICS) and list(pairs.columns) == list(PAIR_COLUMNS)
     assert (pairs["variant_a"] == "b").all() and (pairs["variant_b"] == "a").all()
     assert (pairs["difference"] == 0).all() and ((pairs["ci_low"] <= 0) & (0 <= pairs["ci_high"])).all()
-    assert (pairs["p_value"] == 1).all() and (pairs["decisions_p"] == 1).all() and (pairs["p_holm"] == 1).all()
+    decided = pairs[~pairs["metric"].isin(["brier", "ece"])]  # probabilities have no decisions to test
+    assert (pairs["p_value"] == 1).all() and (decided["decisions_p"] == 1).all() and (pairs["p_holm"] == 1).all()
     assert set(pairs["verdict"]) == {"equivalent"}, "no spread at all and no gap: within every margin"
-    assert set(pairs["verdict_decisions"]) == {"inconclusive"}
-    assert set(pairs["mcnemar_p_per_seed"]) == {"1;1"}
+    assert set(decided["verdict_decisions"]) == {"inconclusive"}
+    assert set(decided["mcnemar_p_per_seed"]) == {"1;1"}
+    assert pairs.loc[pairs["metric"].isin(["brier", "ece"]), "verdict_decisions"].isna().all()
 
 
 def test_right_on_every_item_against_clearly_wrong_is_better():
@@ -63,7 +102,8 @@ def test_right_on_every_item_against_clearly_wrong_is_better():
     pair = pairs.loc["average_precision"]
     assert (pair["variant_a"], pair["variant_b"]) == ("strong", "weak")
     assert pair["difference"] > 0.2 and pair["ci_low"] > 0 and pair["p_holm"] < 0.01
-    assert (pairs["verdict"] == "A better").all() and (pairs["verdict_decisions"] == "A better").all()
+    assert (pairs["verdict"] == "A better").all()  # on Brier and ECE too: lower is better there
+    assert (pairs["verdict_decisions"].dropna() == "A better").all() and pairs["verdict_decisions"].isna().sum() == 2
     assert pair["a_wrong_b_right"] == 0 and pair["a_right_b_wrong"] > 60
     strong = result.variants.set_index("variant").loc["strong"]
     assert strong["average_precision_mean"] == 1 and strong["average_precision_ci_low"] == 1

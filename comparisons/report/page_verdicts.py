@@ -106,10 +106,15 @@ def pairwise_tables(verdicts: pd.DataFrame, lang: str) -> str:
     """Every pair, one table per metric, by the one renderer of verdict rows (comparisons/report/verdict_tables.py)."""
     parts = [paragraph(family_line(verdicts, lang))] if "contrast" in verdicts else []
     for metric, rows in verdicts.groupby("metric", sort=False):
-        headers, body = pair_table(rows, lang)
+        headers, body = pair_table(rows, lang, "main")  # two tables, so that a 1,280-pixel window holds each
         parts.append(table(headers, body, caption=text(f"Every pair on the same test items: {label(metric, 'en')}",
                                                        f"每对模型变体在相同测试样本上的比较：{label(metric, 'zh')}", lang),
                            row_classes=["real" if v in REAL else "" for v in rows["verdict"]]))
+        headers, body = pair_table(rows, lang, "decisions")
+        if headers:
+            parts.append(table(headers, body, caption=text(
+                f"The same pairs, tested on their decisions at the threshold: {label(metric, 'en')}",
+                f"同样的比较对，在阈值处的判定上检验：{label(metric, 'zh')}", lang)))
     return "\n".join(parts)
 
 

@@ -186,5 +186,6 @@ def correct_family(pairs: pd.DataFrame, contrasts: list[tuple[str, str]] | None 
         for _, rows in pairs.groupby(["metric", "contrast"], sort=False):
             pairs.loc[rows.index, "decisions_p_holm"] = holm(rows["decisions_p"])
         fewer_errors = pairs["a_right_b_wrong"] - pairs["a_wrong_b_right"]
-        pairs["verdict_decisions"] = [decision_verdict(d, p, alpha) for d, p in zip(fewer_errors, pairs["decisions_p_holm"])]
+        pairs["verdict_decisions"] = [decision_verdict(d, p, alpha) if pd.notna(p) else None  # rows without decisions
+                                      for d, p in zip(fewer_errors, pairs["decisions_p_holm"])]  # (Brier, ECE): none
     return pairs.drop(columns=[c for c in ("distribution",) if c in pairs])

@@ -33,15 +33,30 @@ def _repeats(value, lang: str) -> str:
     return text("unreachable", "无法达到", lang) if pd.isna(value) else f"{int(value)}"
 
 
-def pair_table(rows: pd.DataFrame, lang: str) -> tuple[list[str], list[list[str]]]:
-    """(headers, body) of one metric's verdict rows, in the rows' order."""
+def pair_table(rows: pd.DataFrame, lang: str, part: str = "all") -> tuple[list[str], list[list[str]]]:
+    """(headers, body) of one metric's verdict rows, in the rows' order. part: "all" columns (the markdown tables),
+    or, for a page a 1,280-pixel window must hold, the "main" columns or the pair and its pooled test on
+    "decisions" alone (a single split's second table; ([], []) where the rows have none)."""
     sizes = _has(rows, "train_size") and rows["train_size"].astype(str).nunique() > 1
     partitions = _has(rows, "partitions")
     columns: list[tuple[str, callable]] = []
     if sizes:
         columns.append((label("train_size", lang), lambda r: str(r["train_size"])))
+    pair = (text("pair (A − B)", "比较对（A − B）", lang), lambda r: f"{r['variant_a']} − {r['variant_b']}")
+    decisions = [
+        (text("items only A gets right", "仅 A 判对的样本", lang), lambda r: f"{r['a_right_b_wrong']:.1f}"),
+        (text("items only B gets right", "仅 B 判对的样本", lang), lambda r: f"{r['a_wrong_b_right']:.1f}"),
+        (text("decisions p (Holm)", "判定检验 p（Holm 校正）", lang), lambda r: p_text(r["decisions_p_holm"])),
+        (text("verdict on decisions", "基于判定的结论", lang),
+         lambda r: phrase(r["verdict_decisions"], r["variant_a"], r["variant_b"], lang)),
+    ] if _has(rows, "verdict_decisions") else []
+    if part == "decisions":
+        if not decisions:  # the rows hold no test on decisions (partition designs)
+            return [], []
+        columns += [pair] + decisions
+        return [name for name, _ in columns], [[render(row) for _, render in columns] for _, row in rows.iterrows()]
     columns += [
-        (text("pair (A − B)", "比较对（A − B）", lang), lambda r: f"{r['variant_a']} − {r['variant_b']}"),
+        pair,
         (text("partitions", "划分数", lang) if partitions else label("seeds", lang),
          lambda r: str(int(r["partitions"] if partitions else r["seeds"]))),
         (text("A − B [95% interval]", "A − B [95% 区间]", lang),
@@ -62,14 +77,8 @@ def pair_table(rows: pd.DataFrame, lang: str) -> tuple[list[str], list[list[str]
                              "to show it different", "在观测差值处达到 80% 功效所需的重复次数：显示在容差内 / 显示不同", lang),
                         lambda r: f"{_repeats(r['repeats_for_power_margin'], lang)} / {_repeats(r['repeats_for_power_observed'], lang)}"))
     columns.append((label("verdict", lang), lambda r: verdict_text(r, lang)))
-    if _has(rows, "verdict_decisions"):
-        columns += [
-            (text("items only A gets right", "仅 A 判对的样本", lang), lambda r: f"{r['a_right_b_wrong']:.1f}"),
-            (text("items only B gets right", "仅 B 判对的样本", lang), lambda r: f"{r['a_wrong_b_right']:.1f}"),
-            (text("decisions p (Holm)", "判定检验 p（Holm 校正）", lang), lambda r: p_text(r["decisions_p_holm"])),
-            (text("verdict on decisions", "基于判定的结论", lang),
-             lambda r: phrase(r["verdict_decisions"], r["variant_a"], r["variant_b"], lang)),
-        ]
+    if part == "all":
+        columns += decisions
     body = [[render(row) for _, render in columns] for _, row in rows.iterrows()]
     return [name for name, _ in columns], body
 

@@ -51,8 +51,10 @@ METRICS = {
     "average_precision": False,
     "accuracy": False, "accuracy_at_threshold": True,
     "macro_f1": False, "macro_f1_at_threshold": True,
+    "brier": False, "ece": False,  # probability calibration (lower is better: verdict_rules.LOWER_IS_BETTER)
 }
-PAIR_METRICS = ("average_precision", "macro_f1_at_threshold", "accuracy_at_threshold", "macro_f1", "accuracy")
+PAIR_METRICS = ("average_precision", "macro_f1_at_threshold", "accuracy_at_threshold", "macro_f1", "accuracy",
+                "brier", "ece")
 
 
 @dataclass(frozen=True)
@@ -89,6 +91,28 @@ def weighted_average_precision(score: np.ndarray, positive: np.ndarray, counts: 
         return np.where(total > 0, (positive_weights * precision).sum(axis=1) / total, np.nan)
 
 
+def weighted_calibration(metric: str, proba: np.ndarray, labels: np.ndarray, positive_index: int | None,
+                         counts: np.ndarray) -> np.ndarray:
+    """Brier score or ECE (common/metrics.py's definitions) under each row of item weights: (B,). The ECE's
+    equal-mass bins are cut once, on the test items as they are, and each resample weighs the items in them,
+    so with unit weights both are exactly common.metrics' figures."""
+    from common.metrics import CALIBRATION_BINS, calibration_target
+
+    total = counts.sum(axis=1)
+    if metric == "brier":
+        if proba.shape[1] == 2 and positive_index is not None:
+            score, outcome = calibration_target(labels, proba, positive_index)
+            return counts @ (score - outcome) ** 2 / total
+        return counts @ np.sum((proba - np.eye(proba.shape[1])[labels]) ** 2, axis=1) / total
+    score, outcome = calibration_target(labels, proba, positive_index)
+    order = np.argsort(score, kind="stable")
+    member = np.zeros((len(score), min(CALIBRATION_BINS, len(score))))
+    for column, group in enumerate(np.array_split(order, member.shape[1])):
+        member[group, column] = 1.0
+    gap = np.abs(counts @ (member * outcome[:, None]) - counts @ (member * score[:, None]))  # |Σw·y − Σw·p| per bin
+    return gap.sum(axis=1) / total  # Σ (bin weight/total) · |observed − mean score|: the bin weights cancel
+
+
 def decisions(proba: np.ndarray, positive_index: int | None, threshold: float | None) -> np.ndarray:
     """Predicted classes: the threshold on the positive probability when given, else the arg-max."""
     if threshold is None or positive_index is None or proba.shape[1] != 2 or pd.isna(threshold):
@@ -105,6 +129,8 @@ def weighted_metric(metric: str, proba: np.ndarray, labels: np.ndarray, positive
             return weighted_average_precision(proba[:, positive_index], labels == positive_index, counts)
         present = [c for c in range(n_classes) if (labels == c).any()]  # macro one-vs-rest, as common.metrics
         return np.mean([weighted_average_precision(proba[:, c], labels == c, counts) for c in present], axis=0)
+    if metric in ("brier", "ece"):
+        return weighted_calibration(metric, proba, labels, positive_index, counts)
     predicted = decisions(proba, positive_index, threshold if METRICS[metric] else None)
     if metric.startswith("accuracy"):
         return counts @ (predicted == labels) / counts.sum(axis=1)
@@ -273,7 +299,8 @@ def _pair_rows(variant_a: str, variant_b: str, a: pd.DataFrame, b: pd.DataFrame,
                      "ci_high": high, "standard_error": float(np.nanstd(difference, ddof=1)),
                      "p_value": bootstrap_p(difference), "margin": margin,
                      "p_equivalence": equivalence_p(difference, margin),
-                     **mcnemar[metric == "average_precision" or METRICS[metric]]})
+                     **(mcnemar[metric == "average_precision" or METRICS[metric]] if metric not in ("brier", "ece")
+                        else {})})  # probabilities have no decisions to test
     return rows
 
 

@@ -133,22 +133,25 @@ def at_size(data: LabelledTexts, split: Split, train_size: int | None) -> Split:
 
 
 def pool_scores(data: LabelledTexts, learner: str, pool: int, folds: int, repeats: int = 1,
-                split_seed: int = DEFAULT_SPLIT_SEED, planted: bool = True, train_size: int | None = None) -> dict:
+                split_seed: int = DEFAULT_SPLIT_SEED, planted: bool = True, train_size: int | None = None,
+                seeds: list[int] | None = None) -> dict:
     """Every seed of the pool (and the weak recipe's) scored: test AP on every partition ({weak: (pool, J)}) and
     the single split's bootstrap APs ({weak: (pool, B)}), with the partitions and the seconds taken. train_size:
-    every partition and the split at that many labelled texts (training and validation together)."""
+    every partition and the split at that many labelled texts (training and validation together). seeds: only
+    these seeds of the pool, in this order (rows follow them)."""
+    seeds = list(range(pool)) if seeds is None else seeds
     scorer, cache = SCORERS[learner], {}
     partitions = [Partition(p.repeat, p.fold, at_size(data, p.split, train_size))
                   for p in kfold_partitions(data, folds, repeats, split_seed)]
     started = time.perf_counter()
     ap = {weak: np.array([[average_precision(scorer(data, p.split, seed, weak, cache),
                                              data.labels[p.split.test] == data.positive_index)
-                           for p in partitions] for seed in range(pool)]) for weak in (False, True)[:1 + planted]}
+                           for p in partitions] for seed in seeds]) for weak in (False, True)[:1 + planted]}
     split = at_size(data, stratified_split(data, split_seed), train_size)
     positive = data.labels[split.test] == data.positive_index
     counts = item_counts(len(split.test), N_RESAMPLES)
     items = {weak: np.array([weighted_average_precision(scorer(data, split, seed, weak, cache), positive, counts)
-                             for seed in range(pool)]) for weak in (False, True)[:1 + planted]}
+                             for seed in seeds]) for weak in (False, True)[:1 + planted]}
     return {"ap": ap, "items": items, "partitions": partitions, "seconds": time.perf_counter() - started}
 
 
@@ -163,8 +166,10 @@ def study_data(limit_per_class: int | None = None) -> LabelledTexts:
 
 
 def scores_under_other_kernels(learner: str, pool: int, folds: int, repeats: int, split_seed: int,
-                               threads: int, limit_per_class: int | None = None) -> dict:
-    """pool_scores (the recipe alone) computed by a child process of this study under OTHER_KERNELS."""
+                               threads: int, limit_per_class: int | None = None, seeds: list[int] | None = None) -> dict:
+    """pool_scores (the recipe alone; only `seeds` of the pool when given) computed by a child process of this
+    study under OTHER_KERNELS: {"seeds": [...], "ap": {False: rows}, "items": {False: rows}}, rows in seeds' order."""
+    seeds = list(range(pool)) if seeds is None else seeds
     import os
     import subprocess
     import tempfile
@@ -176,14 +181,14 @@ def scores_under_other_kernels(learner: str, pool: int, folds: int, repeats: int
         target = Path(scratch) / "scores.json"
         command = [sys.executable, "-m", "comparisons.studies.calibration", "--learner", learner, "--pool", str(pool),
                    "--folds", str(folds), "--repeats", str(repeats), "--threads", str(threads), "--no-planted",
-                   "--out", scratch, "--scores-only", str(target)]
+                   "--out", scratch, "--scores-only", str(target), "--seeds", ",".join(map(str, seeds))]
         if limit_per_class:
             command += ["--limit-per-class", str(limit_per_class)]
         env = {**os.environ, **thread_environment(threads), **OTHER_KERNELS,
                "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
         subprocess.run(command, env=env, check=True)
         saved = json.loads(target.read_text())
-    return {"ap": {False: np.asarray(saved["ap"])}, "items": {False: np.asarray(saved["items"])}}
+    return {"seeds": seeds, "ap": {False: np.asarray(saved["ap"])}, "items": {False: np.asarray(saved["items"])}}
 
 
 def run_study(data: LabelledTexts, learner: str, pool: int, folds: int, repeats: int = 1,
@@ -192,8 +197,8 @@ def run_study(data: LabelledTexts, learner: str, pool: int, folds: int, repeats:
               train_size: int | None = None) -> dict:
     """Every seed of the pool (and the weak recipe's) on every partition and on the single split, then the
     A/A and A/B rates of each verdict. Deterministic given its arguments. `other_kernels`: the pool's scores
-    under other kernels (scores_under_other_kernels): A/A pairs then set seed a here against seed b there, and
-    the same seed here against there (kernels alone)."""
+    under other kernels (scores_under_other_kernels, at least every pair's side B): A/A pairs then set seed a
+    here against seed b there, and each seed scored there against itself here (kernels alone)."""
     scored = pool_scores(data, learner, pool, folds, repeats, split_seed, planted, train_size)
     ap, items, partitions, seconds = scored["ap"], scored["items"], scored["partitions"], scored["seconds"]
 
@@ -211,11 +216,13 @@ def run_study(data: LabelledTexts, learner: str, pool: int, folds: int, repeats:
           "items_only": [items_verdict(items[False][a], items[True][b]) for a, b in crossed]}
     across = {}
     if other_kernels is not None:  # one side of each A/A pair under the other kernels
-        there, there_items = other_kernels["ap"][False], other_kernels["items"][False]
+        there_seeds = list(other_kernels["seeds"])
+        there = dict(zip(there_seeds, other_kernels["ap"][False]))
+        there_items = dict(zip(there_seeds, other_kernels["items"][False]))
         across_pairs = {"partitions": [partition_verdict(ap[False][a], there[b]) for a, b in pairs],
                         "items_only": [items_verdict(items[False][a], there_items[b]) for a, b in pairs]}
-        kernels_only = [partition_verdict(ap[False][a], there[a]) for a in range(pool)]
-        moves = np.abs(ap[False] - there)  # (pool, J): the same seed and partition, other kernels
+        kernels_only = [partition_verdict(ap[False][s], there[s]) for s in there_seeds]
+        moves = np.abs(ap[False][there_seeds] - other_kernels["ap"][False])  # (seeds there, J): same seed, partition
         seed_moves = np.abs(np.array([ap[False][a] - ap[False][b] for a, b in pairs]))
         across = {"aa_across_kernels_different": {name: rate(sum(v in ("A better", "B better") for v in verdicts),
                                                              len(verdicts)) for name, verdicts in across_pairs.items()},
@@ -301,6 +308,7 @@ def main(argv=None) -> int:
                         help="every partition and the split at N labelled texts (training and validation together, "
                              "the learning curve's rule; issue 36); writes LEARNER_nN.{json,md}")
     parser.add_argument("--scores-only", type=Path, help=argparse.SUPPRESS)  # the child's: write pool_scores as JSON
+    parser.add_argument("--seeds", help=argparse.SUPPRESS)  # the child's: the pool's seeds it scores, "1,3,5"
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args(argv)
     if args.pool < 2:
@@ -313,12 +321,16 @@ def main(argv=None) -> int:
         import torch
         torch.set_num_threads(args.threads)
     if args.scores_only:  # the child of --other-kernels: the recipe's pool scores under this process's kernels
-        scored = pool_scores(study_data(args.limit_per_class), args.learner, args.pool, args.folds, args.repeats, planted=False)
+        seeds = [int(seed) for seed in args.seeds.split(",")] if args.seeds else None
+        scored = pool_scores(study_data(args.limit_per_class), args.learner, args.pool, args.folds, args.repeats,
+                             planted=False, seeds=seeds)
         atomic_write_text(args.scores_only, json.dumps({"ap": scored["ap"][False].tolist(),  # full precision: a kernel
                                                         "items": scored["items"][False].tolist()}))  # moves the last bits
         return 0
+    # disjoint pairs: only each pair's side B is scored under the other kernels (all pairs: every seed)
+    side_b = None if args.all_pairs else [b for _, b in disjoint_pairs(args.pool)]
     other = scores_under_other_kernels(args.learner, args.pool, args.folds, args.repeats, DEFAULT_SPLIT_SEED,
-                                       args.threads, args.limit_per_class) if args.other_kernels else None
+                                       args.threads, args.limit_per_class, side_b) if args.other_kernels else None
     try:
         result = run_study(study_data(args.limit_per_class), args.learner, args.pool, args.folds, args.repeats,
                            planted=not args.no_planted, other_kernels=other, all_pairs=args.all_pairs,

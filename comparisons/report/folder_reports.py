@@ -1,0 +1,44 @@
+"""Every report of a single-split run folder, from the run records it holds: summary and verdict tables, serving
+tables, learning curves, figures and report.html (English always, and the folder's language when it is another).
+Written after a run (comparisons/cli.py) and by `report --out DIR`; a partition design's pages are
+comparisons/report/recipe_page.py's."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from common.splits import largest_train_size
+from comparisons.comparability import left_out_line
+from comparisons.numerics import identities_line
+from comparisons.report.decision import DEFAULT_CPU_HOUR_PRICE
+from comparisons.report.figures import write_figures
+from comparisons.report.learning_curves import write_learning_curves
+from comparisons.report.page import write_report_page
+from comparisons.report.serving import write_serving
+from comparisons.report.tables import build_reports, largest_size, write_reports
+from comparisons.run_folder import RunFolder
+
+
+def write_all_reports(out: Path, lang: str, price: float = DEFAULT_CPU_HOUR_PRICE) -> None:
+    """Tables, figures and report.html from the run records that exist (en always, zh when asked)."""
+    folder = RunFolder(out)  # opened once: its plan, records and predictions serve every report below
+    if not folder.records:
+        return
+    reports = build_reports(folder)  # the plan's comparable runs, their aggregate and verdicts, once
+    split = folder.split()
+    if reports.left_out:
+        print(f"report: {left_out_line(reports.left_out)}", file=sys.stderr)
+    mixed = identities_line(folder.selected()[0])
+    if mixed:
+        print(f"report: {mixed}", file=sys.stderr)
+    pairs = None if reports.verdicts is None else reports.verdicts.pairs
+    budget = (folder.plan.fields.get("label_budget") if folder.plan else None) or "train"  # older sweeps: train
+    write_learning_curves(folder, reports.summary, split.test, reports.test_labels, reports.positive_index,
+                          largest_train_size(split, budget), list(dict.fromkeys(["en", lang])))  # before the page embeds it
+    records, _ = folder.selected()
+    for language in dict.fromkeys(["en", lang]):
+        write_reports(folder.path, language, reports)
+        write_serving(folder.path, language, records, reports.test_labels, reports.positive_index, folder.plan.margins)
+        write_figures(folder, largest_size(reports.summary), reports.aggregate, reports.test_labels,
+                      reports.class_names, reports.positive_index, language, pairs)
+        write_report_page(folder, language, price)  # last: it embeds the tables and figures written above
