@@ -41,6 +41,16 @@ def test_module_quick_runs(tmp_path):
     assert list(summary["注意力头数"]) == [1, 4]
     report = json.loads((tmp_path / "heads_sweep.json").read_text())
     assert report["seeds"] == 2 and len(report["rows"]) == 4
+    verdicts = pd.read_csv(tmp_path / "heads_sweep_verdicts.csv")  # the paired verdict of the one pair, in Chinese
+    assert list(verdicts.iloc[:, 0]) == ["4 heads − 1 heads"] and verdicts.shape == (1, 4)
+
+
+def test_the_lesson_no_longer_teaches_that_overlapping_error_bars_mean_no_difference():
+    from pathlib import Path
+
+    source = Path(heads_sweep.__file__).read_text(encoding="utf-8")
+    assert "no head count can be called better" not in source and "不能说\"某个头数更好\"" not in source
+    assert "bars that overlap do **not** show \"no difference\"" in source and "paired verdicts" in source
 
 
 @pytest.mark.parametrize("argv", [["--heads", "3"], ["--heads", "a,b"], ["--epochs", "0"]])

@@ -58,7 +58,7 @@ import pandas as pd
 from backends.base import build, missing_modules, resolve_variant
 from common.datasets import DataSpec, load
 from common.errors import UserInputError
-from common.metrics import choose_threshold, classification_metrics
+from common.scoring import fit_and_score
 from common.redaction import snippet
 from common.segmentation import CJK
 from common.splits import stratified_split
@@ -234,15 +234,12 @@ def train_all(train, valid, test, variants: list[str], seeds: int, quick: bool):
     predictions, runs = [], []
     for variant in variants:
         for seed in range(seeds):
-            started = time.perf_counter()
-            model = build(VARIANTS[variant][0], **constructor(variant, quick, seed)).fit(train, valid)
-            seconds = time.perf_counter() - started
-            proba = model.predict_proba(test.texts)
-            valid_score = model.predict_proba(valid.texts)[:, valid.positive_index]
-            threshold = choose_threshold(valid.labels, valid_score, valid.positive_index)["threshold"]
-            metrics = classification_metrics(test.labels, proba, test.positive_index, threshold=threshold)
+            model = build(VARIANTS[variant][0], **constructor(variant, quick, seed))
+            scored = fit_and_score(model, train, valid, test)  # the suite's one fit-and-score (common/scoring.py)
+            seconds, metrics = scored.fit_seconds, scored.headline  # macro-F1 at the validation threshold
             info = getattr(model, "fit_info_", {}) or {}
-            predictions.append({"variant": variant, "seed": seed, "threshold": threshold, "proba": proba})
+            predictions.append({"variant": variant, "seed": seed, "threshold": scored.threshold,
+                                "proba": scored.test_proba})
             runs.append({"variant": variant, "seed": seed, "train_seconds": seconds,
                          "unknown_token_rate": model.unknown_tokens(test.texts)["rate"],
                          "chosen": info.get("analyzer") or info.get("tokenizer") or "",

@@ -6,8 +6,9 @@ same number of parameters (the table states it per row): only how the attention 
 changes. More heads can look at several things at once, but each head is narrower (8 heads of
 width 4 here). The torch_scratch encoder is trained for 1, 2, 4 and 8 heads, several seeds each,
 on the suite's split; validation average precision chooses the epoch, and test AP is reported as
-mean ± std over seeds, with every seed's row kept. On SMS spam the differences are small
-compared with the seed-to-seed spread: a lesson in reading error bars before drawing conclusions.
+mean ± std over seeds, with every seed's row kept, and every pair of head counts gets the suite's paired
+verdict (same test messages and seeds, Holm over the pairs). A lesson in reading error bars for what they are
+(the spread over seeds) and taking claims from paired verdicts, where "inconclusive" is not "equal".
 
 Run: python -m comparisons.course.heads_sweep [--heads 1,2,4,8] [--seeds 3] [--epochs 3] [--d-model 32]
      [--out DIR] [--lang en|zh] [--quick]
@@ -43,16 +44,17 @@ Run: python -m comparisons.course.heads_sweep [--heads 1,2,4,8] [--seeds 3] [--e
 from __future__ import annotations
 
 import argparse
-import time
 
 import numpy as np
 import pandas as pd
 
 from backends.base import build
 from common.errors import UserInputError
-from common.metrics import classification_metrics
+from common.scoring import fit_and_score
 from comparisons.course.shared import course_parser, load_course_splits, report_written, run_course
 from comparisons.report.i18n import label, setup_matplotlib, text
+from comparisons.report.verdict_rules import phrase
+from comparisons.report.verdicts import compare
 from comparisons.outputs import atomic_write_json, save_figure, write_table
 
 MODULE = "heads_sweep"
@@ -93,42 +95,49 @@ def sweep_configs(heads: list[int], d_model: int, epochs: int, quick: bool) -> d
 # Each row records parameters, the chosen epoch, validation AP, test AP and training time.
 
 # %%
-def run_sweep(configs: dict[int, dict], seeds: int, splits) -> list[dict]:
-    """One row per (heads, seed) with parameters, chosen epoch, valid AP and test AP."""
+def run_sweep(configs: dict[int, dict], seeds: int, splits) -> tuple[list[dict], list[dict]]:
+    """(one row per (heads, seed) with parameters, chosen epoch, valid AP and test AP; the test predictions for
+    the paired verdicts), each through the suite's one fit-and-score (common/scoring.py)."""
     train, valid, test = splits
-    rows = []
+    rows, predictions = [], []
     for heads, config in configs.items():
         for seed in range(seeds):
-            started = time.perf_counter()
-            model = build("torch_scratch", config=config, seed=seed, progress=False).fit(train, valid)
-            seconds = time.perf_counter() - started
+            model = build("torch_scratch", config=config, seed=seed, progress=False)
+            scored = fit_and_score(model, train, valid, test)  # threshold on validation, test scored once
             best = model.fit_info_["best_epoch"]
-            test_metrics = classification_metrics(test.labels, model.predict_proba(test.texts), test.positive_index)
             rows.append({"num_heads": heads, "head_dim": config["d_model"] // heads, "seed": seed,
                          "params_total": model.param_count().total, "best_epoch": best,
                          "valid_average_precision": model.fit_info_["history"][best - 1]["valid_average_precision"],
-                         "test_average_precision": test_metrics["average_precision"],
-                         "test_macro_f1": test_metrics["macro_f1"], "train_seconds": seconds,
+                         "test_average_precision": scored.test["average_precision"],
+                         "test_macro_f1": scored.headline["macro_f1"], "train_seconds": scored.fit_seconds,
                          "device": model.fit_info_["device"]})
+            predictions.append({"variant": f"{heads} heads", "seed": seed, "threshold": scored.threshold,
+                                "proba": scored.test_proba})
             print(f"heads={heads} seed={seed}: params {rows[-1]['params_total']}, best epoch {best}, "
-                  f"test AP {test_metrics['average_precision']:.4f} ({seconds:.1f}s)")
-    return rows
+                  f"test AP {scored.test['average_precision']:.4f} ({scored.fit_seconds:.1f}s)")
+    return rows, predictions
 
 
 # %% [markdown]
 # ## 3. 每个头数的均值 ± 标准差，以及带误差棒的图
 #
 # **怎样读图**：横轴是头数，纵轴是测试集平均精度 (AP)。大点和误差棒是各种子的均值 ± 标准差，
-# 灰色小点是每个种子自己的结果。先看误差棒：如果几个头数的误差棒相互重叠，
-# 说明头数带来的差别还小于随机种子 (初始化和数据顺序) 带来的波动，不能说"某个头数更好"。
+# 灰色小点是每个种子自己的结果。误差棒只说明**种子之间**波动有多大：两根误差棒重叠，并不说明"没有差别"，
+# 不重叠也不证明"有差别"（它们不是配对比较，也不含测试集抽样）。要说某个头数更好，看下面的**配对结论**：
+# 各头数在同一批测试短信、同样的种子上的 AP 差值及其 95% 区间（两级自助法），Holm 校正覆盖所有两两比较；
+# 区间不含 0 才说"更好"，落在 ±0.005 的容差内才说"等价"，否则是"无定论"——"无定论"不等于"相同"。
 #
 # <!-- en -->
-# ## 3. Mean ± std per head count, and a figure with error bars
+# ## 3. Mean ± std per head count, a figure with error bars, and the paired verdicts
 #
 # **How to read it**: x is the number of heads, y the test average precision (AP). Big dots with error
-# bars are the mean ± std over seeds, small grey dots each seed's own result. Look at the error bars
-# first: where they overlap, the effect of the head count is smaller than the seed-to-seed spread
-# (initialisation and data order), and no head count can be called better.
+# bars are the mean ± std over seeds, small grey dots each seed's own result. Error bars show how much
+# the seeds alone move the score: bars that overlap do **not** show "no difference", and bars apart do not
+# prove one (they are not a paired comparison and leave out test-set sampling). To say one head count is
+# better, read the **paired verdicts** below: each pair of head counts on the same test messages and seeds,
+# the AP difference with its 95% interval (two-level bootstrap), Holm-corrected over every pair. Only an
+# interval without 0 says "better", one inside ±0.005 "equivalent"; otherwise "inconclusive", which is not
+# "the same".
 
 # %%
 def summarize(rows: list[dict]) -> pd.DataFrame:
@@ -142,6 +151,21 @@ def summarize(rows: list[dict]) -> pd.DataFrame:
                           train_seconds=("train_seconds", "mean"), seeds=("seed", "count")).reset_index()
     summary["ap_std"] = summary["ap_std"].fillna(0.0)  # one seed: no spread to show
     return summary
+
+
+def paired_verdicts(predictions: list[dict], test, lang: str) -> pd.DataFrame:
+    """Every pair of head counts on AP: the suite's paired two-level bootstrap (comparisons/report/verdicts.py),
+    Holm over every pair and both hypotheses; A − B, its 95% interval, Holm p and the verdict in words."""
+    pairs = compare(pd.DataFrame(predictions), test.labels, test.positive_index).pairs
+    rows = pairs[pairs["metric"] == "average_precision"]
+    return pd.DataFrame({
+        text("pair (A − B)", "比较对（A − B）", lang): [f"{a} − {b}" for a, b in zip(rows["variant_a"], rows["variant_b"])],
+        text("ΔAP [95% interval]", "ΔAP [95% 区间]", lang):
+            [f"{d:+.4f} [{lo:+.4f}, {hi:+.4f}]" for d, lo, hi in zip(rows["difference"], rows["ci_low"], rows["ci_high"])],
+        text("p (Holm)", "p（Holm 校正）", lang): [f"{p:.3g}" for p in rows["p_holm"]],
+        label("verdict", lang): [phrase(v, a, b, lang) for v, a, b in zip(rows["verdict"], rows["variant_a"],
+                                                                         rows["variant_b"])],
+    })
 
 
 def localized(summary: pd.DataFrame, lang: str) -> pd.DataFrame:
@@ -192,7 +216,7 @@ def plot(summary: pd.DataFrame, rows: list[dict], lang: str):
 # ## 练习
 #
 # 1. 参数量一列是否每行都相同？用公式 $4(d_{model}^2 + d_{model})$ 验证一层注意力的参数量。
-# 2. 哪个头数的平均 AP 最高？它与最低者的差别，大于还是小于种子间的标准差？
+# 2. 哪个头数的平均 AP 最高？配对结论能说它比最低者更好吗？如果是"无定论"，区间告诉你差别最大可能有多大？
 # 3. 头数增加到 $d_{model}$ (每个头只有 1 维) 时，你预计会怎样？用 `--heads 1,32 --d-model 32` 试一试。
 #
 # 运行：`python -m comparisons.course.heads_sweep --lang zh [--heads 1,2,4,8] [--seeds 3]`。
@@ -201,7 +225,8 @@ def plot(summary: pd.DataFrame, rows: list[dict], lang: str):
 # ## Exercises
 #
 # 1. Is the parameter column the same in every row? Check one attention layer's count with $4(d_{model}^2 + d_{model})$.
-# 2. Which head count has the highest mean AP? Is its lead over the lowest larger or smaller than the std over seeds?
+# 2. Which head count has the highest mean AP? Can the paired verdict call it better than the lowest? If it says
+#    "inconclusive", how large could the difference still be, by its interval?
 # 3. What do you expect with as many heads as $d_{model}$ (1 dimension per head)? Try `--heads 1,32 --d-model 32`.
 #
 # Run: `python -m comparisons.course.heads_sweep [--heads 1,2,4,8] [--seeds 3]`.
@@ -226,13 +251,18 @@ def run(args: argparse.Namespace) -> int:
     d_model = args.d_model or (16 if args.quick else 32)
     epochs = args.epochs or (1 if args.quick else 3)
     configs = sweep_configs(parse_heads(args.heads), d_model, epochs, args.quick)
-    rows = run_sweep(configs, args.seeds, load_course_splits(quick=args.quick))
+    splits = load_course_splits(quick=args.quick)
+    rows, predictions = run_sweep(configs, args.seeds, splits)
     summary = summarize(rows)
     written = write_table(pd.DataFrame(rows), args.out, "heads_sweep_runs",
                           text("Every (heads, seed) run", "每个 (头数, 种子) 的结果", args.lang))
     written += write_table(localized(summary, args.lang), args.out, "heads_sweep",
                            text(f"Attention heads at d_model={d_model}: test AP over {args.seeds} seed(s)",
                                 f"d_model={d_model} 时的注意力头数: {args.seeds} 个种子的测试集 AP", args.lang))
+    written += write_table(paired_verdicts(predictions, splits[2], args.lang), args.out, "heads_sweep_verdicts",
+                           text("Paired verdicts on test AP: every pair of head counts, the same test messages and "
+                                "seeds, Holm over every pair", "测试集 AP 的配对结论：所有头数两两比较，同一批测试短信与种子，"
+                                "Holm 校正覆盖所有比较", args.lang))
     written.append(atomic_write_json(args.out / "heads_sweep.json",
                                      {"configs": configs, "seeds": args.seeds, "quick": args.quick, "rows": rows}))
     written.append(save_figure(plot(summary, rows, args.lang), args.out / "heads_sweep.png"))

@@ -49,7 +49,7 @@ import pandas as pd
 from backends.base import build, missing_modules, resolve_variant
 from common.datasets import DataSpec, load
 from common.errors import UserInputError
-from common.metrics import choose_threshold, classification_metrics
+from common.scoring import fit_and_score
 from common.splits import check_train_sizes, stratified_split, train_subset
 from comparisons.course.shared import course_parser, report_written, run_course, scratch_config
 from comparisons.report.i18n import setup_matplotlib, text
@@ -145,17 +145,12 @@ def train_all(data, split, sizes: list[int], variants: list[str], seeds: int, qu
         train = data.subset(train_subset(split, data.labels, size))
         for variant in variants:
             for seed in range(seeds):
-                started = time.perf_counter()
-                model = build(variant, **budget(variant, quick, seed)).fit(train, valid)
-                seconds = time.perf_counter() - started
-                proba = model.predict_proba(test.texts)
-                threshold = None
-                if data.n_classes == 2:
-                    valid_score = model.predict_proba(valid.texts)[:, data.positive_index]
-                    threshold = choose_threshold(valid.labels, valid_score, data.positive_index)["threshold"]
-                metrics = classification_metrics(test.labels, proba, data.positive_index)
-                predictions.append({"variant": variant, "seed": seed, "threshold": threshold, "proba": proba,
-                                    "train_size": size})
+                # the suite's one fit-and-score (common/scoring.py): threshold on validation, test scored once
+                scored = fit_and_score(build(variant, **budget(variant, quick, seed)), train, valid, test)
+                seconds = scored.fit_seconds
+                metrics = scored.headline  # AP, and macro-F1 at the validation threshold (two classes)
+                predictions.append({"variant": variant, "seed": seed, "threshold": scored.threshold,
+                                    "proba": scored.test_proba, "train_size": size})
                 runs.append({"variant": variant, "seed": seed, "train_size": size, "train_seconds": seconds,
                              "average_precision": metrics["average_precision"], "macro_f1": metrics["macro_f1"]})
                 print(f"n={size:<5} {variant:<15} seed {seed}: AP {metrics['average_precision']:.4f}  "

@@ -49,6 +49,7 @@ import pandas as pd
 from backends.base import build, missing_modules, resolve_variant
 from common.errors import UserInputError
 from common.metrics import choose_threshold, classification_metrics
+from common.scoring import fit_and_score as shared_fit_and_score
 from comparisons.course.shared import course_parser, load_course_splits, report_written, run_course
 from comparisons.report.i18n import label, setup_matplotlib, text
 from comparisons.outputs import atomic_write_json, save_figure, write_table
@@ -88,13 +89,14 @@ def backend_overrides(variant: str, quick: bool, epochs: int | None, seed: int =
 
 
 def fit_and_score(variant: str, quick: bool, epochs: int | None, seed: int = 0, splits=None):
-    """Fit on train (valid chooses the epoch); return (valid, test, valid scores, test scores)."""
+    """Fit on train (valid chooses the epoch) through the suite's one fit-and-score (common/scoring.py); return
+    (valid, test, valid scores, test scores) of the positive class, for this lesson's own threshold choices."""
     train, valid, test = splits or load_course_splits(quick=quick)
     if train.positive_index is None:
         raise UserInputError("threshold needs a binary dataset with a positive class")
-    model = build(variant, **backend_overrides(variant, quick, epochs, seed)).fit(train, valid)
+    scored = shared_fit_and_score(build(variant, **backend_overrides(variant, quick, epochs, seed)), train, valid, test)
     positive = train.positive_index
-    return valid, test, model.predict_proba(valid.texts)[:, positive], model.predict_proba(test.texts)[:, positive]
+    return valid, test, scored.valid_proba[:, positive], scored.test_proba[:, positive]
 
 
 # %% [markdown]

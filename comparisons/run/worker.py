@@ -102,7 +102,7 @@ def gpu_peak_mb() -> float | None:
 
 def run(args: RunSpec, out: Path, inputs: RunInputs) -> dict:
     from backends.base import backend_class, resolve_variant  # light: no framework yet
-    from common.metrics import choose_threshold, classification_metrics
+    from common.scoring import score_fitted
     from common.splits import budget_parts
 
     data, split = inputs.checked_for(args)
@@ -154,16 +154,16 @@ def run(args: RunSpec, out: Path, inputs: RunInputs) -> dict:
     else:
         test_proba = model.predict_proba(test.texts)  # the test split, scored once
 
-    metrics = classification_metrics(test.labels, test_proba, data.positive_index)
+    # the suite's one fit-and-score (common/scoring.py): the threshold chosen on validation, the test part scored once
+    scored = score_fitted(model, valid, test, data.positive_index, test_proba=test_proba, valid_proba=valid_proba)
+    metrics, valid_metrics = scored.test, scored.valid
     # how much of the test input the model could not see (issue 25); None for a backend without a vocabulary
     unknown = model.unknown_tokens(test.texts) if hasattr(model, "unknown_tokens") else None
     at_threshold = {}
-    if data.n_classes == 2:
-        chosen = choose_threshold(valid.labels, valid_proba[:, data.positive_index], data.positive_index)
-        tested = classification_metrics(test.labels, test_proba, data.positive_index, chosen["threshold"])
-        at_threshold = {"threshold": chosen["threshold"], "threshold_rule": chosen["rule"],
-                        "accuracy_at_threshold": tested["accuracy"], "macro_f1_at_threshold": tested["macro_f1"]}
-    valid_metrics = classification_metrics(valid.labels, valid_proba, data.positive_index)
+    if scored.test_at_threshold is not None:
+        at_threshold = {"threshold": scored.threshold, "threshold_rule": scored.threshold_rule,
+                        "accuracy_at_threshold": scored.test_at_threshold["accuracy"],
+                        "macro_f1_at_threshold": scored.test_at_threshold["macro_f1"]}
 
     served: dict = {}
     serving: dict = {"serve_paths": ["native"]}
