@@ -93,13 +93,16 @@ precision-study: $(STAMP)
 	  --profile full --reference results/reference
 
 # Calibration of the verdicts (A/A and a planted difference; issues 23, 36, 37): the cheap stand-in with disjoint
-# seed pairs (80 seeds, 40 independent comparisons), and the scratch encoder at 1 epoch over every pair of 10
-# seeds (the committed figure; pairs share seeds: its interval is optimistic; disjoint needs --pool 80, ~35 min).
+# seed pairs (80 seeds, 40 independent comparisons); the scratch encoder over every pair of 10 seeds (issue 23's
+# figure; pairs share seeds: its interval is optimistic) and over 20 disjoint pairs of 40 seeds, side B of each
+# pair also under other kernels (issues 37, 40: about an hour); then both at 100 labelled texts (issue 36).
 # results/calibration/*.md
 calibration: $(STAMP)
 	$(BIN)/python -m comparisons.studies.calibration --learner sgd_tfidf --pool 80 --folds 5 --out results/calibration
 	$(BIN)/python -m comparisons.studies.calibration --learner torch_scratch --pool 10 --all-pairs --folds 5 \
 	  --no-planted --threads $(THREADS) --out results/calibration
+	$(BIN)/python -m comparisons.studies.calibration --learner torch_scratch --pool 40 --folds 5 --no-planted \
+	  --other-kernels --threads $(THREADS) --out results/calibration
 	$(BIN)/python -m comparisons.studies.calibration --learner sgd_tfidf --pool 80 --folds 5 --train-size 100 \
 	  --out results/calibration
 	$(BIN)/python -m comparisons.studies.calibration --learner torch_scratch --pool 80 --folds 5 --train-size 100 \

@@ -109,7 +109,7 @@ def run_sweep(configs: dict[int, dict], seeds: int, splits) -> tuple[list[dict],
                          "params_total": model.param_count().total, "best_epoch": best,
                          "valid_average_precision": model.fit_info_["history"][best - 1]["valid_average_precision"],
                          "test_average_precision": scored.test["average_precision"],
-                         "test_macro_f1": scored.headline["macro_f1"], "train_seconds": scored.fit_seconds,
+                         "test_macro_f1_at_threshold": scored.headline["macro_f1"], "train_seconds": scored.fit_seconds,
                          "device": model.fit_info_["device"]})
             predictions.append({"variant": f"{heads} heads", "seed": seed, "threshold": scored.threshold,
                                 "proba": scored.test_proba})

@@ -68,7 +68,8 @@ def lead(verdicts: pd.DataFrame | None, metric: str, best: str, other: str, lang
 
 
 def real_differences(verdicts: pd.DataFrame, lang: str) -> str:
-    """How many pairwise differences are real, and a table of those (better − worse, positive)."""
+    """How many pairwise differences are real, and a table of those (better − worse: positive, negative on the
+    metrics where lower is better, Brier and ECE)."""
     rows = largest_group(verdicts)
     if rows.empty:
         return paragraph(text("Fewer than two variants finished: no pair to compare.",
@@ -94,7 +95,8 @@ def real_differences(verdicts: pd.DataFrame, lang: str) -> str:
         better = row["variant_a"] if row["verdict"] == "A better" else row["variant_b"]
         first, second, difference, low, high = _oriented(row, better)
         body.append([label(row["metric"], lang), first, second, f"{difference:+.4f}", f"[{low:+.4f}, {high:+.4f}]",
-                     _p(row["p_holm"]), phrase(row.get("verdict_decisions", ""), row["variant_a"], row["variant_b"], lang)])
+                     _p(row["p_holm"]), "—" if pd.isna(row.get("verdict_decisions")) else  # Brier, ECE: no decisions
+                     phrase(row["verdict_decisions"], row["variant_a"], row["variant_b"], lang)])
     headers = [label("metric", lang), text("better", "更好", lang), text("than", "优于", lang),
                text("difference", "差值", lang), text("95% interval over seeds and test items", "种子与测试样本上的 95% 区间", lang),
                text("p (Holm)", "p（Holm 校正）", lang),

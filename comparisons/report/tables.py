@@ -218,7 +218,7 @@ def write_verdicts(target: Path, verdicts: Verdicts, lang: str) -> list[Path]:
     pairs = verdicts.pairs.copy()
     if lang == "zh":
         for column in ("verdict", "verdict_decisions"):
-            pairs[column] = [phrase(v, "A", "B", lang) for v in pairs[column]]
+            pairs[column] = [phrase(v, "A", "B", lang) if pd.notna(v) else v for v in pairs[column]]
     paths = [atomic_write_text(Path(target) / "verdicts.csv", pairs.to_csv(index=False, float_format="%.6g"))]
     paths.append(atomic_write_text(Path(target) / "verdicts.md", verdicts_markdown(verdicts, lang)))
     return paths
