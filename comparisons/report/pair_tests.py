@@ -66,9 +66,12 @@ def partition_pair_rows(runs: pd.DataFrame, pairs: list[tuple[str, str]], metric
 
     runs: comparisons/report/scores.wide_runs of a partition design; pairs: (A, B) in the report's one order
     (comparisons/report/contrasts.pair_order)."""
+    from comparisons.run_folder import size_key
+
     grouped = per_partition(runs, metrics)
     rows = []
-    for size, at_size in grouped.groupby("train_size", sort=False):
+    sizes = sorted(grouped["train_size"].unique(), key=size_key)  # 50, 100, ..., all: the reading order
+    for size, at_size in ((size, grouped[grouped["train_size"] == size]) for size in sizes):
         ratio = test_to_train(at_size)
         for metric in metrics:
             wide = at_size.pivot(index="partition", columns="variant", values=metric)

@@ -30,8 +30,8 @@ def curve_table(scores: pd.DataFrame, metric: str = PRIMARY) -> pd.DataFrame:
         mean, low, high = corrected_interval(group["value"].to_numpy(),
                                              float((group["n_test"] / group["n_train"]).mean()))
         out.append({"variant": variant, "train_size": size, "labelled_texts": int(round(group["n_train"].mean())),
-                    "partitions": len(group), f"{metric}_mean": mean, f"{metric}_ci_low": low,
-                    f"{metric}_ci_high": high})
+                    "partitions": len(group), f"{metric}_mean": mean, f"{metric}_ci_low": max(0.0, low),
+                    f"{metric}_ci_high": min(1.0, high)})  # a score in [0, 1], clipped as the recipe table's
     return pd.DataFrame(out).sort_values(["variant", "labelled_texts"], kind="stable").reset_index(drop=True)
 
 

@@ -114,7 +114,10 @@ def verdicts_markdown(variants: pd.DataFrame, pairs: pd.DataFrame, design: dict,
         shown[metric] = [f"{m:.4f} ± {s:.4f} [{lo:.4f}, {hi:.4f}]" for m, s, lo, hi in zip(
             variants[f"{metric}_mean"], variants[f"{metric}_std"], variants[f"{metric}_ci_low"],
             variants[f"{metric}_ci_high"])]
-    lines += [f"## {text('Each recipe: mean ± std over partitions [corrected 95% interval]', '各配方：各划分上的均值 ± 标准差 [校正的 95% 区间]', lang)}",
+    sized = "train_size" in pairs and pairs["train_size"].astype(str).nunique() > 1
+    at_largest = text(" (at the largest training size; each size's figures in learning_curve.csv)",
+                      "（最大训练规模；各规模见 learning_curve.csv）", lang) if sized else ""
+    lines += [f"## {text('Each recipe: mean ± std over partitions [corrected 95% interval]', '各配方：各划分上的均值 ± 标准差 [校正的 95% 区间]', lang)}{at_largest}",
               "", shown.to_markdown(index=False), ""]
     return "\n".join(lines + verdict_sections(pairs, METRICS + CALIBRATION_METRICS, lang))
 
