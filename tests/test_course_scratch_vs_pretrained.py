@@ -22,3 +22,21 @@ def test_the_size_where_pretraining_stops_being_detectably_better():
     lines = sentences({**found, **{"x": 50}}, [50, 200, 1000], "en")
     assert "at 1000 messages" in lines[0] and "up to 1000" in lines[1] and "any size" in lines[2]
     assert "1000 条" in sentences(found, [50, 200, 1000], "zh")[0]
+
+
+def test_the_lesson_reads_the_declared_contrasts_of_the_committed_curve(tmp_path):
+    from comparisons.course.scratch_vs_pretrained import committed_curve, committed_lines
+
+    assert committed_curve(tmp_path) is None  # not committed in this checkout: one line saying how to make it
+    assert "make learning-curve" in committed_lines(None, "en")[0]
+    row = {"train_size": "50", "metric": "average_precision", "variant_a": "hf_bert:full",
+           "variant_b": "torch_scratch", "contrast": "declared", "difference": 0.1234, "ci_low": -0.01,
+           "ci_high": 0.25, "p_holm": 0.3, "p_equivalence_holm": 1.0, "verdict": "inconclusive"}
+    pd.DataFrame([row, {**row, "train_size": "all", "difference": 0.001, "verdict": "equivalent"},
+                  {**row, "metric": "macro_f1_at_threshold"},            # a secondary metric: not shown
+                  {**row, "contrast": "exploratory", "variant_b": "tfidf_logreg"}]  # not declared: not shown
+                 ).to_csv(tmp_path / "verdicts.csv", index=False)
+    verdicts, saved = committed_curve(tmp_path)
+    assert list(verdicts["train_size"]) == ["50", "all"] and set(verdicts["pair"]) == {"hf_bert:full − torch_scratch"}
+    assert verdicts["difference [95%]"][0] == "+0.1234 [-0.0100, +0.2500]" and saved.empty
+    assert "inconclusive" in "\n".join(committed_lines((verdicts, saved), "en"))

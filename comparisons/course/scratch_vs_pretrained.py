@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import argparse
 import time
+from pathlib import Path
 
 import pandas as pd
 
@@ -54,7 +55,7 @@ from common.splits import check_train_sizes, stratified_split, train_subset
 from comparisons.course.shared import course_parser, report_written, run_course, scratch_config
 from comparisons.report.i18n import setup_matplotlib, text
 from comparisons.report.learning_curves import PRETRAINED, curve_and_pairs, write_curve_outputs
-from comparisons.outputs import atomic_write_json
+from comparisons.outputs import atomic_write_json, atomic_write_text
 from comparisons.run.profiles import variant_overrides
 
 MODULE = "scratch_vs_pretrained"
@@ -211,6 +212,64 @@ def sentences(found: dict[str, int | None], sizes: list[int], lang: str) -> list
     return lines
 
 
+# %% [markdown]
+# ## 4. 这只是预览：关于配方的结论来自提交的学习曲线
+#
+# 上面这次运行是课堂上的**预览**：一次划分、一个种子，区间只反映测试短信的抽样，回答的是"这一个划分上
+# 这几个模型谁更好"。关于**训练配方**的结论（换一批训练短信、换一批测试短信、换一个种子还成立吗）来自
+# 提交的学习曲线 `results/learning_curve/`（`make learning-curve`）：5 个按相同文本分组的划分，每个规模
+# 的训练与验证短信合计恰为 n 条，四个声明的对比在所有规模上构成一族做 Holm 校正，每个规模用自己的
+# n_test/n_train 做 Nadeau–Bengio 校正。下面读出它的结论和"节省的标注"表：小规模下校正很大，
+# "无定论"说的是数据不足以判断，不是"相等"。
+#
+# <!-- en -->
+# ## 4. This is a preview: verdicts about recipes come from the committed learning curve
+#
+# The run above is a classroom **preview**: one split, one seed, intervals over test messages only; it
+# answers "which of these models is better on this split". Verdicts about **recipes** (do they hold for
+# other training messages, other test messages, another seed?) come from the committed learning curve
+# `results/learning_curve/` (`make learning-curve`): 5 group-aware partitions, exactly n labelled messages
+# for training and validation together at size n, the four declared contrasts one Holm family over every
+# size, each size corrected with its own n_test/n_train (Nadeau–Bengio). Below are its verdicts and its
+# labels-saved table: at small sizes the correction is large, and "inconclusive" says the data cannot
+# decide, not that the recipes are equal.
+
+# %%
+COMMITTED = Path(__file__).resolve().parents[2] / "results" / "learning_curve"
+
+
+def committed_curve(folder: Path = COMMITTED) -> tuple[pd.DataFrame, pd.DataFrame] | None:
+    """(the declared contrasts' AP verdicts at every size, the labels-saved table) of a partition learning
+    curve's folder; None where the folder has no verdicts (not committed in this checkout)."""
+    if not (folder / "verdicts.csv").is_file():
+        return None
+    verdicts = pd.read_csv(folder / "verdicts.csv", dtype={"train_size": str})
+    rows = verdicts[(verdicts["metric"] == "average_precision") & (verdicts["contrast"] == "declared")]
+    shown = pd.DataFrame({
+        "train_size": rows["train_size"], "pair": rows["variant_a"] + " − " + rows["variant_b"],
+        "difference [95%]": [f"{d:+.4f} [{lo:+.4f}, {hi:+.4f}]" for d, lo, hi in
+                             zip(rows["difference"], rows["ci_low"], rows["ci_high"])],
+        "p_holm": rows["p_holm"].round(4), "p_equivalence_holm": rows["p_equivalence_holm"].round(4),
+        "verdict": rows["verdict"]})
+    saved_path = folder / "labels_saved.csv"
+    saved = pd.read_csv(saved_path, dtype={"train_size": str}) if saved_path.is_file() else pd.DataFrame()
+    return shown.reset_index(drop=True), saved
+
+
+def committed_lines(found: tuple[pd.DataFrame, pd.DataFrame] | None, lang: str) -> list[str]:
+    if found is None:
+        return [text("The committed learning curve is not in this checkout: `make learning-curve` writes it "
+                     "to results/learning_curve.", "本检出中没有提交的学习曲线：`make learning-curve` 会把它写到 "
+                     "results/learning_curve。", lang)]
+    verdicts, saved = found
+    lines = [f"## {text('The committed learning curve: declared contrasts, average precision', '提交的学习曲线：声明的对比，平均精度', lang)}",
+             "", verdicts.to_markdown(index=False), ""]
+    if not saved.empty:
+        lines += [f"## {text('Labels saved by pretraining', '预训练节省的标注', lang)}", "",
+                  saved.to_markdown(index=False, floatfmt=".4g"), ""]
+    return lines
+
+
 # %%
 def run(args: argparse.Namespace) -> int:
     setup_matplotlib(args.lang)
@@ -230,10 +289,16 @@ def run(args: argparse.Namespace) -> int:
     from comparisons.report.learning_curves import pretrained_vs_scratch
 
     found = where_pretraining_stops_helping(pretrained_vs_scratch(curve, pairs))
+    print(text("(a preview: one split; the verdicts about recipes are the committed curve's, below)",
+               "（预览：一次划分；关于配方的结论见下面提交的学习曲线）", args.lang))
     for line in sentences(found, sizes, args.lang):
         print(line)
+    committed = committed_lines(committed_curve(), args.lang)
+    print("\n".join(committed))
+    written.append(atomic_write_text(args.out / "committed_curve.md", "\n".join(committed) + "\n"))
     written.append(atomic_write_json(args.out / "summary.json", {
         "data": args.data, "sizes": sizes, "variants": variants, "seeds": args.seeds, "quick": args.quick,
+        "preview": "one split, test-item bootstrap; the verdicts about recipes: results/learning_curve",
         "test_items": int(len(labels)), "wall_seconds": time.perf_counter() - started,
         "pretrained_stops_being_detectably_better_at": found,
         "pretrained_variants": [v for v in variants if v in PRETRAINED]}))
@@ -259,7 +324,7 @@ def main(argv=None) -> int:
 
 
 # %% [markdown]
-# ## 4. 练习
+# ## 5. 练习
 #
 # 1. 在 50 条训练短信时，冻结的编码器和完全微调谁更好？差值的区间含不含 0？为什么训练参数少的一方在小数据上可能占优？
 # 2. 找到预训练模型不再显著优于最佳非预训练模型的训练样本数。TF-IDF 在那里的位置说明了什么？
@@ -267,7 +332,7 @@ def main(argv=None) -> int:
 # 4. 有 AG News 的缓存时，用 `--data hf:ag_news --limit-per-class 1000` 在四分类新闻上重做，曲线形状一样吗？
 #
 # <!-- en -->
-# ## 4. Exercises
+# ## 5. Exercises
 #
 # 1. At 50 training messages, is the frozen encoder or full fine-tuning better? Does the interval of
 #    the difference hold 0? Why might the model with fewer trained weights win on tiny data?
