@@ -11,7 +11,7 @@ from comparisons.cli import build_parser, main
 from comparisons.plan import Plan
 from tests.test_cli import ROOT, run_cli
 
-TINY = dict(backends=("tfidf_logreg",), profile="tiny", limit_per_class=30, threads=1)
+TINY = dict(backends=("tfidf_logreg",), profile="tiny", limit_per_class=30, threads=1, quality_only=True)
 
 
 def test_a_plan_round_trips_through_its_file_form_and_its_command_line():

@@ -129,8 +129,8 @@ def test_missing_framework_gives_a_skipped_row(tmp_path):
     (fake / "torch").mkdir(parents=True)
     (fake / "torch" / "__init__.py").write_text("raise ModuleNotFoundError(\"No module named 'torch'\")\n")
     out = tmp_path / "run"
-    result = run_cli("run", "--backends", "tfidf_logreg,torch_scratch", *SMALL, "--out", str(out),
-                     env={"PYTHONPATH": f"{fake}{os.pathsep}{ROOT}"})
+    result = run_cli("run", "--backends", "tfidf_logreg,torch_scratch", *SMALL, "--profile", "tiny", "--quality-only",
+                     "--out", str(out), env={"PYTHONPATH": f"{fake}{os.pathsep}{ROOT}"})
     assert result.returncode == 0, result.stderr
     rows = pd.read_csv(out / "summary.csv").set_index("variant")
     assert rows.loc["tfidf_logreg", "status"] == "ok"
@@ -196,9 +196,10 @@ def test_changed_data_is_rerun_not_kept(tmp_path):
     data = tmp_path / "d.tsv"
     data.write_bytes(GOOD)
     out = tmp_path / "run"
-    assert run_cli("run", "--backends", "tfidf_logreg", "--data", str(data), "--out", str(out)).returncode == 0
+    quick = ["--profile", "tiny", "--quality-only"]  # no serving costs: only the resume decision is under test
+    assert run_cli("run", "--backends", "tfidf_logreg", "--data", str(data), *quick, "--out", str(out)).returncode == 0
     data.write_bytes(GOOD.replace(b"message number 7\n", b"message number seven\n"))
-    again = run_cli("run", "--backends", "tfidf_logreg", "--data", str(data), "--out", str(out))
+    again = run_cli("run", "--backends", "tfidf_logreg", "--data", str(data), *quick, "--out", str(out))
     assert again.returncode == 0 and "finished earlier" not in again.stderr
 
 
@@ -212,8 +213,9 @@ def test_a_run_folder_under_a_file_and_an_empty_report_are_clear_errors(tmp_path
 
 def test_another_budget_is_rerun_not_kept(tmp_path):
     out = tmp_path / "run"
-    assert run_cli("run", "--backends", "tfidf_logreg", *SMALL, "--profile", "tiny", "--out", str(out)).returncode == 0
-    again = run_cli("run", "--backends", "tfidf_logreg", *SMALL, "--profile", "fast", "--out", str(out))
+    assert run_cli("run", "--backends", "tfidf_logreg", *SMALL, "--profile", "tiny", "--quality-only",
+                   "--out", str(out)).returncode == 0
+    again = run_cli("run", "--backends", "tfidf_logreg", *SMALL, "--profile", "fast", "--quality-only", "--out", str(out))
     assert again.returncode == 0 and "finished earlier" not in again.stderr
     assert json.loads((out / "runs" / "tfidf_logreg__seed0.json").read_text())["profile"] == "fast"
 
