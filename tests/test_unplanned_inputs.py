@@ -59,7 +59,7 @@ def test_a_run_over_odd_texts_gives_ok_rows(tmp_path, real_rows):
     data = write_tab_file(tmp_path / "odd.tsv", real_rows + odd)
     out = tmp_path / "run"
     result = run_cli("run", "--backends", "tfidf_logreg,torch_scratch", "--profile", "tiny", "--data", data,
-                     "--out", str(out), timeout=900)
+                     "--threads", "1", "--out", str(out), timeout=900)
     assert result.returncode == 0, result.stderr[-2000:]
     assert "Traceback" not in result.stderr
     summary = pd.read_csv(out / "summary.csv")
