@@ -33,3 +33,27 @@ def tiny_splits(tiny_data):
     """(train, valid, test) LabelledTexts of the tiny subset."""
     split = stratified_split(tiny_data)
     return tuple(tiny_data.subset(getattr(split, name)) for name in ("train", "valid", "test"))
+
+
+# Heavy modules first (each module kept whole and in its own order): under `--dist worksteal` each xdist worker
+# starts on a contiguous share of this order and steals from the end of the other's, so a long test collected last
+# would leave one worker idle at the end. Module fixtures (Ray, the browser, `committed`) are still set up once per
+# worker as before. Deterministic (it reads only the collected node ids), as xdist needs every worker to collect the
+# same order. The rest keep the collection order.
+HEAVY_FIRST = ("test_comparisons_e2e", "test_datasets_hf", "test_executors", "test_ray_cluster", "test_sweep",
+               "test_reproduce_reference", "test_cli", "test_unplanned_inputs", "test_outputs", "test_partition_sizes",
+               "test_plugins", "test_keras_layers", "test_course_wing", "test_calibration")
+
+
+def pytest_collection_modifyitems(config, items):
+    first_seen: dict[str, int] = {}
+    for item in items:
+        first_seen.setdefault(item.nodeid.split("::", 1)[0], len(first_seen))
+
+    def key(item):
+        module = item.nodeid.split("::", 1)[0]
+        stem = module.rsplit("/", 1)[-1].removesuffix(".py")
+        rank = HEAVY_FIRST.index(stem) if stem in HEAVY_FIRST else len(HEAVY_FIRST)
+        return rank, first_seen[module]
+
+    items[:] = sorted(items, key=key)  # stable: each module's tests stay in their own order
