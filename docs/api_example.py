@@ -12,7 +12,8 @@ from comparisons import api
 OUT = globals().get("OUT", "runs/api_example")  # the tests set OUT and QUICK
 QUICK = globals().get("QUICK", False)
 plan = api.Plan(backends=("tfidf_logreg", "torch_scratch"), seeds=1, threads=1,
-                profile="tiny" if QUICK else "fast", limit_per_class=60 if QUICK else None, out=OUT)
+                profile="tiny" if QUICK else "fast", limit_per_class=60 if QUICK else None,
+                quality_only=QUICK, out=OUT)  # QUICK (the tests): no latency or memory measured
 print(plan.to_argv())  # the same plan as a command line
 
 # %% [markdown]

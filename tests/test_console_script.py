@@ -15,6 +15,6 @@ def test_the_console_script_runs_help_and_a_tiny_plan(tmp_path):
     assert shown.returncode == 0 and shown.stdout.startswith("usage: transformer-compare") and "reproduce" in shown.stdout
     out = tmp_path / "run"
     ran = subprocess.run([str(SCRIPT), "run", "--backends", "tfidf_logreg", "--profile", "tiny", "--limit-per-class", "30",
-                          "--threads", "1", "--out", str(out)], capture_output=True, text=True, timeout=300, cwd=tmp_path)
+                          "--threads", "1", "--quality-only", "--out", str(out)], capture_output=True, text=True, timeout=300, cwd=tmp_path)
     assert ran.returncode == 0, ran.stderr[-2000:]
     assert pd.read_csv(out / "summary.csv")["status"].eq("ok").all()

@@ -101,7 +101,7 @@ def test_every_backend_runs_on_a_multi_class_hub_dataset(hf_folder, tmp_path):
     out = tmp_path / "run"
     result = run_cli("run", "--profile", "tiny", "--data", f"hf:{hf_folder}", "--text-col", "sentence",
                      "--label-col", "topic", "--hf-model", model, "--backends", ",".join(VARIANTS), "--quality-only",
-                     "--out", str(out), timeout=1800)
+                     "--threads", "1", "--out", str(out), timeout=1800)
     assert result.returncode == 0, result.stderr[-3000:]
     summary = pd.read_csv(out / "summary.csv")
     assert sorted(summary["variant"].unique()) == sorted(VARIANTS)

@@ -371,7 +371,7 @@ data = load(DataSpec(limit_per_class=20))
 split = stratified_split(data)
 train, valid, test = (data.subset(getattr(split, name)) for name in ("train", "valid", "test"))
 backend = KerasLayersBackend(config={"d_model": 8, "num_heads": 2, "num_layers": 1, "ff_dim": 16, "max_len": 16,
-                                     "epochs": 1}, progress=False).fit(train, valid)
+                                     "epochs": 1, "min_steps": 0}, progress=False).fit(train, valid)
 proba = backend.predict_proba(test.texts + [""])
 assert backend.fit_info_["keras_backend"] == "torch" and np.isfinite(proba).all(), proba
 print("ok")

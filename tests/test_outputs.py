@@ -66,7 +66,8 @@ def test_resume_needs_every_identity_field_but_report_judges_older_records_on_wh
 
 def test_report_leaves_out_runs_of_another_thread_count_and_run_reruns_them(tmp_path):
     out = tmp_path / "run"
-    first = run_cli("run", "--backends", "tfidf_logreg", "--seeds", "2", *SMALL, "--threads", "1", "--out", str(out))
+    quick = ["--profile", "tiny", "--quality-only"]  # no cost column is read here
+    first = run_cli("run", "--backends", "tfidf_logreg", "--seeds", "2", *SMALL, "--threads", "1", *quick, "--out", str(out))
     assert first.returncode == 0, first.stderr
     changed = out / "runs" / "tfidf_logreg__seed1.json"
     changed.write_text(json.dumps({**json.loads(changed.read_text()), "threads": {"threads": 4}}))
@@ -78,7 +79,7 @@ def test_report_leaves_out_runs_of_another_thread_count_and_run_reruns_them(tmp_
     assert list(pd.read_csv(out / "summary.csv")["seed"]) == [0]
     assert pd.read_csv(out / "aggregate.csv").loc[0, "seeds"] == 1
     planned = json.loads((out / "manifest.json").read_text())
-    again = run_cli("run", "--backends", "tfidf_logreg", "--seeds", "2", *SMALL, "--threads", "1", "--out", str(out))
+    again = run_cli("run", "--backends", "tfidf_logreg", "--seeds", "2", *SMALL, "--threads", "1", *quick, "--out", str(out))
     assert again.returncode == 0, again.stderr
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["code_sha256"] == planned["code_sha256"]
@@ -92,7 +93,8 @@ def test_report_leaves_out_runs_of_another_thread_count_and_run_reruns_them(tmp_
 def test_report_recomputes_verdicts_from_the_predictions_alone(tmp_path):
     """verdicts.csv from predictions/*.npz + thresholds in the run records: a copied folder, figures and all."""
     out = tmp_path / "run"
-    assert run_cli("run", "--backends", "tfidf_logreg", "--seeds", "1", *SMALL, "--out", str(out)).returncode == 0
+    assert run_cli("run", "--backends", "tfidf_logreg", "--seeds", "1", *SMALL, "--profile", "tiny", "--quality-only",
+                   "--out", str(out)).returncode == 0
     record_path = out / "runs" / "tfidf_logreg__seed0.json"
     twin = json.loads(record_path.read_text())
     twin["variant"] = "torch_scratch"  # a second "variant" with the very same predictions

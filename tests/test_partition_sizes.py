@@ -110,10 +110,13 @@ def test_a_design_with_two_sizes_reports_each_apart_and_corrects_over_both(tmp_p
 @pytest.mark.parametrize("sizes, message", [("99999", "larger than partition r0f0's labelled part"),
                                             ("4,all", "the smallest allowed is 10"),
                                             ("100,50", "50 after 100; give increasing sizes")])
-def test_bad_sizes_in_a_partition_design_are_one_line_and_write_nothing(tmp_path, sizes, message):
-    result = run_cli(*SMALL, "--cv", "2", "--train-sizes", sizes, "--out", str(tmp_path / "run"))
-    assert result.returncode == 2 and message in result.stderr, result.stderr
-    assert result.stderr.strip().count("\n") == 0 and result.stderr.startswith("error: ")
+def test_bad_sizes_in_a_partition_design_are_one_line_and_write_nothing(tmp_path, capsys, sizes, message):
+    from comparisons.cli import main  # in-process, as test_cli_partitions: the same dispatch and refusal
+
+    code = main([*SMALL, "--cv", "2", "--train-sizes", sizes, "--out", str(tmp_path / "run")])
+    err = capsys.readouterr().err
+    assert code == 2 and message in err, err
+    assert err.strip().count("\n") == 0 and err.startswith("error: ")
     assert not (tmp_path / "run").exists()
 
 

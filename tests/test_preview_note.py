@@ -18,7 +18,7 @@ def test_the_line_names_the_budget_the_seeds_and_the_reference():
 
 def test_a_tiny_run_ends_its_summary_and_heads_its_pages_with_the_line(tmp_path, capsys):
     out = tmp_path / "tiny"
-    assert main(["run", *SMALL, "--profile", "tiny", "--lang", "zh", "--out", str(out)]) == 0
+    assert main(["run", *SMALL, "--profile", "tiny", "--quality-only", "--lang", "zh", "--out", str(out)]) == 0
     err = capsys.readouterr().err.strip().splitlines()
     assert err[-1] == preview_note("tiny", 1), err[-3:]
     for lang in ("en", "zh"):
@@ -29,7 +29,7 @@ def test_a_tiny_run_ends_its_summary_and_heads_its_pages_with_the_line(tmp_path,
 
 def test_a_full_run_has_no_such_line(tmp_path, capsys):
     out = tmp_path / "full"
-    assert main(["run", *SMALL, "--profile", "full", "--out", str(out)]) == 0
+    assert main(["run", *SMALL, "--profile", "full", "--quality-only", "--out", str(out)]) == 0
     err = capsys.readouterr().err
     assert "Preview" not in err and REFERENCE_PAGE not in err
     assert 'class="note preview"' not in page_path(out, "en").read_text(encoding="utf-8")

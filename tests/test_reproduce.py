@@ -18,7 +18,7 @@ def committed(tmp_path_factory):
     """A committed-style design: TF-IDF on 2 partitions, plus two recorded 'twins' (TF-IDF's records moved by
     +0.01 and +0.01 +- 0.002) so that the folder holds verdicts and a twins' spread."""
     out = tmp_path_factory.mktemp("reproduce") / "committed"
-    made = run_cli("run", *PLAN, "--out", str(out))
+    made = run_cli("run", *PLAN, "--quality-only", "--out", str(out))  # the reruns are quality only too
     assert made.returncode == 0, made.stderr
     for number, name in enumerate(("r0f0", "r0f1")):
         runs = out / "partitions" / name / "runs"

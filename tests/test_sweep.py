@@ -179,10 +179,11 @@ def test_a_sweep_with_two_sizes_writes_curves_tables_and_resumes(tmp_path):
 @pytest.mark.parametrize("sizes, message", [("50,abc", "not a positive whole number"), ("4,all", "per class"),
                                             ("99999", "larger than the split's labelled part"), (",", "is empty"),
                                             ("100,50", "50 after 100; give increasing sizes")])
-def test_bad_train_sizes_are_one_line_and_write_nothing(tmp_path, sizes, message):
-    from tests.test_cli import run_cli
+def test_bad_train_sizes_are_one_line_and_write_nothing(tmp_path, capsys, sizes, message):
+    from comparisons.cli import main  # in-process, as test_cli: the same dispatch and refusal
 
-    result = run_cli("run", "--backends", "tfidf_logreg", "--train-sizes", sizes, "--out", str(tmp_path / "run"))
-    assert result.returncode == 2 and message in result.stderr, result.stderr
-    assert result.stderr.strip().count("\n") == 0 and result.stderr.startswith("error: ")
+    code = main(["run", "--backends", "tfidf_logreg", "--train-sizes", sizes, "--out", str(tmp_path / "run")])
+    err = capsys.readouterr().err
+    assert code == 2 and message in err, err
+    assert err.strip().count("\n") == 0 and err.startswith("error: ")
     assert not (tmp_path / "run").exists()

@@ -59,7 +59,7 @@ def test_a_run_over_odd_texts_gives_ok_rows(tmp_path, real_rows):
     data = write_tab_file(tmp_path / "odd.tsv", real_rows + odd)
     out = tmp_path / "run"
     result = run_cli("run", "--backends", "tfidf_logreg,torch_scratch", "--profile", "tiny", "--data", data,
-                     "--out", str(out), timeout=900)
+                     "--threads", "1", "--out", str(out), timeout=900)
     assert result.returncode == 0, result.stderr[-2000:]
     assert "Traceback" not in result.stderr
     summary = pd.read_csv(out / "summary.csv")
@@ -94,7 +94,7 @@ def test_a_csv_with_quoted_newlines_and_mixed_labels_runs(tmp_path, real_rows):
     (tmp_path / "d.csv").write_text(mixed_labels_csv(real_rows), encoding="utf-8")
     out = tmp_path / "run"
     result = run_cli("run", "--backends", "tfidf_logreg", "--data", str(tmp_path / "d.csv"), "--text-col", "Text",
-                     "--label-col", "Label", "--out", str(out))
+                     "--label-col", "Label", "--profile", "tiny", "--quality-only", "--out", str(out))
     assert result.returncode == 0, result.stderr[-2000:]
     assert pd.read_csv(out / "summary.csv").loc[0, "status"] == "ok"
 

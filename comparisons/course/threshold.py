@@ -55,8 +55,9 @@ from comparisons.report.i18n import label, setup_matplotlib, text
 from comparisons.outputs import atomic_write_json, save_figure, write_table
 
 MODULE = "threshold"
-# test-size settings for the scratch encoders (--quick)
-QUICK_ENCODER = {"d_model": 16, "num_heads": 2, "num_layers": 1, "ff_dim": 32, "max_len": 32, "epochs": 1}
+# test-size settings for the scratch encoders (--quick); min_steps=0: the epochs asked for, no growth to 200 steps
+QUICK_ENCODER = {"d_model": 16, "num_heads": 2, "num_layers": 1, "ff_dim": 32, "max_len": 32, "epochs": 1,
+                 "min_steps": 0}
 
 
 # %% [markdown]
