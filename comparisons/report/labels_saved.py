@@ -7,7 +7,9 @@ difference "effective data transferred"). Per partition, then summarised over pa
 geometric mean with a 95% interval from the corrected repeated k-fold t-test on log size (the
 partitions share training texts, as for every verdict). Where the curve never reaches the target on a
 partition, that partition needs "more than the largest size" and no interval is given; where the
-target is at or below the curve's value at its smallest size, it needs "at most the smallest size".
+target is at or below the curve's value at its smallest size, it needs "at most the smallest size". A
+finite reading lies between the smallest and largest sizes measured, so its interval is clipped to them
+(the reading says where).
 
 The best recipe without pretraining: the one with the highest mean test AP over every size and
 partition (named in the table). Pretrained recipes: the hf_bert variants (a pretrained MiniLM).
@@ -79,6 +81,7 @@ def labels_saved(scores: pd.DataFrame, metric: str = METRIC) -> pd.DataFrame:
             needed_array = np.asarray(needed)
             used = float(at_size["n_train"].mean())
             smallest = float(curves.loc[curves["variant"] == baseline, "n_train"].min())
+            largest = float(curves.loc[curves["variant"] == baseline, "n_train"].max())
             row = {"pretrained": variant, "train_size": size, "labelled_texts": int(round(used)), "baseline": baseline,
                    "metric": metric, "partitions": len(needed_array),
                    "partitions_reached": int(np.isfinite(needed_array).sum()), "needed": float("nan"),
@@ -91,10 +94,14 @@ def labels_saved(scores: pd.DataFrame, metric: str = METRIC) -> pd.DataFrame:
             else:
                 logs = np.log(needed_array)
                 mean, low, high = corrected_interval(logs, float(np.mean(ratios)))
-                row.update(needed=float(np.exp(mean)), needed_ci_low=float(np.exp(low)),
-                           needed_ci_high=float(np.exp(high)), ratio=float(np.exp(mean) / used))
+                # a finite reading lies between the smallest and the largest size measured, by construction: the
+                # interval is clipped to them (beyond, the curve says nothing), and the reading says so
+                clipped = np.exp(low) < smallest or np.exp(high) > largest
+                row.update(needed=float(np.exp(mean)), needed_ci_low=float(max(np.exp(low), smallest)),
+                           needed_ci_high=float(min(np.exp(high), largest)), ratio=float(np.exp(mean) / used))
                 row["reading"] = ("at most the smallest size" if np.all(needed_array <= smallest)
-                                  else "read off the curve")
+                                  else "read off the curve") + ("; interval clipped to the sizes measured"
+                                                                if clipped else "")
             rows.append(row)
     return pd.DataFrame(rows, columns=LABELS_SAVED_COLUMNS).sort_values(["pretrained", "labelled_texts"],
                                                                          kind="stable").reset_index(drop=True)

@@ -62,6 +62,9 @@ def curve_figure(curve: pd.DataFrame, pairs: pd.DataFrame, path: Path, lang: str
             where = sizes.get(str(row.train_size), sizes.get(row.train_size))
             if where is not None:
                 marks.text(where, k, MARKS.get(row.verdict, "?"), ha="center", va="center", fontsize=11)
+    ticks = sorted(set(curve["labelled_texts"]))  # the sizes measured, as plain numbers (not 6 x 10^1)
+    marks.set_xticks(ticks, [f"{t:,}" for t in ticks], fontsize=7)
+    marks.minorticks_off()
     marks.set_yticks(range(len(rows_below)), [f"{a} − {b}" for a, b in rows_below], fontsize=7)
     marks.set_ylim(-0.5, max(len(rows_below), 1) - 0.5)
     marks.set_xlabel(text("labelled texts (training and validation), log scale", "标注文本数（训练与验证），对数刻度", lang))
