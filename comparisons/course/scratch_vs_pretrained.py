@@ -52,6 +52,7 @@ from common.datasets import DataSpec, load
 from common.errors import UserInputError
 from common.scoring import fit_and_score
 from common.splits import check_train_sizes, stratified_split, train_subset
+from comparisons.comparability import ROOT
 from comparisons.course.shared import course_parser, report_written, run_course, scratch_config
 from comparisons.report.i18n import setup_matplotlib, text
 from comparisons.report.learning_curves import PRETRAINED, curve_and_pairs, write_curve_outputs
@@ -235,7 +236,7 @@ def sentences(found: dict[str, int | None], sizes: list[int], lang: str) -> list
 # decide, not that the recipes are equal.
 
 # %%
-COMMITTED = Path(__file__).resolve().parents[2] / "results" / "learning_curve"
+COMMITTED = ROOT / "results" / "learning_curve"  # the checkout's (a notebook has no __file__)
 
 
 def committed_curve(folder: Path = COMMITTED) -> tuple[pd.DataFrame, pd.DataFrame] | None:
