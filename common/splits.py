@@ -142,6 +142,26 @@ def train_subset(split: "Split", labels: np.ndarray, size: int | None,
 LABEL_BUDGETS = ("train+valid", "train")
 
 
+def parse_train_sizes(value: str) -> list[int | None]:
+    """'50,100,all' -> [50, 100, None] (None: the whole labelled part); strictly increasing, 'all' last."""
+    sizes: list[int | None] = []
+    for item in filter(None, (part.strip() for part in value.split(","))):
+        if item == "all":
+            size = None
+        elif item.isdigit() and int(item) > 0:
+            size = int(item)
+        else:
+            raise UserInputError(f"--train-sizes: {item!r} is not a positive whole number or 'all'; "
+                                 "e.g. --train-sizes 50,100,200,all")
+        if sizes and (sizes[-1] is None or (size is not None and size <= sizes[-1])):
+            raise UserInputError(f"--train-sizes: {item} after {sizes[-1] or 'all'}; give increasing sizes, 'all' "
+                                 "last, e.g. --train-sizes 50,100,200,all")
+        sizes.append(size)
+    if not sizes:
+        raise UserInputError("--train-sizes is empty; e.g. --train-sizes 50,100,200,all")
+    return sizes
+
+
 def largest_train_size(split: "Split", budget: str) -> int:
     """The largest training size a split allows under a label budget."""
     return len(split.train) + len(split.valid) if budget == "train+valid" else len(split.train)

@@ -6,17 +6,20 @@
     result.verdicts                   # one row per (training size, metric, pair): comparisons/report/verdict_rules
     result.scores                     # the long table: one row per run and metric
     result.variants                   # per variant: mean, spread and interval of each metric, median costs
-    again = api.load("runs/fast")     # an existing run folder or design, its tables rebuilt
+    again = api.load("runs/fast")     # an existing run folder or design, as it is on disk
+    corpora = api.benchmark(plan, "sms,zh-reviews")   # one folder per corpus and the cross-corpus table
 
-`run` is the command line's own path (comparisons.cli), in this process, with its checks: a plan the data
-refuses (a training size larger than a partition, say) raises ValueError with the command line's one-line
-message, and nothing is written. The run folder stays the store (resume, reports, pages), as on the command line.
+`run` carries the plan out as the command line does (comparisons/plan.py `execute`: the same prepare, runner,
+reports and pages), in this process: a plan the data refuses (a training size larger than a partition, say)
+raises ValueError with the command line's one-line message, and nothing is written. The run folder stays the
+store (resume, reports, pages), as on the command line.
 """
 from __future__ import annotations
 
 import contextlib
 import io
 import json
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,7 +27,7 @@ import pandas as pd
 
 from comparisons.plan import Plan
 
-__all__ = ["Plan", "Result", "load", "report", "run"]
+__all__ = ["Plan", "Result", "Benchmark", "benchmark", "load", "report", "run"]
 
 
 @dataclass(frozen=True)
@@ -83,32 +86,79 @@ class Result:
         return build_reports(self.folder).summary
 
 
-def _cli(argv: list[str], quiet: bool) -> int:
-    """The command line's dispatch (comparisons.cli) in this process; its one-line refusals as ValueError."""
-    from common.errors import UserInputError
-    from comparisons.cli import build_parser, dispatch
+@dataclass(frozen=True)
+class Benchmark:
+    """A benchmark's parent folder: each corpus's run folder and the cross-corpus table."""
 
-    args = build_parser().parse_args(argv)
-    args.argv = list(argv)
+    folder: Path
+    exit_code: int = 0
+
+    @property
+    def corpora(self) -> dict[str, Result]:
+        """{corpus: its run folder's Result}, for the corpora that ran (skipped ones have no folder)."""
+        from comparisons.report.cross_corpus import PLAN_FILE
+
+        entries = json.loads((self.folder / PLAN_FILE).read_text())["corpora"]
+        return {e["corpus"]: Result(self.folder / e["folder"]) for e in entries
+                if (self.folder / e["folder"] / ("design.json" if (self.folder / e["folder"] / "design.json").exists()
+                                                 else "manifest.json")).exists()}
+
+    @property
+    def table(self) -> pd.DataFrame:
+        """The cross-corpus table (cross_corpus.csv): one row per corpus and variant."""
+        return pd.read_csv(self.folder / "cross_corpus.csv")
+
+
+@contextlib.contextmanager
+def _as_python(quiet: bool):
+    """The command line's refusals as ValueError; stderr swallowed when quiet; SIGTERM stops a run as Ctrl-C."""
+    from common.errors import UserInputError
+    from comparisons.run.runner import StopOnSignals
+
+    # the runner writes its progress lines to stderr's buffer: a quiet run swallows them in a binary-backed stream
+    swallowed = io.TextIOWrapper(io.BytesIO(), encoding="utf-8")
     try:
-        with contextlib.redirect_stderr(io.TextIOWrapper(io.BytesIO(), encoding="utf-8")) if quiet \
-                else contextlib.nullcontext():
-            return dispatch(args)
+        with StopOnSignals(), (contextlib.redirect_stderr(swallowed) if quiet else contextlib.nullcontext()):
+            yield
     except UserInputError as exc:
         raise ValueError(str(exc)) from None
 
 
 def run(plan: Plan, quiet: bool = False) -> Result:
     """Run a plan (resuming its folder as the command line does) and return its folder's tables."""
+    from comparisons.plan import execute
+
     if not isinstance(plan, Plan):
         raise TypeError(f"run needs a comparisons.plan.Plan, not {type(plan).__name__}")
-    code = _cli(plan.to_argv(), quiet)
+    with _as_python(quiet):
+        code = execute(plan)
     return Result(plan.folder, code)
+
+
+def benchmark(plan: Plan, corpora: str, quiet: bool = False) -> Benchmark:
+    """The plan on each corpus of `corpora` ('sms,zh-reviews,bbc-news,tweets'), one run folder each under the plan's
+    `out` (default runs/cross_corpus), and the cross-corpus table: what `transformer-compare benchmark` does."""
+    from comparisons.benchmark import benchmark as run_benchmark
+    from comparisons.run_folder import default_out
+
+    if not isinstance(plan, Plan):
+        raise TypeError(f"benchmark needs a comparisons.plan.Plan, not {type(plan).__name__}")
+    with _as_python(quiet):
+        code = run_benchmark(plan, corpora)
+    return Benchmark(Path(plan.out) if plan.out is not None else default_out("benchmark", plan.profile), code)
 
 
 def report(folder, lang: str = "en", quiet: bool = False) -> Result:
     """Rebuild an existing folder's tables, verdicts and pages (`report --out FOLDER`) and return them."""
-    _cli(["report", "--out", str(folder), "--lang", lang], quiet)
+    from comparisons.cli import main
+
+    stream = io.StringIO()
+    with contextlib.redirect_stderr(stream):
+        code = main(["report", "--out", str(folder), "--lang", lang])
+    if code == 2:
+        raise ValueError(stream.getvalue().strip().removeprefix("error: "))
+    if not quiet:
+        print(stream.getvalue(), end="", file=sys.stderr)
     return Result(Path(folder))
 
 

@@ -9,12 +9,12 @@ skipped row that names the install command, not an error. DIR/benchmark.json rec
 each corpus's status; the cross-corpus table and page (comparisons/report/cross_corpus*.py) are
 written from the run folders when the runs are done, and again by `python -m comparisons report --out DIR`.
 
-The command line hands over its own `prepare`, `run_in_folder` and `run_partitions` (comparisons/cli.py), so a
-corpus is planned and run by the very code `run` uses, and this module does not import the command line back.
+Each corpus's plan is the benchmark's typed Plan with its data and folder (comparisons/plan.py), prepared and
+carried out by the very code `run` uses (`prepare`, `carry_out`); `benchmark(plan, corpora)` is the Python form.
 """
 from __future__ import annotations
 
-import argparse
+import dataclasses
 import shlex
 import sys
 from pathlib import Path
@@ -22,8 +22,10 @@ from pathlib import Path
 from common.corpora import ALIASES, CORPORA, missing_package
 from common.errors import UserInputError
 from comparisons.outputs import atomic_write_json
+from comparisons.plan import Plan, Prepared, carry_out, prepare
 from comparisons.run_folder import default_out
 from comparisons.report.cross_corpus import PLAN_FILE
+from comparisons.report.decision import cpu_hour_price
 from comparisons.report.cross_corpus_page import write_cross_corpus_reports
 from comparisons.run.executors import open_executor
 from comparisons.run.lock import RunFolderLock
@@ -42,72 +44,79 @@ def corpus_names(value: str) -> list[str]:
     return names
 
 
-def corpus_arguments(args, name: str, parent: Path) -> argparse.Namespace:
-    """The `run` arguments of one corpus: the benchmark's options, its data, its own folder."""
-    values = {**vars(args), "data": ALIASES.get(name, name), "out": parent / name, "text_col": None, "label_col": None,
-              "hf_split": "train", "positive_label": None, "encoding": "utf-8", "train_sizes": "all",
-              "label_budget": "train+valid"}
-    return argparse.Namespace(**values)
+def corpus_plan(plan: Plan, name: str, parent: Path) -> Plan:
+    """One corpus's plan: the benchmark's options, its data, its own folder, its whole labelled part."""
+    return dataclasses.replace(plan, data=ALIASES.get(name, name), out=str(parent / name), text_col=None,
+                               label_col=None, hf_split="train", positive_label=None, encoding="utf-8",
+                               train_sizes=("all",), label_budget="train+valid")
 
 
-def command_benchmark(args, prepare, run_in_folder, run_partitions) -> int:
-    parent = args.out or default_out("benchmark", args.profile)
-    names = corpus_names(args.corpora)
-    planned, entries = [], []
+def command_benchmark(args) -> int:
+    """`benchmark --corpora ...`: the parsed options as a typed plan (one-line refusals), then `benchmark`."""
+    try:
+        plan = Plan.from_namespace(args)
+    except ValueError as exc:
+        raise UserInputError(str(exc)) from None
+    return benchmark(plan, args.corpora, args.argv)
+
+
+def benchmark(plan: Plan, corpora: str, argv: list[str] | None = None) -> int:
+    """Every corpus of `corpora` ('sms,zh-reviews') through `plan`, one run folder each under the plan's `out`
+    (default runs/cross_corpus), then the cross-corpus table and page; 0, 1 (a run failed) or an interruption's
+    code. Every corpus is prepared (and its data loaded) before anything is written."""
+    parent = Path(plan.out) if plan.out is not None else default_out("benchmark", plan.profile)
+    names = corpus_names(corpora)
+    planned: list[Prepared] = []
+    entries = []
     for name in names:  # every corpus is checked (and loaded) before anything is written
         missing = missing_package(name) if name in CORPORA else None
         if missing:
             print(f"benchmark: {name} skipped: {missing}", file=sys.stderr)
             entries.append({"corpus": name, "folder": name, "status": "skipped", "reason": missing})
             continue
-        corpus_args = corpus_arguments(args, name, parent)
-        try:
-            variants, data, split, spec = prepare(corpus_args)
+        try:  # the MLflow store is the parent's, beside the corpora's folders
+            prepared = prepare(corpus_plan(plan, name, parent), argv, tracking_folder=parent)
         except UserInputError as exc:
             raise UserInputError(f"corpus {name}: {exc}") from None
-        planned.append((name, corpus_args, variants, data, split, spec))
-        entries.append({"corpus": name, "folder": name, "status": "planned", "reason": "", "texts": len(data),
-                        "classes": len(data.class_names)})
+        planned.append(prepared)
+        entries.append({"corpus": name, "folder": name, "status": "planned", "reason": "",
+                        "texts": len(prepared.data), "classes": len(prepared.data.class_names)})
     try:
         parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise UserInputError(f"cannot use {parent} as the benchmark folder ({exc.strerror}); choose another --out") \
             from None
-    first = planned[0][1] if planned else args
-    plan = {"command": "python -m comparisons " + shlex.join(sys.argv[1:]), "corpora": entries,
-            "variants": planned[0][2] if planned else [v.strip() for v in args.backends.split(",") if v.strip()],
-            "design": {"folds": args.cv, "repeats": args.repeats if args.cv else None},
-            "profile": args.profile, "seeds": args.seeds, "limit_total": args.limit_total,
-            "limit_per_class": args.limit_per_class, "margins": getattr(first, "margins", None)}
+    record = {"command": "python -m comparisons " + shlex.join(argv if argv is not None else sys.argv[1:]),
+              "corpora": entries, "plan": plan.to_dict(),
+              "variants": planned[0].variants if planned else list(plan.backends),
+              "design": {"folds": plan.cv, "repeats": plan.repeats if plan.cv else None},
+              "profile": plan.profile, "seeds": plan.seeds, "limit_total": plan.limit_total,
+              "limit_per_class": plan.limit_per_class, "margins": planned[0].margins if planned else None}
     with RunFolderLock(parent).acquire():  # one benchmark per parent folder; each corpus folder has its own lock too
-        atomic_write_json(parent / PLAN_FILE, plan)
-        code = run_corpora(args, parent, planned, run_in_folder, run_partitions)
-        for language in dict.fromkeys(["en", args.lang]):
-            write_cross_corpus_reports(parent, language, args.cpu_hour_price)
+        atomic_write_json(parent / PLAN_FILE, record)
+        code = run_corpora(plan, planned)
+        for language in dict.fromkeys(["en", plan.lang]):
+            write_cross_corpus_reports(parent, language, cpu_hour_price(plan.cpu_hour_price))
     print(f"cross-corpus: {parent}/cross_corpus.md, {parent}/cross_corpus.csv, {parent}/report.html; "
           f"each corpus's runs in {parent}/<corpus>/", file=sys.stderr)
     return code
 
 
-def run_corpora(args, parent: Path, planned: list, run_in_folder, run_partitions) -> int:
-    """Each planned corpus in turn through the one executor; 1 if a run failed, a signal's code if stopped."""
+def run_corpora(plan: Plan, planned: list[Prepared]) -> int:
+    """Each prepared corpus in turn through the one executor; 1 if a run failed, a signal's code if stopped."""
     if not planned:
         return 0
-    largest = max(2 * sum(map(len, data.texts)) for _, _, _, data, _, _ in planned)
-    every_variant = list(dict.fromkeys(v for _, _, variants, _, _, _ in planned for v in variants))
-    executor = open_executor(args.executor, args.ray_address, args.max_concurrent, largest, every_variant)
+    largest = max(2 * sum(map(len, p.data.texts)) for p in planned)
+    every_variant = list(dict.fromkeys(v for p in planned for v in p.variants))
+    executor = open_executor(plan.executor, plan.ray_address, plan.max_concurrent, largest, every_variant)
     failed = 0
     try:
-        for number, (name, corpus_args, variants, data, split, spec) in enumerate(planned, start=1):
-            print(f"corpus {name} ({number}/{len(planned)}): {len(data)} texts, {len(data.class_names)} classes",
-                  file=sys.stderr)
-            out = corpus_args.out
-            out.mkdir(parents=True, exist_ok=True)
-            with RunFolderLock(out).acquire():
-                if corpus_args.cv is not None:
-                    code = run_partitions(corpus_args, out, variants, data, spec, executor)
-                else:
-                    code = run_in_folder(corpus_args, out, variants, data, split, spec, executor)
+        for number, prepared in enumerate(planned, start=1):
+            print(f"corpus {prepared.out.name} ({number}/{len(planned)}): {len(prepared.data)} texts, "
+                  f"{len(prepared.data.class_names)} classes", file=sys.stderr)
+            prepared.out.mkdir(parents=True, exist_ok=True)
+            with RunFolderLock(prepared.out).acquire():
+                code = carry_out(prepared, executor)
             if code not in (0, 1):  # interrupted: finished runs are kept, the same command resumes
                 return code
             failed += code

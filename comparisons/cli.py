@@ -1,6 +1,7 @@
-"""`python -m comparisons run|benchmark|report|reproduce|track`: the suite's command line.
+"""`transformer-compare run|benchmark|report|reproduce|track` (or `python -m comparisons ...`): the command line.
 
-Bad input gives one line on stderr and exit code 2, before anything is written.
+It parses the options into the typed plan (comparisons/plan.py), which does the work; `report` rebuilds a
+folder's tables and pages. Bad input gives one line on stderr and exit code 2, before anything is written.
 """
 from __future__ import annotations
 
@@ -10,32 +11,19 @@ import sys
 from pathlib import Path
 
 from backends.base import VARIANTS
-from backends.plugins import split_backends
 from common.corpora import CORPORA
-from common.datasets import DataSpec, load
 from common.errors import UserInputError
-from common.partitions import check_design, kfold_partitions
-from common.splits import (DEFAULT_SPLIT_SEED, LABEL_BUDGETS, Split, budget_parts, duplicate_report,
-                           largest_train_size, stratified_split, train_subsets_record)
-from comparisons.plan import (Plan, check_fields, data_spec, design_record, manifest_record, parse_train_sizes,
-                              run_specs)
-from comparisons.run.executors import EXECUTORS, open_executor
-from comparisons.comparability import code_state
+from common.splits import DEFAULT_SPLIT_SEED, LABEL_BUDGETS
+from comparisons.plan import Plan, execute
+from comparisons.run.executors import EXECUTORS
 from comparisons.report.i18n import LANGUAGES, check_language
 from comparisons.numerics import note_design_identities
-from comparisons.outputs import atomic_write_json
-from comparisons.run.profiles import PROFILES, profile
-from comparisons.report.preview import preview_note
-from comparisons.run.precision import plan_precisions
-from comparisons.run.serving.paths import parse_serve
-from comparisons.run.spec import RunInputs, RunSpec
-from comparisons.run.lock import RunFolderLock
-from comparisons.run.runner import StopOnSignals, describe, exit_code, finished
-from comparisons.run_folder import default_out, read_runs
+from comparisons.run.profiles import PROFILES
+from comparisons.run.runner import StopOnSignals, exit_code
+from comparisons.run_folder import read_runs
 from comparisons.report.contrasts import parse_contrasts
 from comparisons.report.verdict_rules import DEFAULT_MARGINS
 from comparisons.report.decision import cpu_hour_price
-
 
 def add_plan_options(command: argparse.ArgumentParser, out_help: str = "runs/<profile>") -> None:
     """The options of a plan, shared by `run` (one data set) and `benchmark` (several corpora)."""
@@ -144,163 +132,6 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def prepare(args) -> tuple[list[str], object, Split, DataSpec]:
-    """Validate everything and build the split, before anything is written."""
-    check_fields(args)  # every check that needs no data (comparisons/plan.py), the same for a Plan built in Python
-    args.serve = parse_serve(args.serve)
-    budget = profile(args.profile)
-    variants = split_backends(args.backends)
-    args.contrasts = parse_contrasts(args.contrasts, variants)
-    args.timeout = args.timeout or budget["timeout_s"]
-    args.margins = {"average_precision": args.margin_ap, "macro_f1": args.margin_f1,
-                    "accuracy": DEFAULT_MARGINS["accuracy"]}
-    args.precisions = plan_precisions(args.precision, variants, args.device)  # {variant: fp32 | bf16}
-    spec = data_spec(args)
-    data = load(spec)
-    train_sizes = parse_train_sizes(args.train_sizes)
-    split = stratified_split(data, args.split_seed)
-    if args.cv is not None:  # every size must fit every partition, under its label budget, before anything is written
-        check_design(args.cv, args.repeats, data)
-        for partition in kfold_partitions(data, args.cv, args.repeats, args.split_seed):
-            check_sizes_fit(train_sizes, data, partition.split, args.label_budget, f"partition {partition.name}")
-        args.train_sizes = train_sizes
-        return variants, data, split, spec
-    check_sizes_fit(train_sizes, data, split, args.label_budget, "the split")
-    # a size equal to the whole labelled part is 'all' (today's run names, so folders resume)
-    args.train_sizes = list(dict.fromkeys(None if n == largest_train_size(split, args.label_budget) else n
-                                          for n in train_sizes))
-    return variants, data, split, spec
-
-
-def check_sizes_fit(sizes, data, split: Split, budget: str, where: str) -> None:
-    """Each training size drawn as a run would draw it (common/splits.py budget_parts): a one-line error naming the
-    size and the largest or smallest allowed when it does not fit."""
-    for size in sizes:
-        budget_parts(split, data.labels, data.texts, size, budget, where=where)
-
-
-def command_run(args) -> int:
-    variants, data, split, spec = prepare(args)
-    executor = open_executor(args.executor, args.ray_address, args.max_concurrent, 2 * sum(map(len, data.texts)),
-                             variants)
-    out = args.out or default_out("run", args.profile)
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise UserInputError(f"cannot use {out} as the run folder ({exc.strerror}); choose another --out") from None
-    try:
-        lock = RunFolderLock(out).acquire()  # one orchestrator per run folder; a second one exits 2
-    except UserInputError:
-        executor.close()
-        raise
-    with lock:
-        try:
-            if args.cv is not None:
-                return run_partitions(args, out, variants, data, spec, executor)
-            return run_in_folder(args, out, variants, data, split, spec, executor)
-        finally:
-            executor.close()
-
-
-def run_partitions(args, out: Path, variants, data, spec, executor) -> int:
-    """The partition design: every partition is a run folder of its own under out/partitions/rRfF, run in
-    turn through the same runner, executor, resume and checks; the recipe verdicts go in `out`."""
-    from comparisons.report.recipe_page import write_recipe_page
-    from comparisons.report.recipe_verdicts import write_recipe_reports
-
-    partitions = kfold_partitions(data, args.cv, args.repeats, args.split_seed)
-    code = code_state()  # one code hash for every partition's plan: a change mid-design fails the later runs
-    design = design_record(args, partitions, data, variants, code)
-    design_file = out / "design.json"
-    if design_file.exists() and not args.force:
-        earlier = json.loads(design_file.read_text())
-        if [p["sha256"] for p in earlier["partitions"]] != [p["sha256"] for p in design["partitions"]]:
-            raise UserInputError(f"{out} holds runs of other partitions; choose another --out or add --force")
-    atomic_write_json(design_file, design)
-    failed = 0
-    for number, partition in enumerate(partitions, start=1):
-        print(f"partition {partition.name} ({number}/{len(partitions)})", file=sys.stderr)
-        code_exit = run_in_folder(args, out / "partitions" / partition.name, variants, data, partition.split, spec,
-                                  executor, reports=False, code=code)
-        if code_exit not in (0, 1):  # interrupted: the finished runs are kept, the next call resumes
-            return code_exit
-        failed += code_exit
-    if write_recipe_reports(out, args.margins, variants, args.lang) is not None:
-        note_design_identities(out)  # design.json says whether its runs mix numerics identities (printed when they do)
-        for language in dict.fromkeys(["en", args.lang]):
-            write_recipe_page(out, language, args.cpu_hour_price)
-    print(f"results: {out}/verdicts.md (verdicts about recipes over {len(partitions)} partitions), "
-          f"{out}/scores.csv; each partition's runs in {out}/partitions/", file=sys.stderr)
-    return 1 if failed else 0
-
-
-def run_in_folder(args, out: Path, variants, data, split, spec, executor, reports: bool = True,
-                  code: dict | None = None) -> int:
-    """The plan's runs, in a run folder this process holds the lock of (reports: write its tables and page)."""
-    splits_file = out / "splits.json"
-    if splits_file.exists() and not args.force:
-        earlier = json.loads(splits_file.read_text()).get("sha256")
-        if earlier != split.sha256:
-            raise UserInputError(f"{out} holds runs of another split; choose another --out or add --force")
-    duplicates = duplicate_report(data, split)
-    label_budget = getattr(args, "label_budget", "train+valid")
-    subsets = json.loads(splits_file.read_text()).get("train_subsets", {}) if splits_file.exists() and not args.force \
-        else {}
-    recorded = subsets.get("sizes", {}) if subsets.get("label_budget", "train") == label_budget else {}  # same budget
-    subset_sizes = sorted({*map(int, recorded), *(n for n in args.train_sizes if n is not None)})
-    atomic_write_json(splits_file, {**split.to_dict(),  # every training subset drawn in this folder
-                                    "train_subsets": train_subsets_record(split, data.labels, subset_sizes,
-                                                                          texts=data.texts, budget=label_budget)})
-    code = code or code_state()
-    manifest = manifest_record(args, variants, data, split, spec, code, label_budget, duplicates)
-    atomic_write_json(out / "manifest.json", manifest)
-    sizes = split.sizes()
-    print(f"data: {len(data)} rows, split train/valid/test = {sizes['train']}/{sizes['valid']}/{sizes['test']} "
-          f"(sha256 {split.sha256[:12]}), {duplicates['test_rows_whose_text_is_in_train']} test texts also in train"
-          f"{'' if spec.dedup else ' (--dedup drops duplicates)'}", file=sys.stderr)
-    plan = run_specs(args, variants, spec, split, manifest, label_budget)
-    inputs = RunInputs(data, split.to_dict()).to_json_bytes()  # the data by value, for every worker
-    failed = 0
-    numbers = {request: number for number, request in enumerate(plan, start=1)}
-    todo = []
-    for number, request in enumerate(plan, start=1):
-        name = request.name
-        if not args.force and finished(out, request, split.sha256, manifest["data"]["sha256"], manifest):
-            print(f"[{number}/{len(plan)}] {name}: finished earlier, kept (--force reruns it)", file=sys.stderr)
-            continue
-        todo.append(request)
-
-    def started(request: RunSpec) -> None:
-        print(f"[{numbers[request]}/{len(plan)}] {request.name}: started ({executor.name})", file=sys.stderr)
-
-    def done(request: RunSpec, record: dict) -> None:
-        nonlocal failed
-        failed += record["status"] == "failed"
-        print(f"[{numbers[request]}/{len(plan)}] {describe(record)}", file=sys.stderr)
-
-    try:
-        executor.run(out, todo, inputs, started, done)
-    except KeyboardInterrupt as interruption:  # Ctrl-C, SIGTERM or SIGHUP: the running worker's group is ended
-        print(f"interrupted by {getattr(interruption, 'signal_name', 'SIGINT')}: finished runs are kept in {out}; "
-              "run the same command again to resume", file=sys.stderr)
-        return exit_code(interruption)
-    finally:
-        if reports:
-            from comparisons.report.folder_reports import write_all_reports
-
-            write_all_reports(out, args.lang, args.cpu_hour_price)
-    if getattr(args, "track", None):  # the driver logs the folder, after its reports (never the workers)
-        from comparisons.report.tracking import track_after_run
-
-        track_after_run(out, args.mlflow_uri)
-    if reports:
-        print(f"results: open {out}/report.html (tables, figures, verdicts, details); {out}/summary.csv", file=sys.stderr)
-        note = preview_note(args.profile, args.seeds)  # a fast ranking is a preview, not the suite's finding
-        if note:
-            print(note, file=sys.stderr)
-    return 1 if failed else 0
-
-
 def command_report(args) -> int:
     check_language(args.lang)
     if (args.out / "benchmark.json").exists():  # a benchmark: the cross-corpus table and page from its run folders
@@ -352,29 +183,26 @@ def main(argv=None) -> int:
 
 
 def dispatch(args) -> int:
-    """One parsed command (main's, and the Python API's: comparisons/api.py); a refusal raises UserInputError."""
+    """One parsed command (main's); a refusal raises UserInputError. `run` builds the typed plan
+    (comparisons/plan.py) and carries it out; `benchmark` builds one per corpus."""
     with StopOnSignals():  # SIGTERM and SIGHUP stop a run as Ctrl-C does
-        if args.command == "run":  # the typed plan (comparisons/plan.py): checked, recorded in the manifest
+        if args.command == "run":
             try:
-                args.plan = Plan.from_namespace(args)
+                plan = Plan.from_namespace(args)
             except ValueError as exc:
                 raise UserInputError(str(exc)) from None
-        if args.command not in ("track", "reproduce"):  # the pages' decision prices its CPU-hours (report/decision.py)
-            args.cpu_hour_price = cpu_hour_price(args.cpu_hour_price)
+            return execute(plan, args.argv)
+        if args.command == "benchmark":
+            from comparisons.benchmark import command_benchmark
+
+            return command_benchmark(args)
         if args.command == "reproduce":
             from comparisons.reproduce import command_reproduce
 
-            return command_reproduce(args, (build_parser, prepare, run_in_folder))
+            return command_reproduce(args)
         if args.command == "track":
             from comparisons.report.tracking import command_track
 
             return command_track(args)
-        if args.command in ("run", "benchmark"):
-            from comparisons.report.tracking import prepare_tracking
-
-            prepare_tracking(args)  # without mlflow: exit 2 before anything is written
-        if args.command == "benchmark":
-            from comparisons.benchmark import command_benchmark
-
-            return command_benchmark(args, prepare, run_in_folder, run_partitions)
-        return command_run(args) if args.command == "run" else command_report(args)
+        args.cpu_hour_price = cpu_hour_price(args.cpu_hour_price)  # the pages' decision prices its CPU-hours
+        return command_report(args)

@@ -18,6 +18,7 @@ FRESH; exit 1 when a run under the same identity did not come back, or a rerun f
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
 import sys
@@ -30,6 +31,7 @@ import pandas as pd
 from common.errors import UserInputError
 from comparisons.numerics import describe as describe_numerics, numerics_identity
 from comparisons.outputs import atomic_write_text
+from comparisons.plan import Plan, prepare, run_in_folder
 from comparisons.run_folder import read_runs, run_name
 
 EXACT = 1e-6  # records keep 6 decimals: the same computation gives the same written figure
@@ -77,35 +79,31 @@ def _chosen(value: str | None, known: list[str], what: str, folder: Path) -> lis
     return [item for item in known if item in named]
 
 
-def run_arguments(committed: dict, fresh: Path) -> list[str]:
-    """The `run` command line of the committed plan, restricted to the chosen variants, into the fresh folder."""
+def committed_plan(committed: dict, fresh: Path) -> Plan:
+    """The committed plan, restricted to the chosen variants, into the fresh folder, quality only (the workers skip
+    latency, throughput and cold start)."""
     manifest, design = committed["manifest"], committed["design"]
     spec = manifest["data"]["spec"]
     source = {"sms_spam": "sms_spam", "uci": "uci", "corpus": spec.get("path"), "file": spec.get("path"),
               "hf": f"hf:{spec.get('path')}"}[spec["source"]]
-    words = ["run", "--data", source, "--backends", ",".join(committed["variants"]),
-             "--seeds", str(max(committed["seeds"]) + 1), "--profile", manifest["profile"],
-             "--threads", str(manifest["threads"]), "--device", manifest.get("device") or "auto",
-             "--split-seed", str(design["seed"] if design else manifest["split"]["seed"]), "--out", str(fresh)]
-    for option, key in (("--text-col", "text_col"), ("--label-col", "label_col"), ("--positive-label", "positive_label"),
-                        ("--limit-per-class", "limit_per_class"), ("--limit-total", "limit_total")):
-        if spec.get(key) is not None:
-            words += [option, str(spec[key])]
-    if spec["source"] == "hf":
-        words += ["--hf-split", spec.get("hf_split") or "train"]
-    if spec.get("encoding") and spec["source"] == "file":
-        words += ["--encoding", spec["encoding"]]
-    if spec.get("dedup"):
-        words.append("--dedup")
     chosen = set(committed_precisions(committed).values())  # records made before --precision existed: fp32
-    words += ["--precision", chosen.pop() if len(chosen) == 1 else "auto"]
-    if manifest.get("hf_model"):
-        words += ["--hf-model", manifest["hf_model"]]
-    if manifest.get("timeout_s"):
-        words += ["--timeout", str(manifest["timeout_s"])]
+    fields = {key: spec[key] for key in ("text_col", "label_col", "positive_label", "limit_per_class", "limit_total")
+              if spec.get(key) is not None}
+    if spec["source"] == "hf":
+        fields["hf_split"] = spec.get("hf_split") or "train"
+    if spec.get("encoding") and spec["source"] == "file":
+        fields["encoding"] = spec["encoding"]
     if design:
-        words += ["--cv", str(design["folds"]), "--repeats", str(design["repeats"])]
-    return words
+        fields.update(cv=design["folds"], repeats=design["repeats"])
+    try:
+        return Plan(data=source, backends=tuple(committed["variants"]), seeds=max(committed["seeds"]) + 1,
+                    profile=manifest["profile"], threads=manifest["threads"], device=manifest.get("device") or "auto",
+                    split_seed=design["seed"] if design else manifest["split"]["seed"], out=str(fresh),
+                    dedup=bool(spec.get("dedup")), precision=chosen.pop() if len(chosen) == 1 else "auto",
+                    hf_model=manifest.get("hf_model"), timeout=manifest.get("timeout_s") or None, quality_only=True,
+                    **fields)
+    except ValueError as exc:
+        raise UserInputError(str(exc)) from None
 
 
 def committed_precisions(committed: dict) -> dict:
@@ -115,22 +113,20 @@ def committed_precisions(committed: dict) -> dict:
 
 
 # --- the rerun --------------------------------------------------------------------------------------
-def rerun(committed: dict, fresh: Path, cli) -> int:
-    """Run the chosen runs in `fresh` through the suite's own runner (resume included); 0, 1 (a run failed) or
-    an interruption's code. cli: the command line's (build_parser, prepare, run_in_folder), passed in by it
-    (this module is below the command line, as comparisons/benchmark.py is)."""
+def rerun(committed: dict, fresh: Path) -> int:
+    """Run the chosen runs in `fresh` through the suite's own plan and runner (resume included); 0, 1 (a run
+    failed) or an interruption's code."""
     from common.datasets import fingerprint
     from common.partitions import kfold_partitions
-    build_parser, prepare, run_in_folder = cli
     from comparisons.comparability import code_state
     from comparisons.outputs import atomic_write_json
     from comparisons.run.executors import open_executor
     from comparisons.run.lock import RunFolderLock
 
-    args = build_parser().parse_args(run_arguments(committed, fresh))
-    args.quality_only = True  # the workers skip latency, throughput and cold start
-    variants, data, split, spec = prepare(args)
-    args.precisions = committed_precisions(committed)  # each variant as committed, not as `auto` would choose here
+    prepared = prepare(committed_plan(committed, fresh))
+    # each variant as committed, not as `auto` would choose here
+    prepared = dataclasses.replace(prepared, precisions=committed_precisions(committed))
+    data, split, variants = prepared.data, prepared.split, prepared.variants
     design, manifest = committed["design"], committed["manifest"]
     if fingerprint(data) != manifest["data"]["sha256"]:
         raise UserInputError(f"the data loaded now is not {committed['folder']}'s (its sha256 differs); "
@@ -151,7 +147,7 @@ def rerun(committed: dict, fresh: Path, cli) -> int:
     with RunFolderLock(fresh).acquire():
         try:
             if not design:
-                return run_in_folder(args, fresh, variants, data, split, spec, executor, reports=False)
+                return run_in_folder(prepared, fresh, split, executor, reports=False)
             code = code_state()
             chosen = [p for p in design["partitions"] if p["name"] in committed["partitions"]]
             atomic_write_json(fresh / "design.json", {**design, "partitions": chosen, "variants": variants,
@@ -159,8 +155,8 @@ def rerun(committed: dict, fresh: Path, cli) -> int:
                                                       "reproduces": str(committed["folder"])})
             for name in committed["partitions"]:
                 print(f"partition {name}", file=sys.stderr)
-                code_exit = run_in_folder(args, fresh / "partitions" / name, variants, data, partitions[name].split,
-                                          spec, executor, reports=False, code=code)
+                code_exit = run_in_folder(prepared, fresh / "partitions" / name, partitions[name].split, executor,
+                                          reports=False, code=code)
                 if code_exit not in (0, 1):
                     return code_exit
                 failed += code_exit
@@ -374,13 +370,13 @@ def conclusions_of(runs: pd.DataFrame, spread: tuple, verdicts: pd.DataFrame) ->
     return lines, ok
 
 
-def command_reproduce(args, cli) -> int:
+def command_reproduce(args) -> int:
     source, fresh = Path(args.source).resolve(), Path(args.out).resolve()
     if fresh == source or source in fresh.parents:
         raise UserInputError(f"--out {args.out} is inside the committed folder {args.source}; choose a fresh folder elsewhere")
     committed = read_committed(source, args.backends, args.partitions)
     committed["shown"] = str(args.source)
-    code = rerun(committed, fresh, cli)
+    code = rerun(committed, fresh)
     if code not in (0, 1):
         return code
     runs = compare_runs(committed, fresh)

@@ -23,6 +23,8 @@ def test_a_plan_round_trips_through_its_file_form_and_its_command_line():
     assert Plan().to_argv() == ["run"] and Plan().folder.as_posix() == "runs/fast"
     with pytest.raises(ValueError, match="a plan has no field colour"):
         Plan.from_dict({"colour": "red"})
+    with pytest.raises(ValueError, match=r"^argument --seeds: invalid int value: '2'$"):  # the parser's words
+        Plan(seeds="2")
 
 
 @pytest.mark.parametrize("fields, message", [({"seeds": 0}, "--seeds and --threads must be at least 1"),

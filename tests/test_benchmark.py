@@ -62,10 +62,15 @@ def test_two_corpora_run_in_their_folders_a_missing_package_is_a_skipped_row_and
     texts = load(DataSpec(limit_per_class=30)).texts + load(DataSpec("corpus", "bbc-news", limit_per_class=30)).texts
     assert_no_text_of(out, texts)
     stamps = {p: p.stat().st_mtime_ns for p in out.glob("*/runs/*.json")}
-    assert main([*BENCHMARK, "--out", str(out)]) == 0  # the same command again: every finished run is kept
+    from comparisons import api  # the same plan built in Python: every finished run is kept
+
+    plan = api.Plan(backends=("tfidf_logreg",), profile="tiny", limit_per_class=30, limit_total=50, out=str(out))
+    again = api.benchmark(plan, "sms,bbc-news,tweets")
     err = capsys.readouterr().err
-    assert err.count("finished earlier, kept") == 2 and "started" not in err
+    assert again.exit_code == 0 and err.count("finished earlier, kept") == 2 and "started" not in err
     assert {p: p.stat().st_mtime_ns for p in out.glob("*/runs/*.json")} == stamps
+    assert list(again.corpora) == ["sms", "bbc-news"] and again.table["corpus"].tolist() == ["sms", "bbc-news", "tweets"]
+    assert again.corpora["sms"].summary["average_precision"].iloc[0] == pytest.approx(recorded, abs=1e-6)
 
 
 def test_the_cap_is_a_seeded_stratified_sample_that_keeps_each_class_share():
@@ -89,9 +94,13 @@ def test_an_unknown_corpus_is_one_line_and_exit_2_before_anything_is_written(tmp
     assert main(["benchmark", "--corpora", "sms,imdb", "--out", str(out)]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and err.startswith("error: --corpora: unknown corpus 'imdb'") and not out.exists()
-    assert main(["benchmark", "--corpora", "sms", "--limit-total", "1", "--out", str(out)]) == 2
-    assert capsys.readouterr().err.strip() == ("error: corpus sms: --limit-total must be at least 2 texts "
+    assert main(["benchmark", "--corpora", "sms", "--limit-total", "1", "--out", str(out)]) == 2  # the plan's own
+    assert capsys.readouterr().err.strip() == ("error: --limit-total must be at least 2 texts "
                                                "(leave it out for all rows)") and not out.exists()
+    assert main(["benchmark", "--corpora", "sms", "--cv", "5", "--limit-per-class", "3", "--out", str(out)]) == 2
+    err = capsys.readouterr().err.strip()  # what a corpus's data refuses names the corpus
+    assert err.startswith("error: corpus sms: too few rows per class") and len(err.splitlines()) == 1, err
+    assert not out.exists()
 
 
 def write_partition_folder(folder, corpus: str, classes: int, scores: pd.DataFrame) -> None:

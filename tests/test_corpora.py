@@ -80,11 +80,16 @@ def test_a_missing_package_is_one_line_with_the_install_command_and_exit_2(monke
 
 
 def test_sms_is_an_alias_of_the_shipped_default():
-    from comparisons.cli import build_parser, data_spec
+    from comparisons.cli import build_parser
+    from comparisons.plan import Plan, data_spec
+
+    def spec(*options):
+        return data_spec(Plan.from_namespace(build_parser().parse_args(["run", *options])))
+
     for value in ("sms", "sms_spam"):
-        assert data_spec(build_parser().parse_args(["run", "--data", value])) == DataSpec(source="sms_spam")
-    assert data_spec(build_parser().parse_args(["run", "--data", "bbc-news", "--limit-per-class", "9"])) \
-        == DataSpec(source="corpus", path="bbc-news", limit_per_class=9)
+        assert spec("--data", value) == DataSpec(source="sms_spam")
+    assert spec("--data", "bbc-news", "--limit-per-class", "9") == DataSpec(source="corpus", path="bbc-news",
+                                                                           limit_per_class=9)
 
 
 def test_a_run_on_a_corpus_records_its_origin_in_the_manifest(tmp_path):

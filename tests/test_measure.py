@@ -1,4 +1,4 @@
-"""comparisons/run/measure.py and comparisons/run/serve_probe.py: latency inputs and statistics, throughput,
+"""comparisons/run/measure.py: latency inputs and statistics, throughput,
 peak memory, and cold start + serving memory from a fresh process."""
 import os
 import subprocess
@@ -8,9 +8,8 @@ import time
 import numpy as np
 import pytest
 
-from comparisons.run.measure import latency_batches, latency_stats, measure_throughput
+from comparisons.run.measure import latency_batches, latency_stats, measure_throughput, serve
 from comparisons.run.profiles import variant_overrides
-from comparisons.run.serve_probe import serve
 
 
 def test_latency_inputs_are_fixed_and_span_the_lengths():

@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parent.parent
 # keeps open, so the probe waits for its texts forever), says the probe's pid, then waits to be killed.
 PARENT = """
 import subprocess, sys, time
-probe = subprocess.Popen([sys.executable, "-m", "comparisons.run.serve_probe", "--variant", "tfidf_logreg",
+probe = subprocess.Popen([sys.executable, "-m", "comparisons.run.measure", "--variant", "tfidf_logreg",
                           "--model-dir", "unused", "--result", "unused.json"])
 print(probe.pid, flush=True)
 time.sleep(600)

@@ -36,7 +36,7 @@ LABELS: dict[str, tuple[str, str]] = {
     # probability calibration as verdict rows (lower is better: 'A better' means A's is lower)
     "brier": ("Brier score (lower is better)", "Brier 分数（越低越好）"),
     "ece": ("ECE, 10 equal-mass bins (lower is better)", "ECE，10 个等量分箱（越低越好）"),
-    # costs measured alike for every backend (comparisons/run/measure.py, comparisons/run/serve_probe.py)
+    # costs measured alike for every backend (comparisons/run/measure.py, comparisons/run/measure.py)
     "epochs_run": ("epochs run", "训练轮数"),
     "seconds_per_epoch": ("s per epoch", "每轮秒数"),
     "compile_seconds": ("compile/tracing (s)", "编译/追踪 (秒)"),

@@ -29,7 +29,6 @@ from pathlib import Path
 
 from common.errors import UserInputError
 from common.redaction import redact
-from comparisons.run_folder import default_out
 
 INSTALL = 'pip install -c constraints.txt -e ".[tracking]"'
 EXPERIMENT = "transformer-compare"
@@ -246,8 +245,10 @@ def command_track(args) -> int:
     return 0
 
 
-def prepare_tracking(args) -> None:
-    """Before `run` writes anything: exit 2 without mlflow; the store defaults to the top run folder's."""
-    if getattr(args, "track", None):
-        require_mlflow(args.mlflow_uri)
-        args.mlflow_uri = args.mlflow_uri or default_uri(args.out or default_out(args.command, args.profile))
+def tracking_uri(track: str | None, uri: str | None, folder: Path) -> str | None:
+    """Before a plan writes anything: its MLflow store (None without --track); exit 2 without mlflow. The store
+    defaults to the top run folder's (a benchmark's parent folder, not each corpus's)."""
+    if not track:
+        return None
+    require_mlflow(uri)
+    return uri or default_uri(Path(folder))

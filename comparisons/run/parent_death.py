@@ -1,6 +1,6 @@
 """A child process that must not outlive the process that started it (Linux: PR_SET_PDEATHSIG).
 
-The run worker (comparisons/run/worker.py) and the serving probe it starts (comparisons/run/serve_probe.py)
+The run worker (comparisons/run/worker.py) and the serving probe it starts (comparisons/run/measure.py)
 each call `die_with_parent()` first thing. A Ray worker killed by a cancel or by Ray's memory
 monitor does not end its children, and a worker killed by a timeout does not end its probe; this
 does. Elsewhere (not Linux) the executor's process-group kill is the only guard.

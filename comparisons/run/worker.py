@@ -8,7 +8,7 @@ non-zero = failed (the orchestrator writes the failed row from the last stderr l
 Costs are measured alike for every backend (comparisons.run.measure): fit wall time with epochs run
 and s/epoch, the training peak RSS, warm latency, throughput over the test texts at one batch
 size with compilation apart; then the saved model is served by a fresh process
-(comparisons.run.serve_probe) for cold start and serving memory. A training-size sweep's subset runs
+(comparisons.run.measure `serve`) for cold start and serving memory. A training-size sweep's subset runs
 skip the serving costs: the same model, measured once at the whole training split. With `--serve`
 the other serving paths (ONNX Runtime fp32 and int8, torch int8) are measured after native, alike
 (comparisons/run/serving/measure_paths.py); their rows go in serving/<run>.json. The record
@@ -33,14 +33,13 @@ import numpy as np
 from common.errors import UserInputError
 from comparisons.comparability import code_changed, library_versions
 from comparisons.run.measure import (PeakRss, machine_description, measure_latency, measure_throughput, rss_mb,
-                                 score_in_batches, set_framework_threads)
+                                 score_in_batches, set_framework_threads, serve)
 from comparisons.numerics import observed_dispatch
 from comparisons.outputs import atomic_write_bytes, atomic_write_json
 from comparisons.run.parent_death import die_with_parent
 from comparisons.run.profiles import profile, variant_overrides
 from comparisons.run.spec import RunInputs, RunSpec
 from comparisons.run_folder import prediction_path, run_name, run_path
-from comparisons.run.serve_probe import serve
 from comparisons.run.serving.paths import serve_paths
 
 EXIT_MISSING_DEPENDENCY = 3

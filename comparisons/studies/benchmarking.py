@@ -21,7 +21,7 @@ def interleaved_latency(backends: dict, texts: list[str], batch: int, repeats: i
 
     Interleaving puts the machine's noise on every backend alike; the first call is reported
     apart (`cold_ms`: the first call in an already-loaded process, not a fresh process's cold
-    start, which comparisons.run.serve_probe measures).
+    start, which comparisons.run.measure measures).
     """
     batches = [texts[i : i + batch] for i in range(0, len(texts) - batch + 1, batch)]
     times: dict[str, list[float]] = {name: [] for name in backends}

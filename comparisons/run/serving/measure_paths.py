@@ -4,7 +4,7 @@ native-bf16 is the trained model served under bf16 autocast (its fp32 weights un
 = the saved folder's), measured as the others are. For each path: b1 and b32 latency (comparisons.run.measure.measure_latency), throughput at the
 declared batch size 32 (measure_throughput; its first pass gives the test probabilities the
 path's quality is computed on), size on disk, cold start and serving peak RSS from a fresh process
-that imports only what the path needs (comparisons.run.serve_probe), and, against native:
+that imports only what the path needs (comparisons.run.measure `serve`), and, against native:
 decisions at the native model's validation threshold, flipped decisions, the largest probability
 change, AP; and batch dependence (the first BATCH_DEPENDENCE_TEXTS test texts scored one by one
 against the same texts at batch 32: largest probability change, flipped decisions). The verdict
@@ -29,8 +29,7 @@ from common.metrics import classification_metrics
 from common.onnx_graph import ExportRefused
 from common.redaction import redact
 from comparisons.outputs import atomic_write_bytes, atomic_write_json
-from comparisons.run.measure import THROUGHPUT_BATCH, measure_latency, measure_throughput
-from comparisons.run.serve_probe import serve
+from comparisons.run.measure import THROUGHPUT_BATCH, measure_latency, measure_throughput, serve
 from comparisons.run.serving.paths import not_applicable
 from comparisons.run.serving.text_refusal import RefusedInput
 from comparisons.run_folder import run_name
