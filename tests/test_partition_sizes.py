@@ -12,7 +12,7 @@ from common.datasets import DataSpec, LabelledTexts, load
 from common.errors import UserInputError
 from common.partitions import kfold_partitions
 from common.splits import MIN_PER_CLASS, budget_parts
-from tests.test_cli import run_cli
+from tests.test_cli import run_main
 
 SIZES = [10, 30, 100, 400, 1500]
 
@@ -67,9 +67,9 @@ SMALL = ["run", "--backends", "tfidf_logreg", "--profile", "tiny", "--limit-per-
          "--quality-only"]
 
 
-def test_a_design_with_two_sizes_reports_each_apart_and_corrects_over_both(tmp_path):
+def test_a_design_with_two_sizes_reports_each_apart_and_corrects_over_both(tmp_path, capfd):
     out = tmp_path / "cv"
-    result = run_cli(*SMALL, "--cv", "2", "--train-sizes", "30,all", "--out", str(out))
+    result = run_main(capfd, *SMALL, "--cv", "2", "--train-sizes", "30,all", "--out", str(out))
     assert result.returncode == 0, result.stderr[-2000:]
     design = json.loads((out / "design.json").read_text())
     assert design["train_sizes"] == [30, "all"] and design["label_budget"] == "train+valid"
@@ -91,7 +91,7 @@ def test_a_design_with_two_sizes_reports_each_apart_and_corrects_over_both(tmp_p
         manifest["variants"]["torch_scratch"] = manifest["variants"]["tfidf_logreg"]
         (folder / "manifest.json").write_text(json.dumps(manifest))
     (out / "design.json").write_text(json.dumps({**design, "variants": ["tfidf_logreg", "torch_scratch"]}))
-    assert run_cli("report", "--out", str(out)).returncode == 0
+    assert run_main(capfd, "report", "--out", str(out)).returncode == 0
     scores = pd.read_csv(out / "scores.csv")
     at_30 = scores[(scores["train_size"] == "30") & (scores["metric"] == "average_precision")]
     assert len(at_30) == 4 and set(at_30["n_train"]) == {30}, "each size's own n_train in the correction"
@@ -102,8 +102,8 @@ def test_a_design_with_two_sizes_reports_each_apart_and_corrects_over_both(tmp_p
     assert ap.loc["30", "difference"] == pytest.approx(-0.01) and ap.loc["all", "difference"] == 0
     assert ap.loc["30", "verdict"] == "B better" and ap.loc["all", "verdict"] == "equivalent"
     assert (ap["family_size"] == 4).all(), "one family over both sizes: a difference and an equivalence each"
-    again = run_cli(*SMALL, "--cv", "2", "--train-sizes", "30,all", "--label-budget", "train", "--out", str(out),
-                    "--backends", "tfidf_logreg")
+    again = run_main(capfd, *SMALL, "--cv", "2", "--train-sizes", "30,all", "--label-budget", "train",
+                     "--out", str(out), "--backends", "tfidf_logreg")
     assert again.returncode == 0 and again.stderr.count("finished earlier, kept") == 2, "only the full-size runs kept"
 
 
