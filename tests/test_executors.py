@@ -150,16 +150,16 @@ def ray_cli(address, *args, env=None, timeout=600):
     return run_cli("run", *args, "--executor", "ray", "--ray-address", address, env=env, timeout=timeout)
 
 
-def test_same_plan_gives_the_same_metrics_under_both_executors(tmp_path, ray_address):
+def test_same_plan_gives_the_same_metrics_under_both_executors(tmp_path, ray_address, capfd):
     """TF-IDF, the scratch encoder and an outside backend (tests/test_plugins.py's package, on the driver's
     PYTHONPATH only) under both executors. The driver's PYTHONPATH does not reach the Ray instance's workers: the
     plugin's package is uploaded (runtime_env py_modules) and resolved there, with the same identity the driver
     planned. (The outside backend was its own test and Ray driver; one plan now carries it.)"""
-    from tests.test_plugins import SPEC, outside_package
+    from tests.test_plugins import SPEC, outside_package, run_with_package
 
     env = outside_package(tmp_path / "plugins")
     plan = ["--backends", f"tfidf_logreg,torch_scratch,{SPEC}", *SMALL]
-    local = run_cli("run", *plan, "--out", str(tmp_path / "local"), env=env, timeout=600)
+    local = run_with_package(capfd, env, "run", *plan, "--out", str(tmp_path / "local"))  # in this process
     assert local.returncode == 0, local.stderr[-3000:]
     remote = ray_cli(ray_address, *plan, "--out", str(tmp_path / "ray"), env=env)
     assert remote.returncode == 0, remote.stderr[-3000:]
