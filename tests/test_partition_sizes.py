@@ -25,10 +25,17 @@ def planted():
     return LabelledTexts([data.texts[i] for i in rows], data.labels[rows], data.class_names, data.positive_index)
 
 
-def test_subsets_are_nested_stratified_inside_the_labelled_part_and_never_hold_a_test_text(planted):
+@pytest.fixture(scope="module")
+def planted_partitions(planted):
+    """Its 5 group-aware partitions (one repeat, seed 0), cut once for the tests that read them (about 4 s)."""
+    return kfold_partitions(planted, 5, 1, 0)
+
+
+def test_subsets_are_nested_stratified_inside_the_labelled_part_and_never_hold_a_test_text(planted,
+                                                                                            planted_partitions):
     data = planted
     share_valid = None
-    for partition in kfold_partitions(data, 5, 1, 0)[:2]:
+    for partition in planted_partitions[:2]:
         split = partition.split
         labelled = set(np.concatenate([split.train, split.valid]).tolist())
         test_texts = {data.texts[i] for i in split.test}
@@ -54,8 +61,8 @@ def test_subsets_are_nested_stratified_inside_the_labelled_part_and_never_hold_a
     assert len(train) == 100 and np.array_equal(valid, split.valid)
 
 
-def test_a_size_that_does_not_fit_a_partition_names_it_and_the_largest_allowed(planted):
-    split = kfold_partitions(planted, 5, 1, 0)[0].split
+def test_a_size_that_does_not_fit_a_partition_names_it_and_the_largest_allowed(planted, planted_partitions):
+    split = planted_partitions[0].split
     largest = len(split.train) + len(split.valid)
     with pytest.raises(UserInputError, match=rf"larger than partition r0f0's labelled part .*the largest allowed is {largest}"):
         budget_parts(split, planted.labels, planted.texts, largest + 1, where="partition r0f0")
