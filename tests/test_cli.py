@@ -1,4 +1,5 @@
 """The command line: bad input, the tfidf run end to end, failure isolation, resume, privacy."""
+import contextlib
 import json
 import os
 import re
@@ -22,6 +23,42 @@ SMALL = ["--limit-per-class", "40"]
 def run_cli(*args, env=None, timeout=300):
     return subprocess.run([sys.executable, "-m", "comparisons", *args], cwd=ROOT, capture_output=True,
                           text=True, env={**os.environ, **(env or {})}, timeout=timeout)
+
+
+@contextlib.contextmanager
+def environment(changes: dict):
+    """os.environ with `changes` (a value of None unsets the variable) and ROOT as the working directory, as
+    run_cli's child has them; both restored afterwards."""
+    saved, cwd = {name: os.environ.get(name) for name in changes}, os.getcwd()
+    try:
+        for name, value in changes.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+        os.chdir(ROOT)
+        yield
+    finally:
+        os.chdir(cwd)
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+def run_main(capfd, *args, env=None) -> subprocess.CompletedProcess:
+    """run_cli's command in this process: `comparisons.cli.main(args)`, the function `python -m comparisons` calls,
+    with `env` set for the call and the output read at file-descriptor level (capfd: the orchestrator's lines, its tee
+    of each worker's output, anything a child writes straight to the terminal). The workers are still processes of
+    their own; what is saved is this interpreter's start and imports (about 2 s a command, and the precision probe's
+    torch import once per test process). Where the process itself is under test (signals, the shell's exit status
+    and traceback, a framework hidden from the orchestrator's imports, an outside package on its path) run_cli stays."""
+    capfd.readouterr()  # what came before is not this command's output
+    with environment(env or {}):
+        code = main(list(args))
+    out, err = capfd.readouterr()
+    return subprocess.CompletedProcess(["python", "-m", "comparisons", *args], code, out, err)
 
 
 def write(tmp_path, name, content: bytes) -> str:
@@ -84,9 +121,9 @@ def test_orchestrator_imports_no_deep_learning_framework():
     assert subprocess.run([sys.executable, "-c", code], cwd=ROOT).returncode == 0
 
 
-def test_tfidf_run_reproduces_the_seed_and_resumes(tmp_path):
+def test_tfidf_run_reproduces_the_seed_and_resumes(tmp_path, capfd):
     out = tmp_path / "run"
-    first = run_cli("run", "--backends", "tfidf_logreg", "--out", str(out))
+    first = run_main(capfd, "run", "--backends", "tfidf_logreg", "--out", str(out))
     assert first.returncode == 0, first.stderr
     summary = pd.read_csv(out / "summary.csv")
     assert list(summary.columns[:4]) == ["variant", "seed", "status", "reason"]
@@ -104,23 +141,25 @@ def test_tfidf_run_reproduces_the_seed_and_resumes(tmp_path):
 
     kept = {p: p.read_bytes() for p in [*(out / "runs").iterdir(), *(out / "predictions").iterdir()]}
     mtimes = {p: p.stat().st_mtime_ns for p in kept}
-    second = run_cli("run", "--backends", "tfidf_logreg", "--out", str(out))
+    second = run_main(capfd, "run", "--backends", "tfidf_logreg", "--out", str(out))
     assert second.returncode == 0 and "finished earlier, kept" in second.stderr
     assert all(p.read_bytes() == kept[p] and p.stat().st_mtime_ns == mtimes[p] for p in kept)
     assert_no_raw_text(out)
 
 
-def test_failures_are_isolated_rows(tmp_path):
+def test_failures_are_isolated_rows(tmp_path, capfd):
     out = tmp_path / "run"
-    result = run_cli("run", "--backends", "tfidf_logreg", "--seeds", "3", "--timeout", "12", *SMALL, "--quality-only",
-                     "--out", str(out), env={"COMPARISONS_FAULT": "tfidf_logreg@0:crash,tfidf_logreg@1:hang"})
+    result = run_main(capfd, "run", "--backends", "tfidf_logreg", "--seeds", "3", "--timeout", "12", *SMALL,
+                      "--quality-only", "--out", str(out),
+                      env={"COMPARISONS_FAULT": "tfidf_logreg@0:crash,tfidf_logreg@1:hang"})
     assert result.returncode == 1
     rows = pd.read_csv(out / "summary.csv").set_index("seed")
     assert rows.loc[0, "status"] == "failed" and "SIGABRT" in rows.loc[0, "reason"]
     assert rows.loc[1, "status"] == "failed" and "time limit" in rows.loc[1, "reason"]
     assert rows.loc[2, "status"] == "ok"
     assert rows.loc[2, "average_precision"] == pytest.approx(expected_tfidf_ap(40), abs=1e-6)
-    rerun = run_cli("run", "--backends", "tfidf_logreg", "--seeds", "3", *SMALL, "--quality-only", "--out", str(out))
+    rerun = run_main(capfd, "run", "--backends", "tfidf_logreg", "--seeds", "3", *SMALL, "--quality-only",
+                     "--out", str(out))
     assert rerun.returncode == 0 and (pd.read_csv(out / "summary.csv")["status"] == "ok").all()
 
 
@@ -192,14 +231,15 @@ def assert_no_raw_text(directory: Path) -> None:
         assert not any(message[:25] in content for message in messages), f"{path} shows a raw message"
 
 
-def test_changed_data_is_rerun_not_kept(tmp_path):
+def test_changed_data_is_rerun_not_kept(tmp_path, capfd):
     data = tmp_path / "d.tsv"
     data.write_bytes(GOOD)
     out = tmp_path / "run"
     quick = ["--profile", "tiny", "--quality-only"]  # no serving costs: only the resume decision is under test
-    assert run_cli("run", "--backends", "tfidf_logreg", "--data", str(data), *quick, "--out", str(out)).returncode == 0
+    assert run_main(capfd, "run", "--backends", "tfidf_logreg", "--data", str(data), *quick,
+                    "--out", str(out)).returncode == 0
     data.write_bytes(GOOD.replace(b"message number 7\n", b"message number seven\n"))
-    again = run_cli("run", "--backends", "tfidf_logreg", "--data", str(data), *quick, "--out", str(out))
+    again = run_main(capfd, "run", "--backends", "tfidf_logreg", "--data", str(data), *quick, "--out", str(out))
     assert again.returncode == 0 and "finished earlier" not in again.stderr
 
 
@@ -211,11 +251,12 @@ def test_a_run_folder_under_a_file_and_an_empty_report_are_clear_errors(tmp_path
     assert err[0].startswith("error: cannot use") and err[1].startswith("error: ") and "no finished runs" in err[1]
 
 
-def test_another_budget_is_rerun_not_kept(tmp_path):
+def test_another_budget_is_rerun_not_kept(tmp_path, capfd):
     out = tmp_path / "run"
-    assert run_cli("run", "--backends", "tfidf_logreg", *SMALL, "--profile", "tiny", "--quality-only",
+    assert run_main(capfd, "run", "--backends", "tfidf_logreg", *SMALL, "--profile", "tiny", "--quality-only",
                    "--out", str(out)).returncode == 0
-    again = run_cli("run", "--backends", "tfidf_logreg", *SMALL, "--profile", "fast", "--quality-only", "--out", str(out))
+    again = run_main(capfd, "run", "--backends", "tfidf_logreg", *SMALL, "--profile", "fast", "--quality-only",
+                     "--out", str(out))
     assert again.returncode == 0 and "finished earlier" not in again.stderr
     assert json.loads((out / "runs" / "tfidf_logreg__seed0.json").read_text())["profile"] == "fast"
 
@@ -424,12 +465,12 @@ def test_framework_start_up_lines_reach_the_log_but_not_the_terminal(capsys):
     assert "failed call to cuInit" in kept and "oneDNN custom operations" in kept and len(kept.splitlines()) == 11
 
 
-def test_an_unusable_validation_split_is_a_failed_row_with_its_reason(tmp_path):
+def test_an_unusable_validation_split_is_a_failed_row_with_its_reason(tmp_path, capfd):
     """UnusableValidationError in a worker (the testing hook raises it where fit would) becomes a
     failed row whose reason is the error's own sentence, not a class name and a traceback."""
     out = tmp_path / "run"
-    result = run_cli("run", "--backends", "tfidf_logreg", *SMALL, "--out", str(out),
-                     env={"COMPARISONS_FAULT": "tfidf_logreg:unusable_validation"})
+    result = run_main(capfd, "run", "--backends", "tfidf_logreg", *SMALL, "--out", str(out),
+                      env={"COMPARISONS_FAULT": "tfidf_logreg:unusable_validation"})
     assert result.returncode == 1
     row = pd.read_csv(out / "summary.csv").iloc[0]
     assert row["status"] == "failed"

@@ -6,15 +6,15 @@ import html5lib
 import pandas as pd
 
 from comparisons.report.verdict_rules import VERDICTS
-from tests.test_cli import run_cli
+from tests.test_cli import run_main
 
 SMALL = ["--backends", "tfidf_logreg", "--profile", "tiny", "--limit-per-class", "60", "--threads", "1",
          "--quality-only"]
 
 
-def test_cv_runs_every_partition_resumes_and_reports_recipe_verdicts(tmp_path):
+def test_cv_runs_every_partition_resumes_and_reports_recipe_verdicts(tmp_path, capfd):
     out = tmp_path / "cv"
-    first = run_cli("run", *SMALL, "--cv", "3", "--out", str(out))
+    first = run_main(capfd, "run", *SMALL, "--cv", "3", "--out", str(out))
     assert first.returncode == 0, first.stderr
     design = json.loads((out / "design.json").read_text())
     assert [p["name"] for p in design["partitions"]] == ["r0f0", "r0f1", "r0f2"]
@@ -26,7 +26,7 @@ def test_cv_runs_every_partition_resumes_and_reports_recipe_verdicts(tmp_path):
         assert (folder / "runs" / "tfidf_logreg__seed0.json").exists()
         tested += json.loads((folder / "splits.json").read_text())["test"]
     assert sorted(tested) == list(range(120)), "every text tested once"
-    again = run_cli("run", *SMALL, "--cv", "3", "--out", str(out))
+    again = run_main(capfd, "run", *SMALL, "--cv", "3", "--out", str(out))
     assert again.returncode == 0 and again.stderr.count("finished earlier, kept") == 3
     # a second "variant" with the very same scores on every partition: equivalent, never better
     # (written into the plan too: a record of a variant the plan does not name is left out of the verdicts)
@@ -39,7 +39,7 @@ def test_cv_runs_every_partition_resumes_and_reports_recipe_verdicts(tmp_path):
         (runs.parent / "manifest.json").write_text(json.dumps(manifest))
     (out / "design.json").write_text(json.dumps({**design, "variants": ["tfidf_logreg", "torch_scratch"]}))
     shutil.rmtree(out / "partitions" / "r0f0" / "logs")
-    report = run_cli("report", "--out", str(out))
+    report = run_main(capfd, "report", "--out", str(out))
     assert report.returncode == 0, report.stderr
     verdicts = pd.read_csv(out / "verdicts.csv")
     assert set(verdicts["verdict"]) == {"equivalent"} and (verdicts["difference"] == 0).all()

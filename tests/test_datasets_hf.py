@@ -90,18 +90,18 @@ def tiny_bert_folder(folder, texts) -> str:
     return str(folder)
 
 
-def test_every_backend_runs_on_a_multi_class_hub_dataset(hf_folder, tmp_path):
+def test_every_backend_runs_on_a_multi_class_hub_dataset(hf_folder, tmp_path, capfd):
     """`--data hf:FOLDER` end to end: three classes, every backend (tiny budgets) to an ok row. hf_bert
     runs as `frozen` only: `full` has the same model and head and trains more of it, no other class path."""
-    from tests.test_cli import run_cli
+    from tests.test_cli import run_main
 
     VARIANTS = ["tfidf_logreg", "torch_scratch", "keras_layers", "hf_bert:frozen"]
     texts, _ = three_class_rows(per_class=40)
     model = tiny_bert_folder(tmp_path / "tiny_bert", texts)
     out = tmp_path / "run"
-    result = run_cli("run", "--profile", "tiny", "--data", f"hf:{hf_folder}", "--text-col", "sentence",
-                     "--label-col", "topic", "--hf-model", model, "--backends", ",".join(VARIANTS), "--quality-only",
-                     "--threads", "1", "--out", str(out), timeout=1800)
+    result = run_main(capfd, "run", "--profile", "tiny", "--data", f"hf:{hf_folder}", "--text-col", "sentence",
+                      "--label-col", "topic", "--hf-model", model, "--backends", ",".join(VARIANTS),
+                      "--quality-only", "--threads", "1", "--out", str(out))
     assert result.returncode == 0, result.stderr[-3000:]
     summary = pd.read_csv(out / "summary.csv")
     assert sorted(summary["variant"].unique()) == sorted(VARIANTS)

@@ -150,13 +150,21 @@ def ray_cli(address, *args, env=None, timeout=600):
     return run_cli("run", *args, "--executor", "ray", "--ray-address", address, env=env, timeout=timeout)
 
 
-def test_same_plan_gives_the_same_metrics_under_both_executors(tmp_path, ray_address):
-    plan = ["--backends", "tfidf_logreg,torch_scratch", *SMALL]
-    local = run_cli("run", *plan, "--out", str(tmp_path / "local"), timeout=600)
+def test_same_plan_gives_the_same_metrics_under_both_executors(tmp_path, ray_address, capfd):
+    """TF-IDF, the scratch encoder and an outside backend (tests/test_plugins.py's package, on the driver's
+    PYTHONPATH only) under both executors. The driver's PYTHONPATH does not reach the Ray instance's workers: the
+    plugin's package is uploaded (runtime_env py_modules) and resolved there, with the same identity the driver
+    planned. (The outside backend was its own test and Ray driver; one plan now carries it.)"""
+    from tests.test_plugins import SPEC, outside_package, run_with_package
+
+    env = outside_package(tmp_path / "plugins")
+    plan = ["--backends", f"tfidf_logreg,torch_scratch,{SPEC}", *SMALL]
+    local = run_with_package(capfd, env, "run", *plan, "--out", str(tmp_path / "local"))  # in this process
     assert local.returncode == 0, local.stderr[-3000:]
-    remote = ray_cli(ray_address, *plan, "--out", str(tmp_path / "ray"))
+    remote = ray_cli(ray_address, *plan, "--out", str(tmp_path / "ray"), env=env)
     assert remote.returncode == 0, remote.stderr[-3000:]
     rows = {name: pd.read_csv(tmp_path / name / "summary.csv").set_index("variant") for name in ("local", "ray")}
+    assert list(rows["ray"].index) == ["tfidf_logreg", "torch_scratch", SPEC]
     pd.testing.assert_frame_equal(rows["local"][METRICS], rows["ray"][METRICS])
     for name in ("tfidf_logreg__seed0", "torch_scratch__seed0"):
         local_run, ray_run = (json.loads((tmp_path / f / "runs" / f"{name}.json").read_text()) for f in ("local", "ray"))
@@ -169,41 +177,53 @@ def test_same_plan_gives_the_same_metrics_under_both_executors(tmp_path, ray_add
             assert (a["test"] == b["test"]).all() and np.allclose(a["proba"], b["proba"], atol=1e-6)
         log = (tmp_path / "ray" / "logs" / f"{name}.log").read_text()
         assert f"{name}: done" in log
+    # the outside backend traveled to the Ray workers (was test_an_outside_backend_package_travels_to_the_ray_workers)
+    record = json.loads(next((tmp_path / "ray" / "runs").glob("outside_nb*seed0.json")).read_text())
+    assert record["status"] == "ok" and record["executor"] == "ray", record.get("reason")
+    assert record["plugin"] == json.loads((tmp_path / "ray" / "manifest.json").read_text())["variants"][SPEC]["plugin"]
     assert_no_raw_text(tmp_path / "ray")
 
 
-def test_a_crashing_task_is_a_failed_row_the_others_complete_and_rerun_resumes(tmp_path, ray_address):
+def test_a_crashing_task_and_a_dead_ray_worker_are_failed_rows_the_others_complete_and_rerun_resumes(
+        tmp_path, ray_address):
+    """One plan of 4 seeds, two kinds of failure (were two tests, each with its own Ray driver): seed 0's worker
+    crashes (SIGABRT); seed 1's hangs and its Ray worker is killed, as a dead node or Ray's memory monitor would,
+    and takes its worker subprocess with it; seeds 2 and 3 complete. Rerun, the failed seeds run again and the
+    finished ones are kept byte for byte."""
+    marker = b"400.625"  # a time limit no other test uses: it is in each of this test's worker command lines
     out = tmp_path / "run"
-    plan = ["--backends", "tfidf_logreg", "--seeds", "3", *SMALL, "--out", str(out)]
-    first = ray_cli(ray_address, *plan, env={"COMPARISONS_FAULT": "tfidf_logreg@0:crash"})
-    assert first.returncode == 1, first.stderr[-3000:]
+    plan = ["--backends", "tfidf_logreg", "--seeds", "4", *SMALL, "--timeout", marker.decode(), "--out", str(out)]
+    driver = subprocess.Popen(
+        [sys.executable, "-m", "comparisons", "run", *plan, "--executor", "ray", "--ray-address", ray_address],
+        cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        env={**os.environ, "COMPARISONS_FAULT": "tfidf_logreg@0:crash,tfidf_logreg@1:hang"})
+    done = [out / "runs" / f"tfidf_logreg__seed{seed}.json" for seed in (0, 2, 3)]
+    try:
+        assert wait_until(lambda: len(ours(marker)) == 1 and all(path.exists() for path in done), 300), \
+            "seed 1 never hung while the others finished"
+        hanging = ours(marker)[0]
+        ray_worker = int(Path(f"/proc/{hanging}/stat").read_text().rsplit(")", 1)[1].split()[1])
+        os.kill(ray_worker, signal.SIGKILL)  # as a dead node or Ray's memory monitor would
+        _, err = driver.communicate(timeout=180)
+    finally:
+        driver.kill()
+    assert driver.returncode == 1, err.decode()[-3000:]
     rows = pd.read_csv(out / "summary.csv").set_index("seed")
-    assert rows.loc[0, "status"] == "failed" and "SIGABRT" in rows.loc[0, "reason"]
-    assert (rows.loc[[1, 2], "status"] == "ok").all()
-    assert np.allclose(rows.loc[[1, 2], "average_precision"], expected_tfidf_ap(40), atol=1e-6)
-    kept = {seed: (out / "runs" / f"tfidf_logreg__seed{seed}.json").read_bytes() for seed in (1, 2)}
+    assert rows.loc[0, "status"] == "failed" and "SIGABRT" in rows.loc[0, "reason"], rows.loc[0, "reason"]
+    assert rows.loc[1, "status"] == "failed" and rows.loc[1, "reason"].startswith("ray: "), rows.loc[1, "reason"]
+    assert (rows.loc[[2, 3], "status"] == "ok").all()
+    assert np.allclose(rows.loc[[2, 3], "average_precision"], expected_tfidf_ap(40), atol=1e-6)
+    assert wait_until(lambda: not alive(hanging), 15), "the worker outlived its Ray worker"
+    kept = {seed: (out / "runs" / f"tfidf_logreg__seed{seed}.json").read_bytes() for seed in (2, 3)}
 
     rerun = ray_cli(ray_address, *plan)
     assert rerun.returncode == 0, rerun.stderr[-3000:]
     assert (pd.read_csv(out / "summary.csv")["status"] == "ok").all()
-    assert "tfidf_logreg__seed0: started (ray)" in rerun.stderr
-    for seed in (1, 2):
+    for seed in (0, 1):
+        assert f"tfidf_logreg__seed{seed}: started (ray)" in rerun.stderr
+    for seed in (2, 3):
         assert f"tfidf_logreg__seed{seed}: finished earlier, kept" in rerun.stderr
         assert (out / "runs" / f"tfidf_logreg__seed{seed}.json").read_bytes() == kept[seed]
-
-
-def test_an_outside_backend_package_travels_to_the_ray_workers(tmp_path, ray_address):
-    """The driver's PYTHONPATH does not reach the Ray instance's workers: the plugin's package is uploaded
-    (runtime_env py_modules) and resolved there, with the same identity the driver planned."""
-    from tests.test_plugins import SPEC, outside_package
-
-    env = outside_package(tmp_path / "plugins")
-    out = tmp_path / "run"
-    result = ray_cli(ray_address, "--backends", SPEC, *SMALL, "--out", str(out), env=env)
-    assert result.returncode == 0, result.stderr[-3000:]
-    record = json.loads(next((out / "runs").glob("outside_nb*seed0.json")).read_text())
-    assert record["status"] == "ok" and record["executor"] == "ray", record.get("reason")
-    assert record["plugin"] == json.loads((out / "manifest.json").read_text())["variants"][SPEC]["plugin"]
 
 
 def test_sigint_cancels_outstanding_tasks_and_leaves_no_worker_behind(tmp_path, ray_address):
@@ -228,29 +248,6 @@ def test_sigint_cancels_outstanding_tasks_and_leaves_no_worker_behind(tmp_path, 
     records = {p.name: json.loads(p.read_text())["status"] for p in (out / "runs").glob("*.json")}
     # seeds 0 and 1 went first (--max-concurrent 2); 0 finished and is kept, 2 was running, 3 never started
     assert records == {"tfidf_logreg__seed0.json": "ok"}
-
-
-def test_a_dead_ray_worker_is_a_failed_row_and_takes_its_worker_with_it(tmp_path, ray_address):
-    marker = b"400.625"
-    out = tmp_path / "run"
-    driver = subprocess.Popen(
-        [sys.executable, "-m", "comparisons", "run", "--backends", "tfidf_logreg", "--seeds", "2", *SMALL,
-         "--timeout", marker.decode(), "--out", str(out), "--executor", "ray", "--ray-address", ray_address],
-        cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-        env={**os.environ, "COMPARISONS_FAULT": "tfidf_logreg@0:hang"})
-    try:
-        assert wait_until(lambda: len(ours(marker)) == 1 and (out / "runs" / "tfidf_logreg__seed1.json").exists(), 300)
-        hanging = ours(marker)[0]
-        ray_worker = int(Path(f"/proc/{hanging}/stat").read_text().rsplit(")", 1)[1].split()[1])
-        os.kill(ray_worker, signal.SIGKILL)  # as a dead node or Ray's memory monitor would
-        _, err = driver.communicate(timeout=180)
-    finally:
-        driver.kill()
-    assert driver.returncode == 1, err.decode()[-3000:]
-    rows = pd.read_csv(out / "summary.csv").set_index("seed")
-    assert rows.loc[0, "status"] == "failed" and rows.loc[0, "reason"].startswith("ray: "), rows.loc[0, "reason"]
-    assert rows.loc[1, "status"] == "ok"
-    assert wait_until(lambda: not alive(hanging), 15), "the worker outlived its Ray worker"
 
 
 def ours(marker: bytes) -> list[int]:

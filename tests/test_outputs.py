@@ -9,7 +9,7 @@ from comparisons.comparability import differences
 from comparisons.run_folder import select_runs
 from comparisons.outputs import atomic_write_json, write_table
 from comparisons.report.verdicts import PAIR_COLUMNS, PAIR_METRICS
-from tests.test_cli import ROOT, SMALL, assert_no_raw_text, run_cli
+from tests.test_cli import ROOT, SMALL, assert_no_raw_text, run_main
 
 
 def test_json_is_rounded_even_for_numpy_values(tmp_path):
@@ -64,14 +64,15 @@ def test_resume_needs_every_identity_field_but_report_judges_older_records_on_wh
     assert differences(old, PLAN, strict=False) == [] and select_runs([old], PLAN)[0] == [old]
 
 
-def test_report_leaves_out_runs_of_another_thread_count_and_run_reruns_them(tmp_path):
+def test_report_leaves_out_runs_of_another_thread_count_and_run_reruns_them(tmp_path, capfd):
     out = tmp_path / "run"
     quick = ["--profile", "tiny", "--quality-only"]  # no cost column is read here
-    first = run_cli("run", "--backends", "tfidf_logreg", "--seeds", "2", *SMALL, "--threads", "1", *quick, "--out", str(out))
+    first = run_main(capfd, "run", "--backends", "tfidf_logreg", "--seeds", "2", *SMALL, "--threads", "1", *quick,
+                     "--out", str(out))
     assert first.returncode == 0, first.stderr
     changed = out / "runs" / "tfidf_logreg__seed1.json"
     changed.write_text(json.dumps({**json.loads(changed.read_text()), "threads": {"threads": 4}}))
-    report = run_cli("report", "--out", str(out))
+    report = run_main(capfd, "report", "--out", str(out))
     assert report.returncode == 0, report.stderr
     lines = [line for line in report.stderr.splitlines() if "left out" in line]
     assert lines == ["report: left out 1 run(s) not comparable with this folder's plan: "
@@ -79,7 +80,8 @@ def test_report_leaves_out_runs_of_another_thread_count_and_run_reruns_them(tmp_
     assert list(pd.read_csv(out / "summary.csv")["seed"]) == [0]
     assert pd.read_csv(out / "aggregate.csv").loc[0, "seeds"] == 1
     planned = json.loads((out / "manifest.json").read_text())
-    again = run_cli("run", "--backends", "tfidf_logreg", "--seeds", "2", *SMALL, "--threads", "1", *quick, "--out", str(out))
+    again = run_main(capfd, "run", "--backends", "tfidf_logreg", "--seeds", "2", *SMALL, "--threads", "1", *quick,
+                     "--out", str(out))
     assert again.returncode == 0, again.stderr
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["code_sha256"] == planned["code_sha256"]
@@ -90,11 +92,11 @@ def test_report_leaves_out_runs_of_another_thread_count_and_run_reruns_them(tmp_
     assert {"code_commit", "code_dirty", "code_sha256", "versions"} <= set(manifest)
 
 
-def test_report_recomputes_verdicts_from_the_predictions_alone(tmp_path):
+def test_report_recomputes_verdicts_from_the_predictions_alone(tmp_path, capfd):
     """verdicts.csv from predictions/*.npz + thresholds in the run records: a copied folder, figures and all."""
     out = tmp_path / "run"
-    assert run_cli("run", "--backends", "tfidf_logreg", "--seeds", "1", *SMALL, "--profile", "tiny", "--quality-only",
-                   "--out", str(out)).returncode == 0
+    assert run_main(capfd, "run", "--backends", "tfidf_logreg", "--seeds", "1", *SMALL, "--profile", "tiny",
+                    "--quality-only", "--out", str(out)).returncode == 0
     record_path = out / "runs" / "tfidf_logreg__seed0.json"
     twin = json.loads(record_path.read_text())
     twin["variant"] = "torch_scratch"  # a second "variant" with the very same predictions
@@ -105,7 +107,7 @@ def test_report_recomputes_verdicts_from_the_predictions_alone(tmp_path):
     (out / "manifest.json").write_text(json.dumps(manifest))
     for name in ("verdicts.csv", "verdicts.md", "summary.csv"):
         (out / name).unlink(missing_ok=True)
-    assert run_cli("report", "--out", str(out), "--lang", "zh").returncode == 0
+    assert run_main(capfd, "report", "--out", str(out), "--lang", "zh").returncode == 0
     verdicts = pd.read_csv(out / "verdicts.csv")
     assert list(verdicts.columns) == list(PAIR_COLUMNS) and len(verdicts) == len(PAIR_METRICS)
     assert (verdicts["difference"] == 0).all() and (verdicts["p_value"] == 1).all()

@@ -12,7 +12,7 @@ from common.datasets import DataSpec, LabelledTexts, load
 from common.errors import UserInputError
 from common.partitions import kfold_partitions
 from common.splits import MIN_PER_CLASS, budget_parts
-from tests.test_cli import run_cli
+from tests.test_cli import run_main
 
 SIZES = [10, 30, 100, 400, 1500]
 
@@ -25,10 +25,17 @@ def planted():
     return LabelledTexts([data.texts[i] for i in rows], data.labels[rows], data.class_names, data.positive_index)
 
 
-def test_subsets_are_nested_stratified_inside_the_labelled_part_and_never_hold_a_test_text(planted):
+@pytest.fixture(scope="module")
+def planted_partitions(planted):
+    """Its 5 group-aware partitions (one repeat, seed 0), cut once for the tests that read them (about 4 s)."""
+    return kfold_partitions(planted, 5, 1, 0)
+
+
+def test_subsets_are_nested_stratified_inside_the_labelled_part_and_never_hold_a_test_text(planted,
+                                                                                            planted_partitions):
     data = planted
     share_valid = None
-    for partition in kfold_partitions(data, 5, 1, 0)[:2]:
+    for partition in planted_partitions[:2]:
         split = partition.split
         labelled = set(np.concatenate([split.train, split.valid]).tolist())
         test_texts = {data.texts[i] for i in split.test}
@@ -54,8 +61,8 @@ def test_subsets_are_nested_stratified_inside_the_labelled_part_and_never_hold_a
     assert len(train) == 100 and np.array_equal(valid, split.valid)
 
 
-def test_a_size_that_does_not_fit_a_partition_names_it_and_the_largest_allowed(planted):
-    split = kfold_partitions(planted, 5, 1, 0)[0].split
+def test_a_size_that_does_not_fit_a_partition_names_it_and_the_largest_allowed(planted, planted_partitions):
+    split = planted_partitions[0].split
     largest = len(split.train) + len(split.valid)
     with pytest.raises(UserInputError, match=rf"larger than partition r0f0's labelled part .*the largest allowed is {largest}"):
         budget_parts(split, planted.labels, planted.texts, largest + 1, where="partition r0f0")
@@ -67,9 +74,9 @@ SMALL = ["run", "--backends", "tfidf_logreg", "--profile", "tiny", "--limit-per-
          "--quality-only"]
 
 
-def test_a_design_with_two_sizes_reports_each_apart_and_corrects_over_both(tmp_path):
+def test_a_design_with_two_sizes_reports_each_apart_and_corrects_over_both(tmp_path, capfd):
     out = tmp_path / "cv"
-    result = run_cli(*SMALL, "--cv", "2", "--train-sizes", "30,all", "--out", str(out))
+    result = run_main(capfd, *SMALL, "--cv", "2", "--train-sizes", "30,all", "--out", str(out))
     assert result.returncode == 0, result.stderr[-2000:]
     design = json.loads((out / "design.json").read_text())
     assert design["train_sizes"] == [30, "all"] and design["label_budget"] == "train+valid"
@@ -91,7 +98,7 @@ def test_a_design_with_two_sizes_reports_each_apart_and_corrects_over_both(tmp_p
         manifest["variants"]["torch_scratch"] = manifest["variants"]["tfidf_logreg"]
         (folder / "manifest.json").write_text(json.dumps(manifest))
     (out / "design.json").write_text(json.dumps({**design, "variants": ["tfidf_logreg", "torch_scratch"]}))
-    assert run_cli("report", "--out", str(out)).returncode == 0
+    assert run_main(capfd, "report", "--out", str(out)).returncode == 0
     scores = pd.read_csv(out / "scores.csv")
     at_30 = scores[(scores["train_size"] == "30") & (scores["metric"] == "average_precision")]
     assert len(at_30) == 4 and set(at_30["n_train"]) == {30}, "each size's own n_train in the correction"
@@ -102,8 +109,8 @@ def test_a_design_with_two_sizes_reports_each_apart_and_corrects_over_both(tmp_p
     assert ap.loc["30", "difference"] == pytest.approx(-0.01) and ap.loc["all", "difference"] == 0
     assert ap.loc["30", "verdict"] == "B better" and ap.loc["all", "verdict"] == "equivalent"
     assert (ap["family_size"] == 4).all(), "one family over both sizes: a difference and an equivalence each"
-    again = run_cli(*SMALL, "--cv", "2", "--train-sizes", "30,all", "--label-budget", "train", "--out", str(out),
-                    "--backends", "tfidf_logreg")
+    again = run_main(capfd, *SMALL, "--cv", "2", "--train-sizes", "30,all", "--label-budget", "train",
+                     "--out", str(out), "--backends", "tfidf_logreg")
     assert again.returncode == 0 and again.stderr.count("finished earlier, kept") == 2, "only the full-size runs kept"
 
 

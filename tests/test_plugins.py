@@ -1,7 +1,10 @@
 """Backends from outside the package (backends/plugins.py) and the importable contract (backends/contract.py):
 a backend in a temporary folder on the path runs, is reported and reruns when its source changes; bad ones are
 refused in one line before any run; the contract rejects a constant predictor and a copy that answers differently."""
+import importlib
 import json
+import subprocess
+import sys
 import textwrap
 from pathlib import Path
 
@@ -13,7 +16,7 @@ from backends.base import Backend, ParamCount
 from backends.contract import ContractError, check_backend
 from backends.plugins import parse_spec, split_backends
 from backends.tfidf_logreg import TfidfLogReg
-from tests.test_cli import run_cli
+from tests.test_cli import run_main
 
 NAIVE_BAYES = '''
 from pathlib import Path
@@ -71,6 +74,21 @@ def outside_package(folder: Path, extra: str = "") -> dict:
     return {"PYTHONPATH": str(folder)}
 
 
+def run_with_package(capfd, env: dict, *args) -> subprocess.CompletedProcess:
+    """tests/test_cli.run_main with the package's folder where a shell's PYTHONPATH puts it: on this process's
+    sys.path for the orchestrator that plans the runs, and on PYTHONPATH (`env`) for its workers; `outside_nb` is
+    imported afresh for the command and forgotten after it, as by a process of its own."""
+    folder = env["PYTHONPATH"]
+    sys.modules.pop("outside_nb", None)  # another test's package of that name (each lives in its own tmp_path)
+    sys.path.insert(0, folder)
+    importlib.invalidate_caches()
+    try:
+        return run_main(capfd, *args, env=env)
+    finally:
+        sys.path.remove(folder)
+        sys.modules.pop("outside_nb", None)
+
+
 SMALL = ["run", "--profile", "tiny", "--limit-per-class", "60", "--threads", "1", "--quality-only"]
 SPEC = "outside_nb:NaiveBayes(alpha=0.5)"
 
@@ -90,10 +108,10 @@ def test_a_registered_entry_point_name_resolves_to_its_module_and_class(monkeypa
     assert resolve_variant("nb") == ("outside_nb:NaiveBayes", {"alpha": 0.2})
 
 
-def test_an_outside_backend_runs_is_reported_and_reruns_when_its_source_changes(tmp_path):
+def test_an_outside_backend_runs_is_reported_and_reruns_when_its_source_changes(tmp_path, capfd):
     env = outside_package(tmp_path / "plugins")
     out = tmp_path / "run"
-    first = run_cli(*SMALL, "--backends", f"tfidf_logreg,{SPEC}", "--out", str(out), env=env)
+    first = run_with_package(capfd, env, *SMALL, "--backends", f"tfidf_logreg,{SPEC}", "--out", str(out))
     assert first.returncode == 0, first.stderr[-2000:]
     summary = pd.read_csv(out / "summary.csv")
     assert SPEC in set(summary["variant"]) and (summary["status"] == "ok").all() and summary["average_precision"].notna().all()
@@ -103,10 +121,10 @@ def test_an_outside_backend_runs_is_reported_and_reruns_when_its_source_changes(
     assert record["status"] == "ok" and record["plugin"]["module"] == "outside_nb" and record["plugin"]["source_sha256"]
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["variants"][SPEC]["plugin"] == record["plugin"] and manifest["variants"][SPEC]["params"] == {"alpha": 0.5}
-    same = run_cli(*SMALL, "--backends", f"tfidf_logreg,{SPEC}", "--out", str(out), env=env)
+    same = run_with_package(capfd, env, *SMALL, "--backends", f"tfidf_logreg,{SPEC}", "--out", str(out))
     assert same.returncode == 0 and same.stderr.count("finished earlier, kept") == 2
     outside_package(tmp_path / "plugins", extra="\n# a changed plugin\n")
-    changed = run_cli(*SMALL, "--backends", f"tfidf_logreg,{SPEC}", "--out", str(out), env=env)
+    changed = run_with_package(capfd, env, *SMALL, "--backends", f"tfidf_logreg,{SPEC}", "--out", str(out))
     assert changed.returncode == 0 and changed.stderr.count("finished earlier, kept") == 1, changed.stderr[-2000:]
 
 
@@ -135,13 +153,13 @@ def test_a_bad_outside_backend_is_refused_in_one_line_before_any_run(tmp_path, s
     monkeypatch.delitem(sys.modules, "outside_nb", raising=False)
 
 
-def test_an_outside_backend_that_raises_in_fit_is_a_failed_row(tmp_path):
+def test_an_outside_backend_that_raises_in_fit_is_a_failed_row(tmp_path, capfd):
     env = outside_package(tmp_path / "plugins", extra=textwrap.dedent('''
         class Broken(NaiveBayes):
             def fit(self, train, valid):
                 raise RuntimeError("the plugin's own failure")
     '''))
-    result = run_cli(*SMALL, "--backends", "outside_nb:Broken", "--out", str(tmp_path / "run"), env=env)
+    result = run_with_package(capfd, env, *SMALL, "--backends", "outside_nb:Broken", "--out", str(tmp_path / "run"))
     assert result.returncode == 1, result.stderr[-2000:]
     record = json.loads(next((tmp_path / "run" / "runs").glob("outside_nb*seed0.json")).read_text())
     assert record["status"] == "failed" and "RuntimeError" in record["reason"]

@@ -23,6 +23,7 @@ import pandas as pd
 import pytest
 
 from comparisons.run.executors import explain, failure_cause
+from tests.test_cli import run_main
 from tests.test_executors import METRICS, SMALL, wait_until
 
 pytest.importorskip("ray")
@@ -130,7 +131,7 @@ def start_cluster(cluster: Cluster) -> None:
 
 
 @pytest.mark.slow
-def test_a_two_node_cluster_runs_a_plan_joined_by_address_and_refuses_drivers_without_its_token(tmp_path):
+def test_a_two_node_cluster_runs_a_plan_joined_by_address_and_refuses_drivers_without_its_token(tmp_path, capfd):
     """One test, so that pytest-xdist never starts two clusters for one module."""
     # short: Ray's unix sockets live under the temp dir, and a socket path has at most 107 bytes
     cluster = Cluster(Path(tempfile.mkdtemp(prefix="rc-", dir="/tmp")))
@@ -158,8 +159,10 @@ def test_a_two_node_cluster_runs_a_plan_joined_by_address_and_refuses_drivers_wi
     ps = subprocess.run(["ps", "-o", "pid,args", "-p", ",".join(map(str, left))], capture_output=True, text=True)
     assert not left, f"Ray processes left after stopping the cluster: {ps.stdout}"
 
-    local = subprocess.run([sys.executable, "-m", "comparisons", "run", *PLAN, "--out", str(tmp_path / "local")],
-                           cwd=ROOT, capture_output=True, text=True, env=clean_env(), timeout=300)
+    # the same plan under the local executor, in this process (its main; no RAY_ variable set, as clean_env)
+    no_ray_variables = {name: None for name in os.environ if name.startswith("RAY_")}
+    local = run_main(capfd, "run", *PLAN, "--out", str(tmp_path / "local"),
+                     env={**no_ray_variables, "RAY_USAGE_STATS_ENABLED": "0"})
     assert local.returncode == 0, local.stderr[-3000:]
     rows = {name: pd.read_csv(tmp_path / name / "summary.csv").set_index("seed") for name in ("local", "ray")}
     assert (rows["ray"]["status"] == "ok").all() and len(rows["ray"]) == 2

@@ -2,7 +2,7 @@
 change that moves a committed result fails the tests until the result is remade.
 
 TF-IDF on the 5 partitions of repeat 0 of results/reference (15 partitions since issue 37), through `python -m
-comparisons reproduce` (quality only: about 15 s on 2 quiet cores). torch_scratch on r0f0 at the full budget was part of it (20 s alone, but about 80 s inside
+comparisons reproduce` (its main, in this process: tests/test_cli.run_main; quality only: about 15 s on 2 quiet cores). torch_scratch on r0f0 at the full budget was part of it (20 s alone, but about 80 s inside
 `make test`, where the other xdist worker's frameworks share the two cores: it took the suite from about 7.5 to
 8.9 minutes); it is checked by `make reproduce-reference` (all 5 partitions, results/reproduce_reference/), whose
 tolerance below stays the one a torch_scratch rerun is held to. Under the committed runs'
@@ -21,18 +21,18 @@ from pathlib import Path
 
 import pandas as pd
 
-from tests.test_cli import ROOT, run_cli
+from tests.test_cli import ROOT, run_main
 
 EXACT = 1e-6
 ACROSS_KERNELS = {"tfidf_logreg": 1e-6, "torch_scratch": 0.0036}
 
 
-def test_the_committed_reference_s_cheap_runs_come_back(tmp_path):
+def test_the_committed_reference_s_cheap_runs_come_back(tmp_path, capfd):
     reference = Path(ROOT) / "results" / "reference"
     for backends, partitions in (("tfidf_logreg", "r0f0,r0f1"),):  # 2 of the 15 (make reproduce-reference: all)
         fresh = tmp_path / backends
-        result = run_cli("reproduce", "--from", str(reference), "--out", str(fresh), "--backends", backends,
-                         *(["--partitions", partitions] if partitions else []), timeout=600)
+        result = run_main(capfd, "reproduce", "--from", str(reference), "--out", str(fresh), "--backends", backends,
+                          *(["--partitions", partitions] if partitions else []))
         assert result.returncode == 0, result.stderr
         runs = pd.read_csv(fresh / "reproduce.csv")
         assert len(runs) == (len(partitions.split(",")) if partitions else 15) and set(runs["variant"]) == {backends}

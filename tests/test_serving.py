@@ -246,14 +246,14 @@ def test_the_serving_table_and_figure_give_each_path_its_verdict_against_native(
     assert "在容差内等价" in serving_tables_html(out / "zh", "zh")
 
 
-def test_a_run_with_serve_measures_the_paths_and_reports_them(tmp_path):
+def test_a_run_with_serve_measures_the_paths_and_reports_them(tmp_path, capfd):
     import shutil
 
-    from tests.test_cli import assert_no_raw_text, run_cli
+    from tests.test_cli import assert_no_raw_text, run_main
 
     out = tmp_path / "run"
-    result = run_cli("run", "--profile", "tiny", "--backends", "tfidf_logreg", "--limit-per-class", "30", "--threads", "1",
-                     "--lang", "zh", "--out", str(out), "--serve", "onnx-int8,onnx")
+    result = run_main(capfd, "run", "--profile", "tiny", "--backends", "tfidf_logreg", "--limit-per-class", "30",
+                      "--threads", "1", "--lang", "zh", "--out", str(out), "--serve", "onnx-int8,onnx")
     assert result.returncode == 0, result.stderr[-2000:]
     record = json.loads((out / "runs" / "tfidf_logreg__seed0.json").read_text())
     assert record["serve_paths"] == ["native", "onnx", "onnx-int8"]

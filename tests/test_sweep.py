@@ -122,19 +122,19 @@ def test_learning_curves_from_a_run_folder(tmp_path, binary_runs):
         assert (figure / "learning_curves.png").stat().st_size > 5000
 
 
-def test_a_sweep_with_two_sizes_writes_curves_tables_and_resumes(tmp_path):
+def test_a_sweep_with_two_sizes_writes_curves_tables_and_resumes(tmp_path, capfd):
     """tfidf_logreg and torch_scratch (tiny) at 20 messages and all, on the tests' small subset."""
     import json
 
     import pandas as pd
 
-    from tests.test_cli import assert_no_raw_text, run_cli
+    from tests.test_cli import assert_no_raw_text, run_main
 
     out = tmp_path / "sweep"
     command = ("run", "--profile", "tiny", "--limit-per-class", "40", "--backends", "tfidf_logreg,torch_scratch",
                "--train-sizes", "20,all", "--out", str(out), "--lang", "zh",
                "--margin-ap", "0.02", "--contrasts", "tfidf_logreg-torch_scratch")
-    result = run_cli(*command, timeout=600)
+    result = run_main(capfd, *command)
     assert result.returncode == 0, result.stderr[-3000:]
     summary = pd.read_csv(out / "summary.csv")
     assert sorted(summary["train_size"].astype(str)) == ["20", "20", "all", "all"]
@@ -171,7 +171,7 @@ def test_a_sweep_with_two_sizes_writes_curves_tables_and_resumes(tmp_path):
     for page in out.rglob("report.html"):  # its embedded PNGs (base64) trip the phone-number pattern
         page.unlink()                       # the page's own privacy is tested in its own tests
     assert_no_raw_text(out)
-    again = run_cli(*command, timeout=600)  # resume: every (variant, size, seed) kept, each by its own name
+    again = run_main(capfd, *command)  # resume: every (variant, size, seed) kept, each by its own name
     assert again.returncode == 0, again.stderr[-2000:]
     assert again.stderr.count("finished earlier, kept") == 4, again.stderr[-2000:]
 

@@ -15,7 +15,7 @@ from common.datasets import DataSpec, load, load_table, stratified_head
 from common.errors import UserInputError
 from common.redaction import snippet
 from common.splits import stratified_split
-from tests.test_cli import assert_no_raw_text, run_cli
+from tests.test_cli import assert_no_raw_text, run_main
 
 ODD_TEXTS = {
     "huge": "WINNER!! Claim your prize now, reply WIN. " * 25_000,  # about 1 MB
@@ -53,13 +53,13 @@ def test_odd_texts_are_shown_redacted_on_one_line():
     assert "<NUM>" in snippet(ODD_TEXTS["emoji"])  # Arabic-Indic digits are digits too
 
 
-def test_a_run_over_odd_texts_gives_ok_rows(tmp_path, real_rows):
+def test_a_run_over_odd_texts_gives_ok_rows(tmp_path, real_rows, capfd):
     """1 MB message, NUL and control characters, right-to-left text and emoji, through two backends."""
     odd = [("spam" if i % 2 else "ham", text) for i, text in enumerate(ODD_TEXTS.values())]
     data = write_tab_file(tmp_path / "odd.tsv", real_rows + odd)
     out = tmp_path / "run"
-    result = run_cli("run", "--backends", "tfidf_logreg,torch_scratch", "--profile", "tiny", "--data", data,
-                     "--threads", "1", "--out", str(out), timeout=900)
+    result = run_main(capfd, "run", "--backends", "tfidf_logreg,torch_scratch", "--profile", "tiny", "--data", data,
+                      "--threads", "1", "--out", str(out))
     assert result.returncode == 0, result.stderr[-2000:]
     assert "Traceback" not in result.stderr
     summary = pd.read_csv(out / "summary.csv")
@@ -90,11 +90,12 @@ def test_labels_differing_in_case_or_spaces_are_one_class(tmp_path, real_rows):
     assert named.class_names[named.positive_index] == "spam"
 
 
-def test_a_csv_with_quoted_newlines_and_mixed_labels_runs(tmp_path, real_rows):
+def test_a_csv_with_quoted_newlines_and_mixed_labels_runs(tmp_path, real_rows, capfd):
     (tmp_path / "d.csv").write_text(mixed_labels_csv(real_rows), encoding="utf-8")
     out = tmp_path / "run"
-    result = run_cli("run", "--backends", "tfidf_logreg", "--data", str(tmp_path / "d.csv"), "--text-col", "Text",
-                     "--label-col", "Label", "--profile", "tiny", "--quality-only", "--out", str(out))
+    result = run_main(capfd, "run", "--backends", "tfidf_logreg", "--data", str(tmp_path / "d.csv"),
+                      "--text-col", "Text", "--label-col", "Label", "--profile", "tiny", "--quality-only",
+                      "--out", str(out))
     assert result.returncode == 0, result.stderr[-2000:]
     assert pd.read_csv(out / "summary.csv").loc[0, "status"] == "ok"
 
