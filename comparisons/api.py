@@ -99,9 +99,9 @@ class Benchmark:
         from comparisons.report.cross_corpus import PLAN_FILE
 
         entries = json.loads((self.folder / PLAN_FILE).read_text())["corpora"]
-        return {e["corpus"]: Result(self.folder / e["folder"]) for e in entries
-                if (self.folder / e["folder"] / ("design.json" if (self.folder / e["folder"] / "design.json").exists()
-                                                 else "manifest.json")).exists()}
+        folders = {e["corpus"]: self.folder / e["folder"] for e in entries}
+        return {corpus: Result(folder) for corpus, folder in folders.items()
+                if (folder / "design.json").exists() or (folder / "manifest.json").exists()}
 
     @property
     def table(self) -> pd.DataFrame:

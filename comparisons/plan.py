@@ -205,7 +205,8 @@ class Prepared:
     mlflow_uri: str | None        # with --track mlflow: the store (the top folder's by default)
     spec: Any                     # common.datasets.DataSpec
     data: Any                     # common.datasets.Dataset
-    split: Any                    # common.splits.Split: the single split (a partition design draws its own)
+    split: Any                    # common.splits.Split: the single split
+    partitions: list              # a partition design's partitions (common.partitions), drawn once; [] on a split
     out: Path
 
 
@@ -233,9 +234,10 @@ def prepare(plan: Plan, argv: list[str] | None = None, tracking_folder: Path | N
     split = stratified_split(data, plan.split_seed)
     if plan.cv is not None:
         check_design(plan.cv, plan.repeats, data)
-        drawn = [(f"partition {q.name}", q.split) for q in kfold_partitions(data, plan.cv, plan.repeats, plan.split_seed)]
+        partitions = kfold_partitions(data, plan.cv, plan.repeats, plan.split_seed)
+        drawn = [(f"partition {q.name}", q.split) for q in partitions]
     else:
-        drawn = [("the split", split)]
+        partitions, drawn = [], [("the split", split)]
     for where, part in drawn:  # every size drawn as a run would draw it, under its label budget (a one-line error
         for size in sizes:     # naming the size and the largest or smallest allowed when it does not fit)
             budget_parts(part, data.labels, data.texts, size, plan.label_budget, where=where)
@@ -250,7 +252,7 @@ def prepare(plan: Plan, argv: list[str] | None = None, tracking_folder: Path | N
         timeout=plan.timeout or profile(plan.profile)["timeout_s"], train_sizes=sizes,
         cpu_hour_price=cpu_hour_price(plan.cpu_hour_price),
         mlflow_uri=tracking_uri(plan.track, plan.mlflow_uri, tracking_folder or plan.folder),
-        spec=spec, data=data, split=split, out=plan.folder)
+        spec=spec, data=data, split=split, partitions=partitions, out=plan.folder)
 
 
 # -- what a run folder records of its plan (manifest.json, design.json) ------------------------------------------
@@ -388,7 +390,6 @@ def carry_out(p: Prepared, executor) -> int:
 def run_partitions(p: Prepared, executor) -> int:
     """The partition design: every partition is a run folder of its own under out/partitions/rRfF, run in
     turn through the same runner, executor, resume and checks; the recipe verdicts go in `out`."""
-    from common.partitions import kfold_partitions
     from comparisons.comparability import code_state
     from comparisons.numerics import note_design_identities
     from comparisons.outputs import atomic_write_json
@@ -396,7 +397,7 @@ def run_partitions(p: Prepared, executor) -> int:
     from comparisons.report.recipe_verdicts import write_recipe_reports
 
     out = p.out
-    partitions = kfold_partitions(p.data, p.plan.cv, p.plan.repeats, p.plan.split_seed)
+    partitions = p.partitions
     code = code_state()  # one code hash for every partition's plan: a change mid-design fails the later runs
     design = design_record(p, partitions, code)
     design_file = out / "design.json"

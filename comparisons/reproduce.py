@@ -117,7 +117,6 @@ def rerun(committed: dict, fresh: Path) -> int:
     """Run the chosen runs in `fresh` through the suite's own plan and runner (resume included); 0, 1 (a run
     failed) or an interruption's code."""
     from common.datasets import fingerprint
-    from common.partitions import kfold_partitions
     from comparisons.comparability import code_state
     from comparisons.outputs import atomic_write_json
     from comparisons.run.executors import open_executor
@@ -132,7 +131,7 @@ def rerun(committed: dict, fresh: Path) -> int:
         raise UserInputError(f"the data loaded now is not {committed['folder']}'s (its sha256 differs); "
                              "reproduce needs the same data")
     if design:
-        partitions = {p.name: p for p in kfold_partitions(data, design["folds"], design["repeats"], design["seed"])}
+        partitions = {p.name: p for p in prepared.partitions}  # the committed design's folds, repeats and seed
         planned = {p["name"]: p["sha256"] for p in design["partitions"]}
         if any(partitions[name].split.sha256 != planned[name] for name in committed["partitions"]):
             raise UserInputError(f"the partitions drawn now are not {committed['folder']}'s; reproduce needs the same ones")
