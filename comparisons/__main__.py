@@ -1,3 +1,3 @@
-from comparisons.cli import main
+from comparisons.cli import console_main
 
-raise SystemExit(main())
+console_main()

@@ -182,6 +182,13 @@ def main(argv=None) -> int:
         return exit_code(interruption)
 
 
+def console_main() -> None:
+    """`transformer-compare` and `python -m comparisons`: main, then exit without the frameworks' teardown."""
+    from common.prompt_exit import exit_promptly
+
+    exit_promptly(main())
+
+
 def dispatch(args) -> int:
     """One parsed command (main's); a refusal raises UserInputError. `run` builds the typed plan
     (comparisons/plan.py) and carries it out; `benchmark` builds one per corpus."""

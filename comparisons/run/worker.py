@@ -257,4 +257,6 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    from common.prompt_exit import exit_promptly
+
+    exit_promptly(main())  # without the frameworks' teardown (common/prompt_exit.py)
