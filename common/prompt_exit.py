@@ -12,7 +12,8 @@ in the same order, and skips the rest:
 4. ends the process with the exit code (os._exit), leaving the memory to the operating system.
 
 Only a `__main__` calls it: code that imports these modules (the tests, the Python API, a notebook) keeps its own
-interpreter and its own exit.
+interpreter and its own exit. Under a profiler or a tracer (`python -m cProfile -m comparisons ...`, a debugger,
+coverage) it exits the ordinary way, so that the tool can write what it gathered after the program returns.
 """
 from __future__ import annotations
 
@@ -25,6 +26,8 @@ from typing import NoReturn
 
 def exit_promptly(code: int | None) -> NoReturn:
     """Exit with `code` (None: 0) once the threads, the atexit handlers and the standard streams are done."""
+    if sys.getprofile() is not None or sys.gettrace() is not None:
+        raise SystemExit(code)
     for thread in threading.enumerate():
         if thread is not threading.main_thread() and not thread.daemon:
             thread.join()

@@ -56,3 +56,29 @@ def test_partitions_are_deterministic_and_refuse_too_few_rows(with_duplicates):
         kfold_partitions(load(DataSpec(limit_per_class=12)), 5, 1, seed=0)
     with pytest.raises(UserInputError, match="at least 2 folds"):
         kfold_partitions(with_duplicates, 1, 1, seed=0)
+
+
+def scikit_learn_folds(labels, groups, folds, seed):
+    from sklearn.model_selection import StratifiedGroupKFold
+
+    splitter = StratifiedGroupKFold(n_splits=folds, shuffle=True, random_state=seed)
+    return [test for _, test in splitter.split(np.zeros(len(labels)), labels, groups)]
+
+
+@pytest.mark.parametrize("classes", [2, 3, 5, 9])  # 9: beyond 7 classes scikit-learn's own class runs
+def test_the_fast_folds_are_scikit_learn_s_stratified_group_k_fold_index_for_index(with_duplicates, classes):
+    """stratified_group_folds re-does StratifiedGroupKFold's greedy pass on Python floats: every fold must hold the
+    indices scikit-learn's gives, on the planted duplicates (real texts) and on random labels whose many equal
+    groups make the ties (np.isclose, then the smaller fold) decide most of the choices."""
+    from common.partitions import stratified_group_folds
+
+    groups = text_groups(with_duplicates.texts)
+    rng = np.random.default_rng(classes)
+    labels = with_duplicates.labels if classes == 2 else rng.integers(0, classes, len(groups))
+    for folds, seed in ((5, 0), (3, 11), (10, 2**31 - 1)):
+        ours = stratified_group_folds(labels, groups, folds, seed)
+        theirs = scikit_learn_folds(labels, groups, folds, seed)
+        assert len(ours) == folds and all(np.array_equal(a, b) for a, b in zip(ours, theirs)), (folds, seed)
+    few_groups = rng.integers(0, 25, len(groups))  # 25 groups of about 12 rows: ties between whole folds
+    assert all(np.array_equal(a, b) for a, b in zip(stratified_group_folds(labels, few_groups, 5, 3),
+                                                    scikit_learn_folds(labels, few_groups, 5, 3)))
