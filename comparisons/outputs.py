@@ -9,12 +9,16 @@ from typing import Any
 
 import pandas as pd
 
+_UMASK = os.umask(0o022)  # read once, at import: os.umask is the only way to read it, and it sets it too
+os.umask(_UMASK)
+
 
 def atomic_write_bytes(path: Path, data: bytes) -> Path:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
+        os.fchmod(fd, 0o666 & ~_UMASK)  # the mode open() would give (mkstemp's is 0600: reports nobody else could read)
         with os.fdopen(fd, "wb") as out:
             out.write(data)
         os.replace(tmp, path)

@@ -17,6 +17,13 @@ def test_json_is_rounded_even_for_numpy_values(tmp_path):
                                                    "m": np.array([[0.12345678901, 2.0]]), "n": 3})
     assert json.loads(path.read_text()) == {"x": 0.057383, "m": [[0.123457, 2.0]], "n": 3}
     assert [p.name for p in tmp_path.iterdir()] == ["a.json"]  # no temporary file left behind
+    # the mode open() gives under this umask, not the temporary file's 0600 (reports others could not read)
+    from comparisons.outputs import _UMASK
+
+    assert path.stat().st_mode & 0o777 == 0o666 & ~_UMASK
+    plain = tmp_path / "plain"
+    plain.write_text("x")
+    assert path.stat().st_mode & 0o777 == plain.stat().st_mode & 0o777
 
 
 def test_tables_are_written_as_csv_markdown_and_html(tmp_path):
