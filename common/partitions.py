@@ -107,34 +107,34 @@ def stratified_group_folds(labels, groups, folds: int, seed: int) -> list[np.nda
 
 def _greedy_folds(group_counts: list[list[float]], class_sizes: list[float], folds: int) -> list[int]:
     """Each group, in turn, to the fold that leaves the classes' shares most even across folds (the mean over
-    classes of the standard deviation over folds of count / class size), ties (np.isclose) to the smaller fold.
-    numpy's order of operations, on Python floats: sums run in order, as numpy's do over fewer than 8 items."""
+    classes of the standard deviation over folds of count / class size), ties (np.isclose) to the smaller fold."""
     per_fold = [[0.0] * len(class_sizes) for _ in range(folds)]
     chosen = []
     for group in group_counts:
         best, best_eval, best_samples = -1, math.inf, math.inf
         for candidate in range(folds):
-            spread = 0.0
+            stds = []
             for c, size in enumerate(class_sizes):
-                shares = [(per_fold[f][c] + group[c] if f == candidate else per_fold[f][c]) / size for f in range(folds)]
-                mean = shares[0]
-                for share in shares[1:]:
-                    mean += share
-                mean /= folds
-                square = 0.0
-                for index, share in enumerate(shares):
-                    square = (share - mean) * (share - mean) if index == 0 else square + (share - mean) * (share - mean)
-                std = math.sqrt(square / folds)
-                spread = std if c == 0 else spread + std
-            evaluation = spread / len(class_sizes)
-            samples = sum(per_fold[candidate])
-            if evaluation < best_eval or (abs(evaluation - best_eval) <= 1e-08 + 1e-05 * abs(best_eval)
-                                          and samples < best_samples):
+                shares = [(per_fold[f][c] + (group[c] if f == candidate else 0.0)) / size for f in range(folds)]
+                mean = _in_order(shares) / folds
+                stds.append(math.sqrt(_in_order([(share - mean) * (share - mean) for share in shares]) / folds))
+            evaluation = _in_order(stds) / len(class_sizes)
+            samples = sum(per_fold[candidate])  # whole numbers: exact in any order
+            if evaluation < best_eval or (best_eval < math.inf and samples < best_samples
+                                          and abs(evaluation - best_eval) <= 1e-08 + 1e-05 * abs(best_eval)):
                 best, best_eval, best_samples = candidate, evaluation, samples
         for c, n in enumerate(group):
             per_fold[best][c] += n
         chosen.append(best)
     return chosen
+
+
+def _in_order(values: list[float]) -> float:
+    """A sum added left to right, as numpy adds fewer than 8 items (Python 3.12's sum() compensates: not that)."""
+    total = 0.0
+    for value in values:
+        total += value
+    return total
 
 
 def leaked_texts(data: LabelledTexts, split: Split) -> int:
