@@ -64,7 +64,7 @@ def pytest_unconfigure(config):
     """An xdist worker, its results sent to the controller, exits without tearing down torch, TensorFlow and
     transformers (4-5 s at the end of `make test`, measured): common/prompt_exit.py, as the run's own processes
     do. The controller's report and exit status are its own; a worker's exit code is not read."""
-    if os.environ.get("PYTEST_XDIST_WORKER") and sys.gettrace() is None and sys.getprofile() is None:
-        from common.prompt_exit import exit_promptly  # (under coverage or a profiler: the ordinary exit)
+    from common.prompt_exit import exit_promptly, observed
 
+    if os.environ.get("PYTEST_XDIST_WORKER") and not observed():  # under coverage or a profiler: the ordinary exit
         exit_promptly(0)
