@@ -7,7 +7,6 @@ from collections import Counter
 from dataclasses import dataclass
 
 import numpy as np
-from sklearn.model_selection import train_test_split
 
 from common.datasets import LabelledTexts
 from common.errors import UserInputError
@@ -47,6 +46,8 @@ class Split:
 
 def stratified_split(data: LabelledTexts, seed: int = DEFAULT_SPLIT_SEED) -> Split:
     """70% train, then the remaining 30% halved into valid and test, stratified by label."""
+    from sklearn.model_selection import train_test_split  # here: importing this module stays cheap (Ray tasks)
+
     counts = Counter(data.labels.tolist())
     scarce = {data.class_names[c]: n for c, n in counts.items() if n < 7}
     if scarce:

@@ -5,9 +5,10 @@ import json
 import os
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
+if TYPE_CHECKING:
+    import pandas as pd
 
 _UMASK = os.umask(0o022)  # read once, at import: os.umask is the only way to read it, and it sets it too
 os.umask(_UMASK)
@@ -73,6 +74,8 @@ def save_figure(fig, path: Path, dpi: int = 130) -> Path:
 def write_table(frame: pd.DataFrame, directory: Path, stem: str, title: str | None = None,
                 html: bool = False, float_format: str = "{:.4f}") -> list[Path]:
     """Write `stem.csv` and `stem.md` (and `stem.html`) under `directory`; returns the paths."""
+    import pandas as pd  # here, as matplotlib in save_figure: the atomic writers are imported where pandas is not
+
     directory = Path(directory)
     shown = frame.copy()
     for column in shown.columns:
