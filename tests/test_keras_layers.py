@@ -140,6 +140,8 @@ def test_schedule_and_one_training_step_match_torch(sms_ids):
     copy_torch_weights(torch_model, keras_model)
     before = [keras.ops.convert_to_numpy(w).copy() for w in keras_model.weights]
     optimizer = make_optimizer(keras_model, config, total_steps=4)  # the production optimizer, unpatched
+    # built before any traced step: slots made inside the first one made TensorFlow trace every fit's step twice
+    assert optimizer.built and len(optimizer.variables) > 2 * len(keras_model.trainable_weights)
     keras_model.compile(optimizer=optimizer, loss=keras.losses.SparseCategoricalCrossentropy(
         from_logits=True, reduction="mean_with_sample_weight"))
     batch_ids, batch_labels, weights = full_batch(ids.astype("int32"), labels.astype("int32"), 8)

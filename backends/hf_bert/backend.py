@@ -33,7 +33,6 @@ from tqdm import tqdm
 from backends.base import Backend, ParamCount
 from backends.hf_bert.batching import (collate, encode, inference_batches, lengths_of, small_data_budget,
                                        training_batches)
-from backends.hf_bert.fine_tuning import Recipe, fine_tune
 from backends.hf_bert.pooling import masked_mean
 from backends.hf_bert.pretrained import DEFAULT_NAME, load_pretrained, quiet_transformers
 from backends.precision import autocast, check_precision, resolve
@@ -127,6 +126,10 @@ class HfBertBackend(Backend):
         label = f"hf_bert:{self.mode}"
 
         if self.mode == "full":
+            # here, not at the top: the Trainer's stack (transformers.Trainer, accelerate, datasets) is about
+            # 2.5 s of imports that the frozen variant, loading a saved model and serving never need
+            from backends.hf_bert.fine_tuning import Recipe, fine_tune
+
             recipe = Recipe(epochs=epochs, batch_size=batch_size, learning_rate=self.learning_rate,
                             weight_decay=self.weight_decay, warmup_fraction=self.warmup_fraction,
                             clip_norm=self.clip_norm, seed=self.seed, device=device, progress=self.progress,
