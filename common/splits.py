@@ -3,8 +3,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from collections import Counter
 from dataclasses import dataclass
+from typing import Any, Optional
 
 import numpy as np
 
@@ -223,3 +225,28 @@ def train_subsets_record(split: "Split", labels: np.ndarray, sizes, min_per_clas
     if budget != "train+valid":
         del record["valid"]
     return record
+
+
+TrainSize = Optional[int]  # messages trained on; None = the whole training split
+
+
+def as_train_size(value: Any) -> TrainSize:
+    """A training size however a record, manifest or table spelled it: None for the whole split."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        spelled = value.strip().lower()
+        return None if spelled in ("", "all", "none", "nan", "inf") else int(float(spelled))
+    if isinstance(value, float) and (math.isnan(value) or math.isinf(value)):
+        return None
+    return int(value)
+
+def size_label(size: Any) -> str:
+    """How file names, tables and labels spell a training size: 'all' for the whole split."""
+    size = as_train_size(size)
+    return "all" if size is None else str(size)
+
+def size_key(size: Any) -> float:
+    """A training size as a sortable number: the whole training split sorts last."""
+    size = as_train_size(size)
+    return float("inf") if size is None else float(size)

@@ -60,7 +60,7 @@ class Result:
         """The verdict rows of the folder's design, in the one schema (VERDICT_COLUMNS)."""
         if self.is_design:
             return pd.read_csv(self.folder / "verdicts.csv")
-        from comparisons.report.tables import build_reports
+        from comparisons.report.split_tables import build_reports
 
         reports = build_reports(self.folder)
         return reports.verdicts.pairs if reports.verdicts is not None else pd.DataFrame()
@@ -70,7 +70,7 @@ class Result:
         """Per variant: each metric's mean, spread and interval (over partitions, or over seeds and test items)."""
         if self.is_design:
             return pd.read_csv(self.folder / "recipe_variants.csv")
-        from comparisons.report.tables import build_reports
+        from comparisons.report.split_tables import build_reports
 
         return build_reports(self.folder).aggregate
 
@@ -81,7 +81,7 @@ class Result:
             from comparisons.report.scores import wide_runs
 
             return wide_runs(self.scores)
-        from comparisons.report.tables import build_reports
+        from comparisons.report.split_tables import build_reports
 
         return build_reports(self.folder).summary
 

@@ -25,7 +25,7 @@ from comparisons.outputs import atomic_write_json
 from comparisons.plan import Plan, Prepared, carry_out, prepare
 from comparisons.run_folder import default_out
 from comparisons.report.cross_corpus import PLAN_FILE
-from comparisons.report.decision import cpu_hour_price
+from comparisons.stats.decision import cpu_hour_price
 from comparisons.report.cross_corpus_page import write_cross_corpus_reports
 from comparisons.run.executors import open_executor
 from comparisons.run.lock import RunFolderLock

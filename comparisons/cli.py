@@ -21,9 +21,9 @@ from comparisons.numerics import note_design_identities
 from comparisons.run.profiles import PROFILES
 from comparisons.run.runner import StopOnSignals, exit_code
 from comparisons.run_folder import read_runs
-from comparisons.report.contrasts import parse_contrasts
-from comparisons.report.verdict_rules import DEFAULT_MARGINS
-from comparisons.report.decision import cpu_hour_price
+from comparisons.stats.contrasts import parse_contrasts
+from comparisons.stats.family import DEFAULT_MARGINS
+from comparisons.stats.decision import cpu_hour_price
 
 def add_plan_options(command: argparse.ArgumentParser, out_help: str = "runs/<profile>") -> None:
     """The options of a plan, shared by `run` (one data set) and `benchmark` (several corpora)."""
@@ -143,9 +143,9 @@ def command_report(args) -> int:
               f"{args.out}/CORPUS)", file=sys.stderr)
         return 0
     if (args.out / "design.json").exists():  # the partition design: the recipe verdicts over its partitions
-        from comparisons.report.recipe_verdicts import write_recipe_reports
+        from comparisons.report.partition_reports import write_recipe_reports
 
-        from comparisons.report.recipe_page import write_recipe_page
+        from comparisons.report.partition_page import write_recipe_page
 
         design = json.loads((args.out / "design.json").read_text())
         contrasts = parse_contrasts(args.contrasts, list(design.get("variants") or []))
@@ -208,7 +208,7 @@ def dispatch(args) -> int:
 
             return command_reproduce(args)
         if args.command == "track":
-            from comparisons.report.tracking import command_track
+            from comparisons.tracking import command_track
 
             return command_track(args)
         args.cpu_hour_price = cpu_hour_price(args.cpu_hour_price)  # the pages' decision prices its CPU-hours

@@ -24,7 +24,7 @@ from typing import Any
 
 from common.errors import UserInputError
 from common.splits import DEFAULT_SPLIT_SEED, LABEL_BUDGETS, parse_train_sizes
-from comparisons.report.verdict_rules import DEFAULT_MARGINS
+from comparisons.stats.family import DEFAULT_MARGINS
 from comparisons.run_folder import default_out
 
 from backends.base import VARIANTS
@@ -36,8 +36,8 @@ def check_fields(plan: "Plan") -> None:
     """Every check of a `run` plan that needs no data, with the command line's one-line messages (UserInputError)."""
     from backends.base import backend_class, is_plugin, resolve_variant
     from backends.plugins import split_backends
-    from comparisons.report.contrasts import parse_contrasts
-    from comparisons.report.decision import cpu_hour_price
+    from comparisons.stats.contrasts import parse_contrasts
+    from comparisons.stats.decision import cpu_hour_price
     from comparisons.report.i18n import check_language
     from comparisons.run.precision import plan_precisions
     from comparisons.run.profiles import profile
@@ -220,9 +220,9 @@ def prepare(plan: Plan, argv: list[str] | None = None, tracking_folder: Path | N
     from common.datasets import load
     from common.partitions import check_design, kfold_partitions
     from common.splits import budget_parts, largest_train_size, stratified_split
-    from comparisons.report.contrasts import parse_contrasts
-    from comparisons.report.decision import cpu_hour_price
-    from comparisons.report.tracking import tracking_uri
+    from comparisons.stats.contrasts import parse_contrasts
+    from comparisons.stats.decision import cpu_hour_price
+    from comparisons.tracking import tracking_uri
     from comparisons.run.precision import plan_precisions
     from comparisons.run.profiles import profile
     from comparisons.run.serving.paths import parse_serve
@@ -393,8 +393,8 @@ def run_partitions(p: Prepared, executor) -> int:
     from comparisons.comparability import code_state
     from comparisons.numerics import note_design_identities
     from comparisons.outputs import atomic_write_json
-    from comparisons.report.recipe_page import write_recipe_page
-    from comparisons.report.recipe_verdicts import write_recipe_reports
+    from comparisons.report.partition_page import write_recipe_page
+    from comparisons.report.partition_reports import write_recipe_reports
 
     out = p.out
     partitions = p.partitions
@@ -482,7 +482,7 @@ def run_in_folder(p: Prepared, out: Path, split, executor, reports: bool = True,
 
             write_all_reports(out, p.plan.lang, p.cpu_hour_price)
     if p.plan.track:  # the driver logs the folder, after its reports (never the workers)
-        from comparisons.report.tracking import track_after_run
+        from comparisons.tracking import track_after_run
 
         track_after_run(out, p.mlflow_uri)
     if reports:

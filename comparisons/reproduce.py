@@ -249,14 +249,15 @@ def folder_verdicts(folder: Path) -> pd.DataFrame:
     to point at another verdict engine."""
     folder = Path(folder)
     if (folder / "design.json").exists():
-        from comparisons.report.contrasts import as_pairs
-        from comparisons.report.recipe_verdicts import partition_scores, recipe_verdicts
+        from comparisons.stats.contrasts import as_pairs
+        from comparisons.report.partition_reports import partition_scores
+        from comparisons.stats.partition_verdicts import recipe_verdicts
 
         design = json.loads((folder / "design.json").read_text())  # its margins and its declared family
         _, pairs = recipe_verdicts(partition_scores(folder), design.get("margins"), design.get("variants"),
                                    as_pairs(design.get("contrasts")), design.get("folds"))
     else:
-        from comparisons.report.tables import build_reports
+        from comparisons.report.split_tables import build_reports
 
         verdicts = build_reports(folder).verdicts
         pairs = pd.DataFrame(columns=["metric", "variant_a", "variant_b", "verdict"]) if verdicts is None else verdicts.pairs

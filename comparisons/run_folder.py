@@ -20,42 +20,17 @@ before the training-size sweep still resume; a run on a nested subset says its s
 from __future__ import annotations
 
 import json
-import math
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 import numpy as np
 
+from common.splits import TrainSize, as_train_size, size_key, size_label  # noqa: F401 (re-exported)
 from comparisons.comparability import why_left_out
 
-TrainSize = Optional[int]  # messages trained on; None = the whole training split
-
-
-def as_train_size(value: Any) -> TrainSize:
-    """A training size however a record, manifest or table spelled it: None for the whole split."""
-    if value is None:
-        return None
-    if isinstance(value, str):
-        spelled = value.strip().lower()
-        return None if spelled in ("", "all", "none", "nan", "inf") else int(float(spelled))
-    if isinstance(value, float) and (math.isnan(value) or math.isinf(value)):
-        return None
-    return int(value)
-
-
-def size_label(size: Any) -> str:
-    """How file names, tables and labels spell a training size: 'all' for the whole split."""
-    size = as_train_size(size)
-    return "all" if size is None else str(size)
-
-
-def size_key(size: Any) -> float:
-    """A training size as a sortable number: the whole training split sorts last."""
-    size = as_train_size(size)
-    return float("inf") if size is None else float(size)
 
 
 def default_out(command: str, profile: str) -> Path:

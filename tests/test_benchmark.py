@@ -10,7 +10,7 @@ from common.corpora import CORPORA
 from common.datasets import DataSpec, LabelledTexts, load, stratified_sample
 from comparisons.cli import main
 from comparisons.outputs import atomic_write_json
-from comparisons.report.recipe_verdicts import recipe_verdicts
+from comparisons.stats.partition_verdicts import recipe_verdicts
 from tests.test_cli import LINK_OR_PHONE
 
 

@@ -5,7 +5,7 @@ import shutil
 import html5lib
 import pandas as pd
 
-from comparisons.report.verdict_rules import VERDICTS
+from comparisons.stats.family import VERDICTS
 from tests.test_cli import run_main
 
 SMALL = ["--backends", "tfidf_logreg", "--profile", "tiny", "--limit-per-class", "60", "--threads", "1",

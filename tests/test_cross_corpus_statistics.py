@@ -3,7 +3,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from comparisons.report.cross_corpus_statistics import (across_corpora, conclusion, corpus_ranks,
+from comparisons.stats.across_corpora import (across_corpora, conclusion, corpus_ranks,
                                                         nemenyi_critical_difference, wilcoxon_smallest_p)
 
 

@@ -1,4 +1,4 @@
-"""comparisons/report/decision.py: the decision recomputes from verdicts.csv and the cost tables, says when the
+"""comparisons/stats/decision.py: the decision recomputes from verdicts.csv and the cost tables, says when the
 data cannot say (with the power figure when verdicts.csv has it) and names a missing cost instead of guessing it."""
 import json
 from pathlib import Path
@@ -7,9 +7,10 @@ import pandas as pd
 import pytest
 
 from comparisons.outputs import atomic_write_json
-from comparisons.report.decision import decision_section, decision_sentences, folder_decision, pareto_front
-from comparisons.report.recipe_page import write_recipe_page
-from comparisons.report.recipe_verdicts import METRICS
+from comparisons.report.decision_section import decision_section, decision_sentences, folder_decision
+from comparisons.stats.decision import pareto_front
+from comparisons.report.partition_page import write_recipe_page
+from comparisons.stats.partition_verdicts import METRICS
 
 VARIANTS = ["tfidf_logreg", "torch_scratch", "hf_bert:full"]
 
@@ -105,7 +106,7 @@ def test_the_front_keeps_the_recipes_no_other_is_cheaper_and_better_than():
 
 
 def test_serving_paths_are_points_of_the_front_priced_like_the_recipes():
-    from comparisons.report.decision import serving_points
+    from comparisons.report.decision_section import serving_points
 
     table = Path(__file__).resolve().parent.parent / "results" / "serving" / "serving_table.csv"
     points = serving_points(table, 2, 0.05).set_index("variant")

@@ -45,7 +45,7 @@ def test_the_run_and_report_halves_meet_only_at_the_run_folder():
         for dep in deps:
             if module.startswith("comparisons.run.") and dep.startswith("comparisons.report"):
                 offenders.append((module, dep))
-            if module.startswith("comparisons.report.") and dep.startswith("comparisons.run."):
+            if module.startswith(("comparisons.report.", "comparisons.stats.")) and dep.startswith("comparisons.run."):
                 offenders.append((module, dep))
     assert not offenders, offenders
 
@@ -56,6 +56,46 @@ def test_shared_modules_import_neither_half():
     offenders = [(m, d) for m in shared for d in graph()[m]
                  if d.startswith(("comparisons.run.", "comparisons.report"))]
     assert not offenders, offenders
+
+
+STATS_MAY_NOT_IMPORT = ("matplotlib", "html", "mlflow", "playwright", "pathlib", "json", "io", "os", "shutil", "sys")
+
+
+def test_stats_imports_nothing_above_it():
+    """comparisons.stats is the statistics alone: it imports common and itself, never the report, the run half, the
+    plan, the run folder or a backend (issue 49)."""
+    offenders = [(m, d) for m, deps in graph().items() if m.startswith("comparisons.stats")
+                 for d in deps if not d.startswith(("comparisons.stats", "common"))]
+    assert not offenders, offenders
+
+
+def outside_imports(path: Path) -> set[str]:
+    """The top-level names of every module a file imports (first-party or not)."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.add(node.module.split(".")[0])
+        elif isinstance(node, ast.Import):
+            found.update(alias.name.split(".")[0] for alias in node.names)
+    return found
+
+
+def test_stats_neither_reads_writes_nor_draws():
+    """No plotting, HTML, tracker, file or path library in comparisons.stats, and no call to open()."""
+    offenders = []
+    for path in sorted((ROOT / "comparisons" / "stats").glob("*.py")):
+        offenders += [(path.name, name) for name in outside_imports(path) & set(STATS_MAY_NOT_IMPORT)]
+        offenders += [(path.name, "open()") for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+                      if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "open"]
+    assert not offenders, offenders
+
+
+def test_the_stats_rule_sees_a_violation(tmp_path):
+    """The checks above are not empty by accident: a file that reads a path and draws is caught."""
+    bad = tmp_path / "bad.py"
+    bad.write_text("import matplotlib.pyplot as plt\nfrom pathlib import Path\nopen('x')\n", encoding="utf-8")
+    assert {"matplotlib", "pathlib"} <= outside_imports(bad) & set(STATS_MAY_NOT_IMPORT)
+    assert "comparisons.stats.family" in graph()["comparisons.stats.bootstrap"]
 
 
 def test_no_import_circle():

@@ -8,7 +8,7 @@ import pandas as pd
 from comparisons.comparability import differences
 from comparisons.run_folder import select_runs
 from comparisons.outputs import atomic_write_json, write_table
-from comparisons.report.verdicts import PAIR_COLUMNS, PAIR_METRICS
+from comparisons.stats.bootstrap import PAIR_COLUMNS, PAIR_METRICS
 from tests.test_cli import ROOT, SMALL, assert_no_raw_text, run_main
 
 

@@ -128,7 +128,7 @@ def test_bad_sizes_in_a_partition_design_are_one_line_and_write_nothing(tmp_path
 
 
 def test_labels_saved_reads_the_baseline_curve_in_log_size_with_an_interval_over_partitions():
-    from comparisons.report.labels_saved import labels_saved, needed_size
+    from comparisons.stats.labels_saved import labels_saved, needed_size
 
     assert needed_size([50, 100, 200], [0.8, 0.9, 0.95], 0.85) == pytest.approx(np.sqrt(50 * 100))
     assert needed_size([50, 100, 200], [0.8, 0.9, 0.95], 0.96) == float("inf")

@@ -1,11 +1,11 @@
-"""comparisons/report/recipe_verdicts.py on synthetic per-partition scores whose answers are known."""
+"""comparisons/stats/partition_verdicts.py on synthetic per-partition scores whose answers are known."""
 import numpy as np
 import pandas as pd
 import pytest
 from scipy.stats import nct
 from scipy.stats import t as student_t
 
-from comparisons.report.recipe_verdicts import COLUMNS, corrected_t, recipe_verdicts
+from comparisons.stats.partition_verdicts import COLUMNS, corrected_t, recipe_verdicts
 
 PARTITIONS = 10
 
@@ -85,7 +85,7 @@ def test_with_more_than_two_classes_the_decision_rows_are_the_arg_max(tmp_path):
     the arg-max's macro-F1 and accuracy, not nan; with two classes they stay the validation threshold's."""
     import json
 
-    from comparisons.report.recipe_verdicts import partition_scores
+    from comparisons.report.partition_reports import partition_scores
 
     for classes, folder in ((5, tmp_path / "topics"), (2, tmp_path / "binary")):
         partition = folder / "partitions" / "r0f0"

@@ -3,13 +3,13 @@ per-variant table and the reliability diagram's points (pooled runs)."""
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 import pytest
 
 from common.metrics import brier_score, expected_calibration_error
-from comparisons.report.calibration import calibration_table, reliability_points, with_calibration
+from comparisons.report.calibration import calibration_table, with_calibration
+from comparisons.stats.calibration import reliability_points
 from comparisons.report.figures import reliability_diagram
-from comparisons.report.tables import summary_frame
+from comparisons.report.split_tables import summary_frame
 from comparisons.run_folder import RunFolder
 
 REFERENCE = Path(__file__).resolve().parent.parent / "results" / "single_split_bc0aeaf"

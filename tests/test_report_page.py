@@ -22,7 +22,8 @@ import pytest
 
 from comparisons.cli import main
 from comparisons.outputs import atomic_write_json
-from comparisons.report.page import CHROMIUM, launch_chromium, page_path, reproduce_command, write_report_page
+from comparisons.report.page import CHROMIUM, launch_chromium
+from comparisons.report.split_page import page_path, reproduce_command, write_report_page
 from tests.test_cli import LINK_OR_PHONE
 
 REFERENCE = Path(__file__).resolve().parent.parent / "results" / "single_split_bc0aeaf"
@@ -218,7 +219,7 @@ def test_verdicts_come_first_with_their_intervals(tmp_path, reference):
     """The digest names the real lead with its interval; without verdicts.csv the page says none were computed."""
     import html5lib
 
-    from comparisons.report.verdicts import PAIR_COLUMNS
+    from comparisons.stats.bootstrap import PAIR_COLUMNS
 
     folder = tmp_path / "run"
     shutil.copytree(reference, folder)
@@ -269,8 +270,8 @@ def test_page_command_says_what_is_wrong_in_one_line(tmp_path, capsys):
 def design_pages(tmp_path_factory) -> dict[str, Path]:
     """Copies of the committed partition reference and cross-corpus reference, their tables and pages written afresh."""
     from comparisons.report.cross_corpus_page import write_cross_corpus_reports
-    from comparisons.report.recipe_page import write_recipe_page
-    from comparisons.report.recipe_verdicts import write_recipe_reports
+    from comparisons.report.partition_page import write_recipe_page
+    from comparisons.report.partition_reports import write_recipe_reports
 
     root = tmp_path_factory.mktemp("designs")
     folders = {name: root / name for name in ("reference", "cross_corpus")}
@@ -298,7 +299,7 @@ def test_every_table_of_every_page_fits_a_1280_pixel_window(browser, reference, 
 
 def test_a_spread_over_one_seed_or_partition_is_said_so_never_plus_or_minus_zero():
     from comparisons.report.spread import mean_spread
-    from comparisons.report.tables import QUALITY, SUMMARY_COLUMNS, aggregate_frame, readable_table
+    from comparisons.report.split_tables import QUALITY, SUMMARY_COLUMNS, aggregate_frame, readable_table
 
     assert mean_spread(0.98921, 0.0, 1) == "0.9892 (1 seed)" and mean_spread(0.9, float("nan"), 1, "partition") == \
         "0.9000 (1 partition)"

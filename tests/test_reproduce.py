@@ -50,7 +50,7 @@ def test_an_exact_rerun_passes_other_kernels_rerun_and_a_tampered_figure_is_repo
     assert "latency_ms_b1_p50" not in record and record["numerics"]["observed"]["thread_pools"] is not None
     # the verdicts are recomputed with the rerun's figures in place of the committed ones
     import comparisons.reproduce as reproduce
-    from comparisons.report.recipe_verdicts import partition_scores
+    from comparisons.report.partition_reports import partition_scores
 
     seen, original = [], reproduce.folder_verdicts
     monkeypatch.setattr(reproduce, "folder_verdicts", lambda folder: seen.append(partition_scores(folder)) or original(folder))

@@ -75,7 +75,7 @@ def test_learning_curves_from_a_run_folder(tmp_path, binary_runs):
     from common.metrics import classification_metrics
     from comparisons.report.learning_curves import write_learning_curves
     from comparisons.outputs import atomic_write_bytes
-    from comparisons.report.tables import summary_frame
+    from comparisons.report.split_tables import summary_frame
     from comparisons.run_folder import prediction_path
 
     rng = np.random.default_rng(0)

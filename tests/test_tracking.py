@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from comparisons.cli import main
-from comparisons.report.tracking import INSTALL, default_uri, record_metrics
+from comparisons.tracking import INSTALL, default_uri, record_metrics
 from tests.test_cli import LINK_OR_PHONE, ROOT, SMALL, assert_no_raw_text
 
 mlflow = pytest.importorskip("mlflow")

@@ -88,7 +88,7 @@ def test_the_real_minilm_tokenizer_agrees():
 
 
 def test_the_tables_carry_the_rate_as_a_column():
-    from comparisons.report.tables import aggregate_frame, readable_table, summary_frame
+    from comparisons.report.split_tables import aggregate_frame, readable_table, summary_frame
 
     records = [{"variant": "tfidf_logreg", "seed": 0, "status": "ok", "average_precision": 0.9},
                {"variant": "hf_bert:full", "seed": 0, "status": "ok", "average_precision": 0.8, "unknown_token_rate": 0.4},

@@ -10,11 +10,12 @@ import pytest
 from scipy.stats import nct
 from scipy.stats import t as student_t
 
-from comparisons.report.contrasts import PRESETS, pair_order, parse_contrasts
-from comparisons.report.pair_tests import corrected_t, t_tests
-from comparisons.report.power import repeats_for_power, smallest_detectable
-from comparisons.report.recipe_verdicts import partition_scores, recipe_verdicts
-from comparisons.report.verdict_rules import VERDICT_COLUMNS, holm, posterior_thirds
+from comparisons.stats.contrasts import PRESETS, pair_order, parse_contrasts
+from comparisons.stats.corrected_t import corrected_t, t_tests
+from comparisons.stats.power import repeats_for_power, smallest_detectable
+from comparisons.report.partition_reports import partition_scores
+from comparisons.stats.partition_verdicts import recipe_verdicts
+from comparisons.stats.family import VERDICT_COLUMNS, holm, posterior_thirds
 
 COURSE = ["tfidf_logreg", "torch_scratch", "keras_layers", "hf_bert:frozen", "hf_bert:full"]
 
@@ -78,7 +79,7 @@ def test_tost_matches_statsmodels_ttost_on_scaled_deviations():
 def test_nemenyi_p_and_critical_difference_match_scikit_posthocs():
     import scikit_posthocs
 
-    from comparisons.report.cross_corpus_statistics import across_corpora
+    from comparisons.stats.across_corpora import across_corpora
 
     rng = np.random.default_rng(4)
     table = pd.DataFrame(rng.uniform(0.8, 1.0, (12, 4)), columns=list("ABCD"), index=[f"c{i}" for i in range(12)])
@@ -188,7 +189,7 @@ def test_a_reused_design_folder_reports_only_its_plans_runs(tmp_path):
 def test_equivalence_power_agrees_with_a_simulation_of_the_production_tost():
     """The planning figure against the test it plans for: per-partition differences drawn at a known spread,
     the production TOST (pair_tests.t_tests) at Holm's strictest level, its rejection rate."""
-    from comparisons.report.power import equivalence_power, partition_standard_error
+    from comparisons.stats.power import equivalence_power, partition_standard_error
 
     rng = np.random.default_rng(5)
     spread, ratio, partitions, margin, level = 0.002, 0.25, 15, 0.005, 0.05 / 8

@@ -1,4 +1,4 @@
-"""comparisons/report/verdicts.py on synthetic predictions whose answers are known."""
+"""comparisons/stats/bootstrap.py on synthetic predictions whose answers are known."""
 import numpy as np
 import pandas as pd
 import pytest
@@ -6,8 +6,8 @@ from sklearn.metrics import accuracy_score, average_precision_score, brier_score
 
 from scipy.stats import norm
 
-from comparisons.report.verdict_rules import correct_family, four_way
-from comparisons.report.verdicts import (PAIR_COLUMNS, PAIR_METRICS, VERDICTS, compare, holm, mcnemar_exact,
+from comparisons.stats.family import correct_family, four_way
+from comparisons.stats.bootstrap import (PAIR_COLUMNS, PAIR_METRICS, VERDICTS, compare, holm, mcnemar_exact,
                                   run_intervals, sign_flip_p, weighted_average_precision, weighted_metric)
 
 N_ITEMS = 300

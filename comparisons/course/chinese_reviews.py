@@ -5,7 +5,7 @@ the scratch encoder each read the reviews as characters, as jieba words and (the
 WordPiece subwords; the English all-MiniLM-L6-v2 reads them through its English vocabulary, then is
 fine-tuned. Every model gets the same seeded stratified sample, split as the suite splits; its
 unknown-token rate on the test reviews, its test AP with a 95% interval, and the paired verdicts of
-comparisons.report.verdicts.
+comparisons.stats.bootstrap.
 
 Run: python -m comparisons.course.chinese_reviews [--per-class 1000] [--variants ...] [--seeds 1]
      [--out DIR] [--lang en|zh] [--quick]
@@ -67,8 +67,8 @@ from common.vocabulary import fit_vocabulary
 from comparisons.course.shared import course_parser, report_written, run_course, scratch_config
 from comparisons.outputs import atomic_write_json, atomic_write_text, write_table
 from comparisons.report.i18n import setup_matplotlib, text
-from comparisons.report.verdict_rules import phrase
-from comparisons.report.verdicts import compare
+from comparisons.report.i18n import phrase
+from comparisons.stats.bootstrap import compare
 from comparisons.run.profiles import variant_overrides
 
 MODULE = "chinese_reviews"
@@ -230,7 +230,7 @@ def constructor(variant: str, quick: bool, seed: int) -> dict:
 
 
 def train_all(train, valid, test, variants: list[str], seeds: int, quick: bool):
-    """(predictions for comparisons.report.verdicts, one row per run)."""
+    """(predictions for comparisons.stats.bootstrap, one row per run)."""
     predictions, runs = [], []
     for variant in variants:
         for seed in range(seeds):

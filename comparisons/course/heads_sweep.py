@@ -53,8 +53,8 @@ from common.errors import UserInputError
 from common.scoring import fit_and_score
 from comparisons.course.shared import course_parser, load_course_splits, report_written, run_course
 from comparisons.report.i18n import label, setup_matplotlib, text
-from comparisons.report.verdict_rules import phrase
-from comparisons.report.verdicts import compare
+from comparisons.report.i18n import phrase
+from comparisons.stats.bootstrap import compare
 from comparisons.outputs import atomic_write_json, save_figure, write_table
 
 MODULE = "heads_sweep"
@@ -156,7 +156,7 @@ def summarize(rows: list[dict]) -> pd.DataFrame:
 
 
 def paired_verdicts(predictions: list[dict], test, lang: str) -> pd.DataFrame:
-    """Every pair of head counts on AP: the suite's paired two-level bootstrap (comparisons/report/verdicts.py),
+    """Every pair of head counts on AP: the suite's paired two-level bootstrap (comparisons/stats/bootstrap.py),
     Holm over every pair and both hypotheses; A − B, its 95% interval, Holm p and the verdict in words."""
     pairs = compare(pd.DataFrame(predictions), test.labels, test.positive_index).pairs
     rows = pairs[pairs["metric"] == "average_precision"]

@@ -1,7 +1,7 @@
 """What pretraining buys as labels get scarce: every model trained on 50, 200, 1000 ... messages.
 
 The same nested, stratified training subsets for every model (common.splits.train_subset), the
-same validation and test splits; per size the paired verdicts of comparisons.report.verdicts, so the
+same validation and test splits; per size the paired verdicts of comparisons.stats.bootstrap, so the
 lesson says only what the test set can carry.
 
 Run: python -m comparisons.course.scratch_vs_pretrained [--sizes 50,200,1000] [--variants ...]
@@ -140,7 +140,7 @@ def budget(variant: str, quick: bool, seed: int) -> dict:
 
 
 def train_all(data, split, sizes: list[int], variants: list[str], seeds: int, quick: bool):
-    """(predictions for comparisons.report.verdicts, one row per run): every (size, variant, seed)."""
+    """(predictions for comparisons.stats.bootstrap, one row per run): every (size, variant, seed)."""
     valid, test = data.subset(split.valid), data.subset(split.test)
     predictions, runs = [], []
     for size in sizes:

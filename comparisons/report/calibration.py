@@ -16,7 +16,7 @@ from typing import Mapping
 import numpy as np
 import pandas as pd
 
-from common.metrics import CALIBRATION_BINS, brier_score, calibration_bins, expected_calibration_error
+from common.metrics import CALIBRATION_BINS, brier_score, expected_calibration_error
 from comparisons.report.html import paragraph, table
 from comparisons.report.i18n import label, text
 from comparisons.report.spread import mean_spread
@@ -92,14 +92,3 @@ def calibration_table(rows: pd.DataFrame, unit: str, lang: str) -> str:
     return table(headers, body, caption=caption)
 
 
-def reliability_points(groups: dict[str, list[tuple[np.ndarray, np.ndarray]]],
-                       positive_index: int | None) -> dict[str, dict[str, np.ndarray]]:
-    """Per variant, the reliability diagram's points of its runs' test items pooled (partitions: every text once)."""
-    points = {}
-    for variant, runs in groups.items():
-        if runs:
-            labels = np.concatenate([labels for labels, _ in runs])
-            proba = np.concatenate([proba for _, proba in runs])
-            points[variant] = {**calibration_bins(labels, proba, positive_index),
-                               "ece": expected_calibration_error(labels, proba, positive_index)}
-    return points

@@ -2,7 +2,7 @@
 
 Per corpus: its primary metric per variant with that folder's own interval and verdicts (the
 partition design's recipe verdicts, or the single split's), the variants' ranks; over corpora:
-average ranks and what may be concluded with this few (comparisons/report/cross_corpus_statistics.py).
+average ranks and what may be concluded with this few (comparisons/stats/across_corpora.py).
 The primary metric is average precision: of the positive class with two classes, macro-averaged
 one-vs-rest with more (common.metrics), so every corpus ranks its variants on its own primary metric.
 
@@ -21,12 +21,13 @@ from pathlib import Path
 import pandas as pd
 
 from comparisons.outputs import atomic_write_json, atomic_write_text
-from comparisons.report.cross_corpus_statistics import (AcrossCorpora, across_corpora, conclusion, corpus_ranks,
+from comparisons.stats.across_corpora import (LARGEST_N, AcrossCorpora, across_corpora, corpus_ranks,
                                                         verdict_rules_rows as verdict_rows)
 from comparisons.report.i18n import text
 from comparisons.report.scores import SCORE_COLUMNS, scores_table
-from comparisons.report.page_verdicts import largest_group, read_verdicts
-from comparisons.report.verdict_rules import PRIMARY, phrase
+from comparisons.report.verdicts_file import largest_group, read_verdicts
+from comparisons.stats.family import PRIMARY
+from comparisons.report.i18n import phrase
 
 PLAN_FILE = "benchmark.json"
 CSV_COLUMNS = ("corpus", "status", "reason", "design", "texts", "texts_before_cap", "capped", "classes",
@@ -244,3 +245,88 @@ def write_cross_corpus_tables(parent: Path, lang: str, built) -> Path:
         atomic_write_text(parent / "scores.csv", benchmark_scores(parent, plan).to_csv(index=False, float_format="%.6g"))
     target = parent if lang == "en" else parent / "zh"
     return atomic_write_text(target / "cross_corpus.md", cross_corpus_markdown(plan, results, table, test, lang))
+
+
+def _chi(result: AcrossCorpora) -> str:
+    if result.chi_square is None:
+        return "—"
+    return f"chi-square = {result.chi_square:.2f}, p = {result.chi_square_p:.3f}"
+
+def conclusion(result: AcrossCorpora, lang: str = "en") -> list[str]:
+    """What may be concluded across the corpora, in sentences (English or Chinese)."""
+    from comparisons.report.i18n import text
+
+    n, k, alpha = len(result.corpora), len(result.variants), result.alpha
+    if k < 2:
+        return [text("One variant only: nothing to compare across corpora.", "只有一个变体：跨语料库无可比较。", lang)]
+    if n == 0:
+        return [text("No corpus has a score for every variant yet: nothing to rank.",
+                     "还没有哪个语料库对每个变体都有得分：无法排名。", lang)]
+    lines = []
+    if result.left_out:
+        lines.append(text(f"Left out of the ranks (a variant has no score there): {', '.join(result.left_out)}.",
+                          f"未计入排名（有变体在其上没有得分）：{'、'.join(result.left_out)}。", lang))
+    needed = result.corpora_needed
+    needed_en = f"at least {needed} corpora" if needed else f"more than {LARGEST_N} corpora"
+    needed_zh = f"至少 {needed} 个语料库" if needed else f"超过 {LARGEST_N} 个语料库"
+    if result.test == "wilcoxon":
+        a, b = result.variants
+        median = result.pairs[0]["median_difference"]
+        p = "—" if result.p_value is None else f"{result.p_value:.3f}"
+        lines.append(text(f"Wilcoxon signed-rank test over {n} corpora on {a} − {b}: median difference {median:+.4f}, "
+                          f"p = {p}.",
+                          f"在 {n} 个语料库上对 {a} − {b} 做 Wilcoxon 符号秩检验：差值中位数 {median:+.4f}，p = {p}。", lang))
+        if not result.can_rule:
+            lines.append(text(
+                f"Too few corpora to rule: with {n} corpora the smallest p-value this test can give is "
+                f"{result.smallest_p:.3f} (every difference of one sign), not below {alpha}; it needs {needed_en}. "
+                "Each corpus's own verdicts stand; across corpora nothing can be concluded.",
+                f"语料库太少，无法下结论：{n} 个语料库时该检验能给出的最小 p 值为 {result.smallest_p:.3f}"
+                f"（所有差值同号），不低于 {alpha}；需要{needed_zh}。各语料库自身的结论仍然成立；跨语料库无法得出结论。", lang))
+        elif result.rejected:
+            better, worse = (a, b) if median > 0 else (b, a)
+            lines.append(text(f"{better} ranks above {worse} across these corpora.",
+                              f"在这些语料库上 {better} 的排名高于 {worse}。", lang))
+        else:
+            lines.append(text("No difference shown across corpora (which is not a shown equality).",
+                              "跨语料库未显示差异（这不等于显示相等）。", lang))
+        return lines
+    p = "—" if result.p_value is None else f"{result.p_value:.3f}"
+    statistic = "—" if result.statistic is None else f"{result.statistic:.2f}"
+    lines.append(text(
+        f"Friedman test over {n} corpora and {k} variants, in Iman & Davenport's F form: F = {statistic}, p = {p} "
+        f"(the chi-square form: {_chi(result)}); Nemenyi critical difference of average ranks "
+        f"CD = {result.critical_difference:.2f} (the largest possible gap is k − 1 = {k - 1}).",
+        f"在 {n} 个语料库、{k} 个变体上做 Friedman 检验（Iman & Davenport 的 F 形式）：F = {statistic}，p = {p}"
+        f"（卡方形式：{_chi(result)}）；"
+        f"Nemenyi 平均秩临界差 CD = {result.critical_difference:.2f}（平均秩之差最大为 k − 1 = {k - 1}）。", lang))
+    if not result.can_rule:
+        if result.smallest_p >= alpha:
+            why_en = (f"with {n} corpora the smallest p-value Friedman's test can give is {result.smallest_p:.3f} "
+                      f"(every corpus ranking the variants alike), not below {alpha}")
+            why_zh = f"{n} 个语料库时 Friedman 检验能给出的最小 p 值为 {result.smallest_p:.3f}（每个语料库排名完全一致），不低于 {alpha}"
+        else:
+            why_en = (f"CD = {result.critical_difference:.2f} exceeds {k - 1}, the largest gap average ranks can have, "
+                      "so no pair could ever be told apart")
+            why_zh = f"CD = {result.critical_difference:.2f} 大于平均秩之差的最大值 {k - 1}，任何一对都不可能被区分"
+        lines.append(text(f"Too few corpora to rule: {why_en}; it needs {needed_en}. Each corpus's own verdicts "
+                          "stand; across corpora nothing can be concluded.",
+                          f"语料库太少，无法下结论：{why_zh}；需要{needed_zh}。各语料库自身的结论仍然成立；跨语料库无法得出结论。",
+                          lang))
+    elif not result.rejected:
+        lines.append(text("Friedman's test does not reject: the average ranks show no variant ahead across these "
+                          "corpora (which is not a shown equality).",
+                          "Friedman 检验未拒绝：平均秩未显示任何变体在这些语料库上领先（这不等于显示相等）。", lang))
+    else:
+        apart = [(pair["a"], pair["b"]) if pair["rank_difference"] > 0 else (pair["b"], pair["a"])
+                 for pair in result.pairs if pair["different"]]
+        if apart:
+            listed = "; ".join(f"{better} > {worse}" for better, worse in apart)
+            lines.append(text(f"Friedman rejects; pairs whose average ranks differ by at least CD: {listed}.",
+                              f"Friedman 检验拒绝；平均秩之差不小于 CD 的配对：{listed}。", lang))
+        else:
+            lines.append(text("Friedman rejects, but no pair's average ranks differ by CD or more: the variants are "
+                              "not all alike, and no single pair can be named.",
+                              "Friedman 检验拒绝，但没有哪一对的平均秩之差达到 CD：各变体并非全都相同，但无法指出具体哪一对。",
+                              lang))
+    return lines

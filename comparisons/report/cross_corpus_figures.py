@@ -10,7 +10,7 @@ import numpy as np
 
 from comparisons.outputs import save_figure
 from comparisons.report.i18n import setup_matplotlib, text
-from comparisons.report.verdict_rules import phrase
+from comparisons.report.i18n import phrase
 
 VERDICT_COLOURS = {"A better": "#2da44e", "B better": "#cf222e", "equivalent": "#54aeff", "inconclusive": "#d0d7de"}
 

@@ -11,10 +11,9 @@ from html import escape
 from pathlib import Path
 
 from comparisons.outputs import atomic_write_text
-from comparisons.report.cross_corpus import (PLAN_FILE, build, corpora_headers, corpora_rows, generalises, pair_rows,
+from comparisons.report.cross_corpus import (PLAN_FILE, build, conclusion, corpora_headers, corpora_rows, generalises, pair_rows,
                                              scores_rows, write_cross_corpus_tables)
-from comparisons.report.cross_corpus_statistics import conclusion
-from comparisons.report.decision import DEFAULT_CPU_HOUR_PRICE, corpora_decisions
+from comparisons.report.decision_section import DEFAULT_CPU_HOUR_PRICE, corpora_decisions
 from comparisons.report.cross_corpus_figures import critical_difference_diagram, verdict_grid
 from comparisons.report.html import facts, paragraph, png_figure, report_page, table
 from comparisons.report.i18n import text

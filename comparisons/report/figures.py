@@ -6,10 +6,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from comparisons.report.calibration import labelled_predictions, reliability_points
+from comparisons.report.calibration import labelled_predictions
+from comparisons.stats.calibration import reliability_points
 from comparisons.report.i18n import label, setup_matplotlib, text
 from comparisons.outputs import save_figure
-from comparisons.report.tables import QUALITY, quality_label
+from comparisons.report.split_tables import QUALITY, quality_label
 from comparisons.run_folder import RunFolder
 
 
@@ -174,7 +175,7 @@ def forest_plot(pairs: pd.DataFrame, lang: str, path: Path, interval: str) -> Pa
     (`contrast` = declared) on top, exploratory pairs below, each group labelled; without the column, one group."""
     from matplotlib.transforms import blended_transform_factory
 
-    from comparisons.report.verdict_rules import phrase
+    from comparisons.report.i18n import phrase
 
     setup_matplotlib(lang)
     import matplotlib.pyplot as plt

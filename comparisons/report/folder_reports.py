@@ -1,7 +1,7 @@
 """Every report of a single-split run folder, from the run records it holds: summary and verdict tables, serving
 tables, learning curves, figures and report.html (English always, and the folder's language when it is another).
 Written after a run (comparisons/cli.py) and by `report --out DIR`; a partition design's pages are
-comparisons/report/recipe_page.py's."""
+comparisons/report/partition_page.py's."""
 from __future__ import annotations
 
 import sys
@@ -10,12 +10,12 @@ from pathlib import Path
 from common.splits import largest_train_size
 from comparisons.comparability import left_out_line
 from comparisons.numerics import identities_line
-from comparisons.report.decision import DEFAULT_CPU_HOUR_PRICE
+from comparisons.stats.decision import DEFAULT_CPU_HOUR_PRICE
 from comparisons.report.figures import write_figures
 from comparisons.report.learning_curves import write_learning_curves
-from comparisons.report.page import write_report_page
+from comparisons.report.split_page import write_report_page
 from comparisons.report.serving import write_serving
-from comparisons.report.tables import build_reports, largest_size, write_reports
+from comparisons.report.split_tables import build_reports, largest_size, write_reports
 from comparisons.run_folder import RunFolder
 
 

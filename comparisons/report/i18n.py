@@ -55,7 +55,7 @@ LABELS: dict[str, tuple[str, str]] = {
     "refused": ("refused", "拒绝"),
     "failed": ("failed", "失败"),
     "verdict_vs_native": ("AP verdict vs native", "AP 相对原生模型的结论"),
-    # verdicts.csv columns (comparisons/report/verdicts.py)
+    # verdicts.csv columns (comparisons/stats/bootstrap.py)
     "variant_a": ("A", "A"),
     "variant_b": ("B", "B"),
     "n_items": ("test items", "测试样本数"),
@@ -164,3 +164,13 @@ def setup_matplotlib(lang: str = "en") -> None:
     matplotlib.rcParams["font.family"] = "sans-serif"
     matplotlib.rcParams["font.sans-serif"] = [name, "DejaVu Sans"]
     matplotlib.rcParams["axes.unicode_minus"] = False
+
+def phrase(verdict: str, variant_a: str, variant_b: str, lang: str = "en") -> str:
+    """'A better' -> 'keras_layers better'; the other verdicts in words (English or Chinese)."""
+    if verdict == "A better":
+        return text(f"{variant_a} better", f"{variant_a} 更好", lang)
+    if verdict == "B better":
+        return text(f"{variant_b} better", f"{variant_b} 更好", lang)
+    words = {"equivalent": ("equivalent within the margin", "在容差内等价"),
+             "inconclusive": ("inconclusive", "无定论")}
+    return text(*words[verdict], lang) if verdict in words else str(verdict)

@@ -1,6 +1,6 @@
 """Learning curves: test quality against the number of training messages, from a sweep's run folder.
 
-Each training size is one group of runs, compared as a run folder's runs are (comparisons.report.verdicts):
+Each training size is one group of runs, compared as a run folder's runs are (comparisons.stats.bootstrap):
 per variant the mean over seeds, the ± over seeds (training randomness) and the 95% interval over
 test items (test-set sampling); per pair the paired difference, its interval and the verdict.
 Written, in DIR (en) or DIR/zh (zh):
@@ -27,10 +27,11 @@ from backends.base import VARIANTS
 from comparisons.report.i18n import label, setup_matplotlib, text
 from comparisons.report.spread import mean_spread
 from comparisons.outputs import atomic_write_text, save_figure, write_table
-from comparisons.report.contrasts import as_pairs
-from comparisons.report.verdict_rules import correct_family, in_schema
-from comparisons.report.verdict_tables import markdown_table, pair_table
-from comparisons.report.verdicts import compare, load_predictions
+from comparisons.stats.contrasts import as_pairs
+from comparisons.stats.family import correct_family, in_schema
+from comparisons.report.pair_tables import markdown_table, pair_table
+from comparisons.stats.bootstrap import compare
+from comparisons.report.predictions import load_predictions
 from comparisons.run_folder import RunFolder
 
 METRICS = ("average_precision", "macro_f1_at_threshold", "macro_f1")  # the first two: those the runs have
@@ -177,7 +178,7 @@ def plot_curves(curve: pd.DataFrame, full_size: int, lang: str, path: Path) -> P
 
 
 def verdicts_markdown(pairs: pd.DataFrame, size: int, full_size: int, lang: str, metrics: list[str]) -> str:
-    """The pairs of one training size, as people read them (the one renderer, comparisons/report/verdict_tables.py)."""
+    """The pairs of one training size, as people read them (the one renderer, comparisons/report/pair_tables.py)."""
     lines = [f"# {text('Paired verdicts at', '配对结论：训练样本数', lang)} {size_label(size, full_size, lang)}", ""]
     for metric in metrics:
         rows = pairs[(pairs["train_size"] == size) & (pairs["metric"] == metric)]

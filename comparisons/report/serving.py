@@ -21,8 +21,9 @@ import pandas as pd
 from common.redaction import redact
 from comparisons.outputs import atomic_write_text, save_figure
 from comparisons.report.i18n import label, setup_matplotlib, text
-from comparisons.report.verdict_rules import correct_family, margin_for, phrase
-from comparisons.report.verdicts import compare
+from comparisons.stats.family import correct_family, margin_for
+from comparisons.report.i18n import phrase
+from comparisons.stats.bootstrap import compare
 
 PATH_ORDER = ("native", "native-bf16", "onnx", "onnx-int8", "torch-int8")  # as run/serving/paths.PATHS
 FIGURES = ("latency_ms_b1_p50", "throughput_per_s", "cold_start_s", "peak_rss_serve_mb", "size_mb",

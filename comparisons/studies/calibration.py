@@ -8,9 +8,9 @@ compares the recipe with itself, seed a against seed b for every pair of the poo
 is "no difference", so every "different" verdict is a false positive), through the suite's own
 verdict code:
   - items-only (the old verdict): the paired bootstrap over the single split's test items, each side
-    one trained model (comparisons.report.verdicts with one seed a side);
+    one trained model (comparisons.stats.bootstrap with one seed a side);
   - partitions (the new verdict): the production verdict of the partition design, end to end
-    (comparisons.report.recipe_verdicts: the corrected repeated k-fold t-test and the family rule, the pair
+    (comparisons.stats.partition_verdicts: the corrected repeated k-fold t-test and the family rule, the pair
     its own family of a difference and an equivalence hypothesis), each side one seed per partition.
 Then power: the same recipe against a deliberately weakened one (the learner with a 20-word
 vocabulary), seed a against seed b; the weak one must be called worse.
@@ -45,9 +45,9 @@ from common.errors import UserInputError
 from common.partitions import Partition, kfold_partitions
 from common.splits import DEFAULT_SPLIT_SEED, Split, budget_parts, stratified_split
 from comparisons.outputs import atomic_write_json, atomic_write_text
-from comparisons.report.recipe_verdicts import recipe_verdicts
-from comparisons.report.verdict_rules import ALPHA, DEFAULT_MARGINS, four_way
-from comparisons.report.verdicts import N_RESAMPLES, bootstrap_p, item_counts, weighted_average_precision
+from comparisons.stats.partition_verdicts import recipe_verdicts
+from comparisons.stats.family import ALPHA, DEFAULT_MARGINS, four_way
+from comparisons.stats.bootstrap import N_RESAMPLES, bootstrap_p, item_counts, weighted_average_precision
 
 WEAK_VOCABULARY = 20  # the planted difference: TF-IDF kept to its 20 most frequent terms
 LEARNERS = ("sgd_tfidf", "torch_scratch")

@@ -20,8 +20,8 @@ binarised: negative against the rest), which holds a large pool and many disjoin
   adds the spread over draws and an item bootstrap of the test region;
 - `--samples` disjoint samples of each `--sizes` texts from outside the pool, each run through the
   production verdict code: the partition design with 5 folds and with 3 x 5
-  (comparisons.report.recipe_verdicts: the corrected t-test, the pair its own family), one seed a
-  partition, and the single split with `--split-seeds` seeds (comparisons.report.verdicts: the
+  (comparisons.stats.partition_verdicts: the corrected t-test, the pair its own family), one seed a
+  partition, and the single split with `--split-seeds` seeds (comparisons.stats.bootstrap: the
   two-level bootstrap). Every recipe is fitted on a design's training and validation texts (it
   needs no validation) and scored on the test texts;
 - an A/A on the same samples with disjoint seeds (recipe A against itself, no seed in two
@@ -50,8 +50,8 @@ from common.labelled_texts import LabelledTexts
 from common.partitions import kfold_partitions
 from common.splits import DEFAULT_SPLIT_SEED, Split, stratified_split
 from comparisons.outputs import atomic_write_json, atomic_write_text
-from comparisons.report.verdict_rules import DEFAULT_MARGINS
-from comparisons.report.verdicts import pairwise_verdicts, weighted_average_precision
+from comparisons.stats.family import DEFAULT_MARGINS
+from comparisons.stats.bootstrap import pairwise_verdicts, weighted_average_precision
 from comparisons.studies.calibration import partition_pair, rate
 
 RECIPES = {"tfidf_words": {"analyzer": "word", "ngram_range": (1, 2)},
@@ -246,8 +246,8 @@ def study_markdown(result: dict, command: str) -> str:
              f"region of {result['pool_train']} texts, each tested on a fixed {result['pool_test']} texts. Per size, "
              f"{result['samples']} disjoint samples from outside the pool, each through the partition design "
              f"(1 x {result['folds']} and {result['repeats']} x {result['folds']} folds, one seed a partition, "
-             "comparisons.report.recipe_verdicts) and the single split "
-             f"({result['split_seeds']} seeds a side, comparisons.report.verdicts); AP margin ±{result['margin']}, "
+             "comparisons.stats.partition_verdicts) and the single split "
+             f"({result['split_seeds']} seeds a side, comparisons.stats.bootstrap); AP margin ±{result['margin']}, "
              f"alpha 0.05, the pair its own family. A/A: {a} against itself on the same samples, disjoint seeds "
              f"(independent comparisons). Took {result['seconds']:.0f} s.", "",
              "## The truths", "", "| sample size | training size | true ΔAP (A − B) | its standard error (draws, items) "

@@ -4,7 +4,7 @@
 
 PILOT is a finished partition design (`run --cv K --contrasts ...`, or one reported with `report
 --contrasts`). For each declared contrast on the primary metric, holding the pilot's observed spread of
-the per-partition differences and its n_test/n_train (comparisons/report/power.py, the same figures as the
+the per-partition differences and its n_test/n_train (comparisons/stats/power.py, the same figures as the
 verdicts' columns):
   - the repeats of K folds that give 80% power to show the observed difference different;
   - the repeats that give 80% power to show it equivalent within the margin;
@@ -27,8 +27,8 @@ import pandas as pd
 
 from common.errors import UserInputError
 from comparisons.outputs import atomic_write_text
-from comparisons.report.power import LARGEST_REPEATS, repeats_for_power
-from comparisons.report.verdict_rules import PRIMARY
+from comparisons.stats.power import LARGEST_REPEATS, repeats_for_power
+from comparisons.stats.family import PRIMARY
 from comparisons.studies.cluster_projection import makespan, run_seconds
 
 

@@ -36,8 +36,9 @@ import pandas as pd
 
 from comparisons.comparability import ROOT
 from comparisons.outputs import atomic_write_text
-from comparisons.report.pair_tests import partition_pair_rows
-from comparisons.report.verdict_rules import correct_family, phrase
+from comparisons.stats.corrected_t import partition_pair_rows
+from comparisons.stats.family import correct_family
+from comparisons.report.i18n import phrase
 from comparisons.run_folder import prediction_path, read_runs
 
 VARIANTS = ("hf_bert:full", "hf_bert:frozen")

@@ -1,6 +1,6 @@
 """The verdicts on the report page: which lead is real, which differences are real, every pair.
 
-Reads DIR/verdicts.csv, whose columns comparisons/report/verdicts.py documents (one row per metric and
+Reads DIR/verdicts.csv, whose columns comparisons/stats/bootstrap.py documents (one row per metric and
 pair; difference = A − B with its 95% paired interval over seeds and test items, Holm-corrected p,
 verdict A better / B better / equivalent within the margin / inconclusive, the pooled test on
 decisions). A sweep prepends `train_size`; the digest then speaks of the largest training size.
@@ -13,31 +13,10 @@ import pandas as pd
 
 from comparisons.report.i18n import label, text
 from comparisons.report.html import paragraph, table
-from comparisons.run_folder import size_key
-from comparisons.report.verdict_rules import REAL, phrase
-from comparisons.report.verdict_tables import family_line, pair_table
-
-
-def read_verdicts(out: Path) -> pd.DataFrame | None:
-    path = Path(out) / "verdicts.csv"  # the English file: its values are the stable keys
-    if not path.exists():
-        return None
-    verdicts = pd.read_csv(path, keep_default_na=False, na_values=[""])
-    # a folder reported before the four-way verdicts: its words and columns, read as today's
-    for column in ("margin", "p_equivalence_holm", "decisions_p_holm"):
-        if column not in verdicts:
-            verdicts[column] = verdicts.get("mcnemar_p_holm") if column == "decisions_p_holm" else float("nan")
-    for column in ("verdict", "verdict_decisions"):
-        if column in verdicts:
-            verdicts[column] = verdicts[column].replace({"no detectable difference": "inconclusive"})
-    return verdicts
-
-
-def largest_group(verdicts: pd.DataFrame) -> pd.DataFrame:
-    if "train_size" not in verdicts.columns or verdicts.empty:
-        return verdicts
-    keys = verdicts["train_size"].map(size_key)
-    return verdicts[keys == keys.max()]
+from comparisons.report.verdicts_file import largest_group, read_verdicts  # noqa: F401 (read_verdicts re-exported)
+from comparisons.stats.family import REAL
+from comparisons.report.i18n import phrase
+from comparisons.report.pair_tables import family_line, pair_table
 
 
 def _p(value) -> str:
@@ -105,7 +84,7 @@ def real_differences(verdicts: pd.DataFrame, lang: str) -> str:
 
 
 def pairwise_tables(verdicts: pd.DataFrame, lang: str) -> str:
-    """Every pair, one table per metric, by the one renderer of verdict rows (comparisons/report/verdict_tables.py)."""
+    """Every pair, one table per metric, by the one renderer of verdict rows (comparisons/report/pair_tables.py)."""
     parts = [paragraph(family_line(verdicts, lang))] if "contrast" in verdicts else []
     for metric, rows in verdicts.groupby("metric", sort=False):
         headers, body = pair_table(rows, lang, "main")  # two tables, so that a 1,280-pixel window holds each

@@ -9,11 +9,12 @@ from pathlib import Path
 
 import pandas as pd
 
-from comparisons.report.calibration import labelled_predictions, positive_index, reliability_points
+from comparisons.report.calibration import labelled_predictions, positive_index
+from comparisons.stats.calibration import reliability_points
 from comparisons.report.figures import forest_plot, partition_plot, reliability_diagram
 from comparisons.report.scores import read_scores
 from comparisons.report.i18n import text
-from comparisons.report.verdict_rules import PRIMARY
+from comparisons.stats.family import PRIMARY
 from comparisons.run_folder import RunFolder
 
 CAPTIONS = {  # (English, Chinese): also each image's alt text

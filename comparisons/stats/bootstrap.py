@@ -6,13 +6,13 @@ Two spreads, never confused:
   the seeds (with replacement) and then the test items (with replacement) and averages the drawn
   seeds' metrics on the drawn items (`variant_intervals`). With one seed it is the items-only
   bootstrap. It covers training randomness and test-set sampling, not which texts were trained
-  on: that needs partitions (`--cv`, comparisons/report/recipe_verdicts.py).
+  on: that needs partitions (`--cv`, comparisons/stats/partition_verdicts.py).
 
 Pairs are compared on the identical test items and seed indices (`pairwise_verdicts`): every
 variant gets the same item and seed resamples, so the difference of two variants' bootstrap
 distributions is the paired distribution of the difference (the twins share initial weights per
 seed, so seed i of A is paired with seed i of B). Each pair gets one of four verdicts
-(comparisons/report/verdict_rules.py): A better, B better, equivalent within the declared margin, or
+(comparisons/stats/family.py): A better, B better, equivalent within the declared margin, or
 inconclusive; average precision is the primary metric, corrected over all its pairs; the rest
 are secondary. Decisions are compared by one pooled sign-flip test over the test items of the
 per-item difference in correctness averaged over the seeds (not the largest per-seed p);
@@ -39,8 +39,8 @@ import numpy as np
 import pandas as pd
 from scipy.stats import binomtest
 
-from comparisons.report.contrasts import pair_order
-from comparisons.report.verdict_rules import (ALPHA, VERDICT_COLUMNS, VERDICTS, correct_family, holm,  # noqa: F401
+from comparisons.stats.contrasts import pair_order
+from comparisons.stats.family import (ALPHA, VERDICT_COLUMNS, VERDICTS, correct_family, holm,  # noqa: F401
                                               in_schema, margin_for)
 
 N_RESAMPLES = 2000
@@ -307,7 +307,6 @@ def _pair_rows(variant_a: str, variant_b: str, a: pd.DataFrame, b: pd.DataFrame,
 PAIR_COLUMNS = VERDICT_COLUMNS
 
 
-
 def run_intervals(predictions: pd.DataFrame, labels: np.ndarray, positive_index: int | None) -> pd.DataFrame:
     """Per run (variant, seed): each metric's 95% interval over test items (summary.csv's interval columns)."""
     rows = []
@@ -341,22 +340,3 @@ def compare(predictions: pd.DataFrame, labels: np.ndarray, positive_index: int |
                     pairwise_verdicts(predictions, labels, positive_index, cache, margins, contrasts, corrected))
 
 
-def load_predictions(out, records: list[dict], test_ids: np.ndarray) -> pd.DataFrame:
-    """The frame `compare` takes, from predictions/*.npz and the run records' thresholds.
-
-    Each file's `test` ids must be the split's test indices in the same order.
-    """
-    from common.errors import UserInputError
-    from comparisons.run_folder import RunFolder, run_name
-
-    folder = RunFolder.of(out)
-    rows = []
-    for record in records:
-        saved = folder.predictions(record)
-        if not np.array_equal(saved.test_ids, test_ids):
-            name = run_name(record["variant"], int(record["seed"]), record.get("train_size"))
-            raise UserInputError(f"{folder.path}/predictions/{name}.npz holds predictions for other test items than "
-                                 "this folder's splits.json: rerun that run with --force")
-        rows.append({"variant": record["variant"], "seed": int(record["seed"]),
-                     "threshold": record.get("threshold"), "proba": saved.proba})
-    return pd.DataFrame(rows, columns=["variant", "seed", "threshold", "proba"])

@@ -8,7 +8,7 @@ statistic. Each training size is its own group, with its own n_test/n_train.
 
 `partition_pair_rows` returns the rows of one schema (comparisons/report/verdict_rules.VERDICT_COLUMNS)
 before the family's correction; `correct_family` then adds the rest. The single split's pair test, the
-two-level bootstrap, is comparisons/report/verdicts.py and returns rows of the same schema.
+two-level bootstrap, is comparisons/stats/bootstrap.py and returns rows of the same schema.
 """
 from __future__ import annotations
 
@@ -16,7 +16,8 @@ import numpy as np
 import pandas as pd
 from scipy.stats import t as student_t
 
-from comparisons.report.verdict_rules import ALPHA, margin_for
+from common.splits import size_key
+from comparisons.stats.family import ALPHA, margin_for
 
 
 def corrected_t(differences: np.ndarray, test_to_train: float) -> tuple[float, float, int]:
@@ -66,8 +67,6 @@ def partition_pair_rows(runs: pd.DataFrame, pairs: list[tuple[str, str]], metric
 
     runs: comparisons/report/scores.wide_runs of a partition design; pairs: (A, B) in the report's one order
     (comparisons/report/contrasts.pair_order)."""
-    from comparisons.run_folder import size_key
-
     grouped = per_partition(runs, metrics)
     rows = []
     sizes = sorted(grouped["train_size"].unique(), key=size_key)  # 50, 100, ..., all: the reading order

@@ -1,5 +1,5 @@
 """report.html of the partition design (`--cv`): verdicts about recipes first, then what they cost, the
-partitions, and how to reproduce. Reads only the top folder's files (comparisons/report/recipe_verdicts.py
+partitions, and how to reproduce. Reads only the top folder's files (comparisons/stats/partition_verdicts.py
 writes them) and design.json; English and Chinese (DIR/zh/report.html); self-contained, no script.
 Each partition is a run folder of its own: `python -m comparisons report --out DIR/partitions/r0f0`
 gives its page (its seeds on its one split).
@@ -15,15 +15,17 @@ from comparisons.report.scores import read_scores
 from comparisons.numerics import describe as describe_numerics
 from comparisons.report.i18n import label, text
 from comparisons.outputs import atomic_write_text
-from comparisons.report.recipe_verdicts import CALIBRATION_METRICS, COSTS, METRICS
+from comparisons.report.scores import COSTS
+from comparisons.stats.partition_verdicts import CALIBRATION_METRICS, METRICS
 from comparisons.report.calibration import calibration_table
-from comparisons.report.decision import DEFAULT_CPU_HOUR_PRICE, decision_section
+from comparisons.report.decision_section import DEFAULT_CPU_HOUR_PRICE, decision_section
 from comparisons.report.html import facts, paragraph, png_figure, report_page, table
 from comparisons.report.partition_curves import has_sizes, write_partition_curves
-from comparisons.report.recipe_figures import write_recipe_figures
+from comparisons.report.partition_figures import write_recipe_figures
 from comparisons.report.spread import mean_spread
-from comparisons.report.verdict_rules import PRIMARY, REAL, phrase
-from comparisons.report.verdict_tables import family_line, pair_table
+from comparisons.stats.family import PRIMARY, REAL
+from comparisons.report.i18n import phrase
+from comparisons.report.pair_tables import family_line, pair_table
 
 
 def _interval(row: pd.Series, metric: str, lang: str) -> str:

@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from comparisons.report.pair_tests import corrected_interval
+from comparisons.stats.corrected_t import corrected_interval
 
 PRETRAINED_BACKENDS = ("hf_bert",)
 METRIC = "average_precision"
@@ -107,50 +107,3 @@ def labels_saved(scores: pd.DataFrame, metric: str = METRIC) -> pd.DataFrame:
                                                                          kind="stable").reset_index(drop=True)
 
 
-def labels_saved_markdown(table: pd.DataFrame, lang: str = "en") -> list[str]:
-    """The table as markdown lines (English; the page renders its own bilingual table)."""
-    if table.empty:
-        return []
-    lines = [f"Labelled texts the best recipe without pretraining ({table['baseline'].iloc[0]}) needs to reach each "
-             "pretrained recipe's test AP, read off its curve per partition (linear in log size), geometric mean "
-             "and 95% interval (corrected t on log size):", "",
-             "| pretrained | labelled texts used | texts the baseline needs [95% interval] | ratio | reading |",
-             "| --- | ---: | --- | ---: | --- |"]
-    for row in table.itertuples():
-        needed = (f"{row.needed:,.0f} [{row.needed_ci_low:,.0f}, {row.needed_ci_high:,.0f}]"
-                  if np.isfinite(row.needed) else "–")
-        ratio = f"{row.ratio:.2f}x" if np.isfinite(row.ratio) else "–"
-        lines.append(f"| {row.pretrained} | {row.labelled_texts:,} | {needed} | {ratio} | {row.reading} |")
-    return lines + [""]
-
-
-def labels_saved_figure(table: pd.DataFrame, path, lang: str = "en") -> bool:
-    """Texts needed against texts used, log-log, with the "no saving" diagonal; False when there is nothing to draw."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    from comparisons.report.i18n import text
-
-    finite = table[np.isfinite(table["needed"].astype(float))]
-    if finite.empty:
-        return False
-    figure, ax = plt.subplots(figsize=(6.4, 4.4), dpi=110)
-    for variant, rows in finite.groupby("pretrained", sort=False):
-        low = rows["needed"] - rows["needed_ci_low"]
-        high = rows["needed_ci_high"] - rows["needed"]
-        ax.errorbar(rows["labelled_texts"], rows["needed"], yerr=[low, high], marker="o", capsize=3, label=variant)
-    span = [float(table["labelled_texts"].min()), float(max(table["labelled_texts"].max(), finite["needed_ci_high"].max()))]
-    ax.plot(span, span, color="0.6", linestyle="--", label=text("no saving", "无节省", lang))
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlabel(text("labelled texts the pretrained recipe used", "预训练配方使用的标注文本数", lang))
-    ax.set_ylabel(text(f"texts {table['baseline'].iloc[0]} needs for the same AP",
-                       f"{table['baseline'].iloc[0]} 达到相同 AP 所需文本数", lang))
-    ax.legend(fontsize=8)
-    ax.grid(True, which="both", alpha=0.3)
-    figure.tight_layout()
-    figure.savefig(path)
-    plt.close(figure)
-    return True

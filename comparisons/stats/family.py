@@ -11,7 +11,7 @@ A difference that is real but smaller than the margin is "equivalent": the margi
 differences matter, and the interval beside the verdict shows the difference itself.
 
 The family: the report's claims rest on the primary metric (average precision) over the declared
-contrasts (every pair when none are declared; comparisons/report/contrasts.py) and every training size
+contrasts (every pair when none are declared; comparisons/stats/contrasts.py) and every training size
 of a sweep, so Holm's correction runs over all of those rows together, their difference and their
 equivalence hypotheses in one family; pairs outside the declared contrasts are exploratory, corrected
 among themselves and labelled so; each secondary metric is corrected the same way over its own rows.
@@ -51,18 +51,6 @@ def in_schema(pairs: pd.DataFrame) -> pd.DataFrame:
     """The rows in VERDICT_COLUMNS' order, every column present (empty where it does not apply)."""
     return pairs.reindex(columns=list(VERDICT_COLUMNS))
 
-
-def phrase(verdict: str, variant_a: str, variant_b: str, lang: str = "en") -> str:
-    """'A better' -> 'keras_layers better'; the other verdicts in words (English or Chinese)."""
-    from comparisons.report.i18n import text
-
-    if verdict == "A better":
-        return text(f"{variant_a} better", f"{variant_a} 更好", lang)
-    if verdict == "B better":
-        return text(f"{variant_b} better", f"{variant_b} 更好", lang)
-    words = {"equivalent": ("equivalent within the margin", "在容差内等价"),
-             "inconclusive": ("inconclusive", "无定论")}
-    return text(*words[verdict], lang) if verdict in words else str(verdict)
 
 
 def margin_for(metric: str, margins: dict | None = None) -> float:
@@ -128,8 +116,8 @@ def correct_family(pairs: pd.DataFrame, contrasts: list[tuple[str, str]] | None 
     the power figures and the verdict of every row.
 
     pairs: one row per (metric, pair[, group such as train_size]) with difference, standard_error, df,
-    p_value, margin and p_equivalence (a pair test's rows: comparisons/report/pair_tests.py or the single
-    split's bootstrap, comparisons/report/verdicts.py). A family is one metric's rows of one contrast kind:
+    p_value, margin and p_equivalence (a pair test's rows: comparisons/stats/corrected_t.py or the single
+    split's bootstrap, comparisons/stats/bootstrap.py). A family is one metric's rows of one contrast kind:
     the declared pairs (every pair when none is declared) or the exploratory rest, over every group in the
     frame (call it once on a whole sweep). Holm runs over the family's difference AND equivalence
     hypotheses together (2 per row: `family_size` counts hypotheses), so the chance of any false claim
@@ -137,8 +125,8 @@ def correct_family(pairs: pd.DataFrame, contrasts: list[tuple[str, str]] | None 
     The family's interval (ci_low_family, ci_high_family) is the interval at Holm's strictest level,
     alpha / family_size (Bonferroni): it excludes 0 whenever the first step rejects.
     """
-    from comparisons.report.contrasts import contrast_label
-    from comparisons.report.power import repeats_for_power, smallest_detectable
+    from comparisons.stats.contrasts import contrast_label
+    from comparisons.stats.power import repeats_for_power, smallest_detectable
 
     pairs = pairs.copy().reset_index(drop=True)
     pairs["family"] = np.where(pairs["metric"] == PRIMARY, "primary", "secondary")

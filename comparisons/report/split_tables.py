@@ -3,12 +3,12 @@
 Only runs of the folder's plan that are comparable with it (comparisons.comparability) are
 aggregated; `build_reports` says which it left out and why. Two spreads, named as such:
 ± over seeds (training randomness) and the 95% interval over test items (test-set sampling),
-which with the pairwise verdicts is recomputed from predictions/*.npz (comparisons.report.verdicts).
+which with the pairwise verdicts is recomputed from predictions/*.npz (comparisons.stats.bootstrap).
 
 Written: summary.csv (one row per run, with each run's {metric}_ci_low/_ci_high over test
 items); scores.csv (the long scores table, comparisons/report/scores.py); aggregate.csv (per variant: seeds, {measure}_mean/_std, and for quality
 {metric}_ci_low/_ci_high over test items), summary_table.{csv,md,html}, verdicts.{csv,md}
-(columns: comparisons/report/verdicts.py); the Chinese twins of all but summary.csv in DIR/zh.
+(columns: comparisons/stats/bootstrap.py); the Chinese twins of all but summary.csv in DIR/zh.
 """
 from __future__ import annotations
 
@@ -23,12 +23,13 @@ from comparisons.report.i18n import label, text
 from comparisons.outputs import atomic_write_text, write_table
 from comparisons.run_folder import RunFolder, RunRecord, size_key, size_label
 from comparisons.report.calibration import with_calibration  # calibration (report/calibration.py)
-from comparisons.report.contrasts import as_pairs
+from comparisons.stats.contrasts import as_pairs
 from comparisons.report.scores import scores_table
 from comparisons.report.spread import mean_spread
-from comparisons.report.verdict_rules import PRIMARY, phrase
-from comparisons.report.verdict_tables import verdict_sections
-from comparisons.report.verdicts import N_RESAMPLES, PAIR_METRICS, Verdicts, compare, load_predictions, run_intervals
+from comparisons.report.i18n import phrase
+from comparisons.report.pair_tables import verdict_sections
+from comparisons.stats.bootstrap import N_RESAMPLES, PAIR_METRICS, Verdicts, compare, run_intervals
+from comparisons.report.predictions import load_predictions
 
 # accuracy and macro-F1 at the 0.5 cut (the arg-max) and at the threshold chosen on validation
 QUALITY = ["accuracy", "accuracy_at_threshold", "macro_f1", "macro_f1_at_threshold", "average_precision"]
@@ -94,7 +95,7 @@ def largest_size(summary: pd.DataFrame) -> pd.DataFrame:
 
 def aggregate_frame(summary: pd.DataFrame, intervals: pd.DataFrame | None = None) -> pd.DataFrame:
     """Per variant: finished seeds, mean and std over seeds of every measure, and (given the
-    per-variant frame of comparisons.report.verdicts) each quality metric's 95% interval over test items."""
+    per-variant frame of comparisons.stats.bootstrap) each quality metric's 95% interval over test items."""
     ok = summary[summary["status"] == "ok"]
     rows = []
     for variant in dict.fromkeys(summary["variant"]):
@@ -214,7 +215,7 @@ def write_reports(out: Path, lang: str = "en", reports: Reports | None = None) -
 
 # -- verdicts.csv / verdicts.md -------------------------------------------------------------
 def write_verdicts(target: Path, verdicts: Verdicts, lang: str) -> list[Path]:
-    """verdicts.csv (the columns of comparisons/report/verdicts.py; zh: verdict words translated) and verdicts.md."""
+    """verdicts.csv (the columns of comparisons/stats/bootstrap.py; zh: verdict words translated) and verdicts.md."""
     pairs = verdicts.pairs.copy()
     if lang == "zh":
         for column in ("verdict", "verdict_decisions"):

@@ -1,0 +1,81 @@
+"""The top folder's reports of a partition design: scores.csv (the long scores table: one row per partition, seed,
+training size, variant and metric), recipe_variants.csv (mean over partitions with its corrected 95% interval),
+verdicts.csv (comparisons/stats/family.VERDICT_COLUMNS) and verdicts.md; the statistics are
+comparisons/stats/partition_verdicts.py's."""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+from comparisons.outputs import atomic_write_json, atomic_write_text
+from comparisons.report.i18n import text
+from comparisons.report.pair_tables import verdict_sections
+from comparisons.report.partition_curves import labels_saved_markdown
+from comparisons.report.scores import COSTS, scores_table, wide_runs
+from comparisons.stats.contrasts import as_pairs
+from comparisons.stats.labels_saved import labels_saved
+from comparisons.stats.partition_verdicts import CALIBRATION_METRICS, METRICS, recipe_verdicts
+
+
+def partition_scores(out: Path) -> pd.DataFrame:
+    """One row per comparable finished run of every partition folder (comparisons/report/scores.py)."""
+    return wide_runs(scores_table(out)[0])
+
+def verdicts_markdown(variants: pd.DataFrame, pairs: pd.DataFrame, design: dict, lang: str = "en") -> str:
+    folds, repeats = design["folds"], design["repeats"]
+    lines = [f"# {text('Verdicts about recipes', '关于训练配方的结论', lang)}", "", text(
+        f"{repeats} x {folds}-fold group-aware stratified partitions (identical texts never straddle train and "
+        f"test; every text tested {repeats} time(s)). Each partition's seeds are averaged; pairs are tested over the "
+        "partitions with the corrected repeated k-fold t-test (Nadeau & Bengio 2003; Bouckaert & Frank 2004). "
+        "A verdict generalises over training randomness, the texts trained on and the texts tested, for data of "
+        "this kind. Primary metric: average precision, Holm-corrected over its family (below); the rest are secondary. "
+        "Equivalent: within the declared margin by two one-sided tests; inconclusive: neither shown different "
+        "nor shown equal.",
+        f"{repeats} 次 {folds} 折、按相同文本分组的分层划分（相同文本不会同时出现在训练与测试中；每条文本被测试 "
+        f"{repeats} 次）。每个划分内对种子取平均；每对模型在各划分上用校正的重复 k 折 t 检验比较"
+        "（Nadeau & Bengio 2003；Bouckaert & Frank 2004）。结论推广到训练随机性、所训练的文本和所测试的文本"
+        "（同类数据）。主指标：平均精度，在其一族（见下）上做 Holm 校正；其余为次要指标。等价：双单侧检验下在声明的容差内；"
+        "无定论：既未显示不同，也未显示相等。", lang), ""]
+    shown = pd.DataFrame({"variant": variants["variant"], "partitions": variants["partitions"],
+                          "seeds": variants["seeds"]})
+    for metric in METRICS:
+        shown[metric] = [f"{m:.4f} ± {s:.4f} [{lo:.4f}, {hi:.4f}]" for m, s, lo, hi in zip(
+            variants[f"{metric}_mean"], variants[f"{metric}_std"], variants[f"{metric}_ci_low"],
+            variants[f"{metric}_ci_high"])]
+    sized = "train_size" in pairs and pairs["train_size"].astype(str).nunique() > 1
+    at_largest = text(" (at the largest training size; each size's figures in learning_curve.csv)",
+                      "（最大训练规模；各规模见 learning_curve.csv）", lang) if sized else ""
+    lines += [f"## {text('Each recipe: mean ± std over partitions [corrected 95% interval]', '各配方：各划分上的均值 ± 标准差 [校正的 95% 区间]', lang)}{at_largest}",
+              "", shown.to_markdown(index=False), ""]
+    return "\n".join(lines + verdict_sections(pairs, METRICS + CALIBRATION_METRICS, lang))
+
+def write_recipe_reports(out: Path, margins: dict | None = None, order: list[str] | None = None,
+                         lang: str = "en", contrasts: list[tuple[str, str]] | None = None) -> pd.DataFrame | None:
+    """scores.csv, recipe_variants.csv, verdicts.csv and verdicts.md in the top folder; None without runs.
+
+    contrasts: declared when the folder is reported (`report --contrasts`) rather than planned; recorded in
+    design.json as declared at report time, after the runs, which the pages say."""
+    out = Path(out)
+    design = json.loads((out / "design.json").read_text())
+    if contrasts is not None:
+        design = {**design, "contrasts": [list(pair) for pair in contrasts], "contrasts_declared": "at report time"}
+        atomic_write_json(out / "design.json", design)
+    long, left_out = scores_table(out)
+    if left_out:
+        print(f"left out {len(left_out)} run(s) not comparable with their partition's plan: " + ", ".join(left_out),
+              file=sys.stderr)
+    scores = wide_runs(long)
+    if scores.empty:
+        return None
+    variants, pairs = recipe_verdicts(scores, margins or design.get("margins"), order or design.get("variants"),
+                                      as_pairs(design.get("contrasts")), design.get("folds"), COSTS)
+    atomic_write_text(out / "scores.csv", long.to_csv(index=False, float_format="%.6g"))
+    atomic_write_text(out / "recipe_variants.csv", variants.to_csv(index=False, float_format="%.6g"))
+    atomic_write_text(out / "verdicts.csv", pairs.to_csv(index=False, float_format="%.6g"))
+    saved = labels_saved(long) if long["train_size"].nunique() > 1 else None
+    atomic_write_text(out / "verdicts.md", verdicts_markdown(variants, pairs, design, lang)
+                      + ("\n" + "\n".join(labels_saved_markdown(saved)) if saved is not None and not saved.empty else ""))
+    return pairs
