@@ -3,7 +3,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from comparisons.stats.across_corpora import (across_corpora, conclusion, corpus_ranks,
+from comparisons.report.cross_corpus import conclusion
+from comparisons.stats.across_corpora import (across_corpora, corpus_ranks,
                                                         nemenyi_critical_difference, wilcoxon_smallest_p)
 
 
