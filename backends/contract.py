@@ -93,7 +93,10 @@ def check_backend(make: Callable[[int], Backend], splits, folder: Path) -> None:
     saved = first.save(folder)
     _require(Path(saved).exists(), "save must write the model and return the path it wrote")
     _require(callable(getattr(cls, "load", None)), "a backend needs a classmethod load(directory) reading what save wrote")
-    loaded = cls.load(folder)
+    from backends.plugins import takes_device
+
+    _require(takes_device(cls.load), "load must take the serving device: load(directory, device=None)")
+    loaded = cls.load(folder, device="cpu")
     reloaded = loaded.predict_proba(test.texts)
     _require(bool(np.allclose(reloaded, proba, atol=1e-5, rtol=0)),
              "the copy load reads back must give the same probabilities as the saved backend "

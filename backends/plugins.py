@@ -19,6 +19,7 @@ import hashlib
 import importlib
 import importlib.metadata
 import importlib.util
+import inspect
 import json
 import re
 from pathlib import Path
@@ -93,7 +94,20 @@ def plugin_class(module: str, name: str, base: type):
     if missing:
         raise UserInputError(f"backend {module}:{name}: {name} lacks {', '.join(missing)} of the backend contract "
                              "(fit, predict_proba, param_count, save and the classmethod load)")
+    if not takes_device(cls.load):
+        raise UserInputError(f"backend {module}:{name}: {name}.load must take the serving device, "
+                             "load(directory, device=None) (the serving probe loads the saved model on --device; "
+                             "docs/adding_a_backend.md)")
     return cls
+
+
+def takes_device(load) -> bool:
+    """Whether a backend's load accepts `device=` (a parameter of that name or **kwargs)."""
+    try:
+        parameters = inspect.signature(load).parameters.values()
+    except (TypeError, ValueError):  # a builtin without a signature: let the call say
+        return True
+    return any(p.name == "device" and p.kind != p.POSITIONAL_ONLY or p.kind == p.VAR_KEYWORD for p in parameters)
 
 
 def source_files(module: str) -> list[Path]:

@@ -126,7 +126,7 @@ def _as_python(quiet: bool):
 
 def run(plan: Plan, quiet: bool = False) -> Result:
     """Run a plan (resuming its folder as the command line does) and return its folder's tables."""
-    from comparisons.plan import execute
+    from comparisons.carry_out import execute
 
     if not isinstance(plan, Plan):
         raise TypeError(f"run needs a comparisons.plan.Plan, not {type(plan).__name__}")

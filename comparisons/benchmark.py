@@ -22,7 +22,8 @@ from pathlib import Path
 from common.corpora import ALIASES, CORPORA, missing_package
 from common.errors import UserInputError
 from comparisons.outputs import atomic_write_json
-from comparisons.plan import Plan, Prepared, carry_out, prepare
+from comparisons.carry_out import carry_out
+from comparisons.plan import Plan, Prepared, prepare
 from comparisons.run_folder import default_out
 from comparisons.report.cross_corpus import PLAN_FILE
 from comparisons.stats.decision import cpu_hour_price

@@ -10,11 +10,13 @@ import json
 import sys
 from pathlib import Path
 
+from common.arguments import OneLineParser
 from backends.base import VARIANTS
 from common.corpora import CORPORA
 from common.errors import UserInputError
 from common.splits import DEFAULT_SPLIT_SEED, LABEL_BUDGETS
-from comparisons.plan import Plan, execute
+from comparisons.carry_out import execute
+from comparisons.plan import Plan
 from comparisons.run.executors import EXECUTORS
 from comparisons.report.i18n import LANGUAGES, check_language
 from comparisons.numerics import note_design_identities
@@ -83,7 +85,7 @@ def add_plan_options(command: argparse.ArgumentParser, out_help: str = "runs/<pr
 
 def build_parser() -> argparse.ArgumentParser:
     script = Path(sys.argv[0]).name == "transformer-compare"  # the console script (pyproject.toml)
-    parser = argparse.ArgumentParser(prog="transformer-compare" if script else "python -m comparisons",
+    parser = OneLineParser(prog="transformer-compare" if script else "python -m comparisons",
                                      description="Train and measure every backend on one identical split.")
     commands = parser.add_subparsers(dest="command", required=True)
     run = commands.add_parser("run", help="run (variant, seed) pairs in worker processes and report")

@@ -1,7 +1,8 @@
 """The plan of a comparison, typed (issue 39): built once from the command line or from Python, checked in one
 place, resolved against its data, written into every manifest and design.json, and carried out.
 
-    from comparisons.plan import Plan, execute
+    from comparisons.plan import Plan
+    from comparisons.carry_out import execute
     plan = Plan(backends=("tfidf_logreg", "torch_scratch"), cv=5, repeats=3, contrasts="course", profile="full")
     plan.to_argv()        # ['run', '--backends', 'tfidf_logreg,torch_scratch', '--cv', '5', ...]
     Plan.from_dict(plan.to_dict()) == plan
@@ -11,16 +12,15 @@ A field the command line would refuse raises ValueError with the command line's 
 built. `prepare` resolves a plan against its data (checks that need the data, such as a training size larger than
 a partition, come there, as UserInputError, before anything is written) into a frozen `Prepared`: what the records
 and the runs read. The command line (comparisons/cli.py), `benchmark` (one Prepared per corpus), `reproduce` and
-the Python API (comparisons/api.py) all go through `prepare` and `carry_out`; none of them hands an argparse
-Namespace on. The default output folder is decided in one place (comparisons/run_folder.py `default_out`).
+the Python API (comparisons/api.py) all go through `prepare` and `carry_out` (comparisons/carry_out.py); none of
+them hands an argparse Namespace on. What a prepared plan writes down (design.json, manifest.json, the run specs)
+is comparisons/plan_records.py. The default output folder is decided in one place (comparisons/run_folder.py `default_out`).
 """
 from __future__ import annotations
 
-import json
-import sys
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from common.errors import UserInputError
 from common.splits import DEFAULT_SPLIT_SEED, LABEL_BUDGETS, parse_train_sizes
@@ -28,6 +28,9 @@ from comparisons.stats.family import DEFAULT_MARGINS
 from comparisons.run_folder import default_out
 
 from backends.base import VARIANTS
+
+if TYPE_CHECKING:
+    from common.datasets import DataSpec
 
 ALL_VARIANTS = tuple(VARIANTS)  # the command line's default --backends
 
@@ -281,213 +284,6 @@ def data_spec(plan: Plan) -> "DataSpec":
                     dedup=plan.dedup, limit_per_class=plan.limit_per_class, limit_total=plan.limit_total)
 
 
-def design_record(p: Prepared, partitions, code: dict) -> dict:
-    """design.json of a partition design: its partitions, margins, contrasts (declared before the runs), sizes,
-    the code hash every partition's runs share and the driver's numerics identity (each run records its own)."""
-    from common.datasets import fingerprint
-    from common.partitions import leaked_texts
-    from comparisons.numerics import numerics_identity
-
-    return {"folds": p.plan.cv, "repeats": p.plan.repeats, "seed": p.plan.split_seed, "margins": p.margins,
-            "contrasts": [list(pair) for pair in p.contrasts] if p.contrasts else None,
-            "contrasts_declared": "before the runs" if p.contrasts else None,
-            "code_sha256": code["code_sha256"], "command": p.command, "plan": p.plan.to_dict(),
-            "variants": p.variants, "seeds": list(range(p.plan.seeds)), "data_sha256": fingerprint(p.data),
-            "train_sizes": [size or "all" for size in p.train_sizes], "label_budget": p.plan.label_budget,
-            "numerics": numerics_identity(p.plan.threads),
-            "partitions": [{"name": part.name, "sizes": part.split.sizes(), "sha256": part.split.sha256,
-                            "test_texts_in_training": leaked_texts(p.data, part.split)} for part in partitions]}
-
-
-def manifest_record(p: Prepared, split, code: dict, duplicates: dict) -> dict:
-    """manifest.json of a run folder: the command and plan, code, library versions, machine, numerics identity,
-    each variant's backend, parameters and plugin identity, the data and its split, sizes, margins, precisions."""
-    import time
-
-    from backends.base import is_plugin, resolve_variant
-    from backends.plugins import plugin_identity
-    from common.datasets import fingerprint
-    from comparisons.comparability import described_commit, library_versions
-    from comparisons.numerics import numerics_identity
-    from comparisons.run.measure import machine_description, thread_environment
-    from comparisons.run.profiles import variant_overrides
-
-    def variant_record(variant: str) -> dict:
-        backend, params = resolve_variant(variant)
-        return {"backend": backend, "params": {**params, **variant_overrides(p.plan.profile, variant)},
-                "plugin": plugin_identity(backend.split(":")[0]) if is_plugin(backend) else None}
-
-    data = p.data
-    return {
-        "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "command": p.command, "plan": p.plan.to_dict(),
-        "git_commit": described_commit(code), **code, "versions": library_versions(), "machine": machine_description(),
-        "numerics": numerics_identity(p.plan.threads),  # read without any framework (comparisons/numerics.py)
-        "threads": p.plan.threads, "thread_environment": thread_environment(p.plan.threads), "device": p.plan.device,
-        "profile": p.plan.profile, "seeds": list(range(p.plan.seeds)), "timeout_s": p.timeout,
-        "variants": {v: variant_record(v) for v in p.variants},
-        "hf_model": p.plan.hf_model,
-        "data": {"spec": p.spec.to_dict(), "sha256": fingerprint(data), "rows": len(data),
-                 "class_names": list(data.class_names), "positive_index": data.positive_index,
-                 "duplicates": duplicates,
-                 "corpus": {k: v for k, v in (data.origin or {}).items() if k != "sample"} or None,
-                 "sample": (data.origin or {}).get("sample")},  # --limit-total: the stratified cap, if any
-        "split": {"seed": split.seed, "sizes": split.sizes(), "sha256": split.sha256},
-        "train_sizes": [size or "all" for size in p.train_sizes],
-        "label_budget": p.plan.label_budget,
-        "margins": p.margins,
-        "contrasts": [list(pair) for pair in p.contrasts] if p.contrasts else None,
-        "serve": p.serve.split(","),
-        "quality_only": p.plan.quality_only,  # no latency, throughput, cold start, serving memory
-        "precision_requested": p.plan.precision, "precision": {v: p.precisions[v] for v in p.variants},
-    }
-
-
-def run_specs(p: Prepared, split, manifest: dict) -> list:
-    """The plan's runs in a folder, in order: every training size, variant and seed (comparisons/run/spec.py)."""
-    from comparisons.run.spec import RunSpec
-
-    return [RunSpec(variant=v, seed=s, profile=p.plan.profile, threads=p.plan.threads, device=p.plan.device,
-                    timeout_s=p.timeout, data=p.spec, data_sha256=manifest["data"]["sha256"],
-                    split_seed=split.seed, split_sha256=split.sha256, hf_model=p.plan.hf_model,
-                    executor=p.plan.executor, code_commit=manifest["code_commit"], code_dirty=manifest["code_dirty"],
-                    code_sha256=manifest["code_sha256"], serve=p.serve, measure_costs=not p.plan.quality_only,
-                    train_size=n, label_budget=p.plan.label_budget, precision=p.precisions[v])
-            for n in p.train_sizes for v in p.variants for s in range(p.plan.seeds)]
-
-
 # -- carrying a plan out ------------------------------------------------------------------------------------
-def execute(plan: Plan, argv: list[str] | None = None) -> int:
-    """What `run` does: prepare, open the executor, hold the folder's lock, run, write the reports (and log to
-    MLflow with --track); 0, 1 (a run failed: its row says why), or an interruption's exit code."""
-    from comparisons.run.executors import open_executor
-    from comparisons.run.lock import RunFolderLock
-
-    p = prepare(plan, argv)
-    executor = open_executor(p.plan.executor, p.plan.ray_address, p.plan.max_concurrent, 2 * sum(map(len, p.data.texts)),
-                             p.variants)
-    try:
-        p.out.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        executor.close()
-        raise UserInputError(f"cannot use {p.out} as the run folder ({exc.strerror}); choose another --out") from None
-    try:
-        lock = RunFolderLock(p.out).acquire()  # one orchestrator per run folder; a second one exits 2
-    except UserInputError:
-        executor.close()
-        raise
-    with lock:
-        try:
-            return carry_out(p, executor)
-        finally:
-            executor.close()
 
 
-def carry_out(p: Prepared, executor) -> int:
-    """A prepared plan's runs through an open executor, in its folder (whose lock the caller holds)."""
-    return run_partitions(p, executor) if p.plan.cv is not None else run_in_folder(p, p.out, p.split, executor)
-
-
-def run_partitions(p: Prepared, executor) -> int:
-    """The partition design: every partition is a run folder of its own under out/partitions/rRfF, run in
-    turn through the same runner, executor, resume and checks; the recipe verdicts go in `out`."""
-    from comparisons.comparability import code_state
-    from comparisons.numerics import note_design_identities
-    from comparisons.outputs import atomic_write_json
-    from comparisons.report.partition_page import write_recipe_page
-    from comparisons.report.partition_reports import write_recipe_reports
-
-    out = p.out
-    partitions = p.partitions
-    code = code_state()  # one code hash for every partition's plan: a change mid-design fails the later runs
-    design = design_record(p, partitions, code)
-    design_file = out / "design.json"
-    if design_file.exists() and not p.plan.force:
-        earlier = json.loads(design_file.read_text())
-        if [q["sha256"] for q in earlier["partitions"]] != [q["sha256"] for q in design["partitions"]]:
-            raise UserInputError(f"{out} holds runs of other partitions; choose another --out or add --force")
-    atomic_write_json(design_file, design)
-    failed = 0
-    for number, partition in enumerate(partitions, start=1):
-        print(f"partition {partition.name} ({number}/{len(partitions)})", file=sys.stderr)
-        code_exit = run_in_folder(p, out / "partitions" / partition.name, partition.split, executor, reports=False,
-                                  code=code)
-        if code_exit not in (0, 1):  # interrupted: the finished runs are kept, the next call resumes
-            return code_exit
-        failed += code_exit
-    if write_recipe_reports(out, p.margins, p.variants, p.plan.lang) is not None:
-        note_design_identities(out)  # design.json says whether its runs mix numerics identities (printed when they do)
-        for language in dict.fromkeys(["en", p.plan.lang]):
-            write_recipe_page(out, language, p.cpu_hour_price)
-    print(f"results: {out}/verdicts.md (verdicts about recipes over {len(partitions)} partitions), "
-          f"{out}/scores.csv; each partition's runs in {out}/partitions/", file=sys.stderr)
-    return 1 if failed else 0
-
-
-def run_in_folder(p: Prepared, out: Path, split, executor, reports: bool = True, code: dict | None = None) -> int:
-    """The plan's runs on one split, in a run folder this process holds the lock of (reports: write its tables and
-    page)."""
-    from common.splits import duplicate_report, train_subsets_record
-    from comparisons.comparability import code_state
-    from comparisons.outputs import atomic_write_json
-    from comparisons.report.preview import preview_note
-    from comparisons.run.runner import describe, exit_code, finished
-    from comparisons.run.spec import RunInputs, RunSpec
-
-    data, budget = p.data, p.plan.label_budget
-    splits_file = out / "splits.json"
-    earlier = json.loads(splits_file.read_text()) if splits_file.exists() and not p.plan.force else {}
-    if earlier and earlier.get("sha256") != split.sha256:
-        raise UserInputError(f"{out} holds runs of another split; choose another --out or add --force")
-    duplicates = duplicate_report(data, split)
-    subsets = earlier.get("train_subsets", {})
-    recorded = subsets.get("sizes", {}) if subsets.get("label_budget", "train") == budget else {}  # same budget
-    subset_sizes = sorted({*map(int, recorded), *(n for n in p.train_sizes if n is not None)})
-    atomic_write_json(splits_file, {**split.to_dict(),  # every training subset drawn in this folder
-                                    "train_subsets": train_subsets_record(split, data.labels, subset_sizes,
-                                                                          texts=data.texts, budget=budget)})
-    manifest = manifest_record(p, split, code or code_state(), duplicates)
-    atomic_write_json(out / "manifest.json", manifest)
-    sizes = split.sizes()
-    print(f"data: {len(data)} rows, split train/valid/test = {sizes['train']}/{sizes['valid']}/{sizes['test']} "
-          f"(sha256 {split.sha256[:12]}), {duplicates['test_rows_whose_text_is_in_train']} test texts also in train"
-          f"{'' if p.spec.dedup else ' (--dedup drops duplicates)'}", file=sys.stderr)
-    planned = run_specs(p, split, manifest)
-    inputs = RunInputs(data, split.to_dict()).to_json_bytes()  # the data by value, for every worker
-    numbers = {request: number for number, request in enumerate(planned, start=1)}
-    failed, todo = 0, []
-    for number, request in enumerate(planned, start=1):
-        if not p.plan.force and finished(out, request, split.sha256, manifest["data"]["sha256"], manifest):
-            print(f"[{number}/{len(planned)}] {request.name}: finished earlier, kept (--force reruns it)",
-                  file=sys.stderr)
-            continue
-        todo.append(request)
-
-    def started(request: RunSpec) -> None:
-        print(f"[{numbers[request]}/{len(planned)}] {request.name}: started ({executor.name})", file=sys.stderr)
-
-    def done(request: RunSpec, record: dict) -> None:
-        nonlocal failed
-        failed += record["status"] == "failed"
-        print(f"[{numbers[request]}/{len(planned)}] {describe(record)}", file=sys.stderr)
-
-    try:
-        executor.run(out, todo, inputs, started, done)
-    except KeyboardInterrupt as interruption:  # Ctrl-C, SIGTERM or SIGHUP: the running worker's group is ended
-        print(f"interrupted by {getattr(interruption, 'signal_name', 'SIGINT')}: finished runs are kept in {out}; "
-              "run the same command again to resume", file=sys.stderr)
-        return exit_code(interruption)
-    finally:
-        if reports:
-            from comparisons.report.folder_reports import write_all_reports
-
-            write_all_reports(out, p.plan.lang, p.cpu_hour_price)
-    if p.plan.track:  # the driver logs the folder, after its reports (never the workers)
-        from comparisons.tracking import track_after_run
-
-        track_after_run(out, p.mlflow_uri)
-    if reports:
-        print(f"results: open {out}/report.html (tables, figures, verdicts, details); {out}/summary.csv", file=sys.stderr)
-        note = preview_note(p.plan.profile, p.plan.seeds)  # a fast ranking is a preview, not the suite's finding
-        if note:
-            print(note, file=sys.stderr)
-    return 1 if failed else 0

@@ -31,7 +31,8 @@ import pandas as pd
 from common.errors import UserInputError
 from comparisons.numerics import describe as describe_numerics, numerics_identity
 from comparisons.outputs import atomic_write_text
-from comparisons.plan import Plan, prepare, run_in_folder
+from comparisons.carry_out import run_in_folder
+from comparisons.plan import Plan, prepare
 from comparisons.run_folder import read_runs, run_name
 
 EXACT = 1e-6  # records keep 6 decimals: the same computation gives the same written figure

@@ -401,11 +401,15 @@ def test_progress_lines_pass_as_they_are_and_everything_else_is_redacted(tmp_pat
     from comparisons.run.runner import _tee, progress_mark
 
     mark = progress_mark()
+    # Deterministic by construction: every write goes through the one sys.stderr, the bar is closed (its line ended
+    # with a newline) before anything else is written, and each other line is one write with its own line end.
     script = ("import sys; from tqdm import tqdm; from common.progress import progress_line, progress_stream\n"
-              "for _ in tqdm(range(122), desc='torch_scratch epoch 1/2', file=progress_stream(), mininterval=0): pass\n"
+              "bar = tqdm(range(122), desc='torch_scratch epoch 1/2', file=progress_stream(), mininterval=0)\n"
+              "for _ in bar: pass\n"
+              "bar.close(); progress_stream().write('\\n'); sys.stderr.flush()\n"
               "progress_line('epoch 1/2: loss 0.69314 valid AP 0.97881')\n"
-              "print('oops: call 0871.2345678 or see example.de/win', file=sys.stderr)\n"
-              f"print({mark!r} + 'forged 09061701461', file=sys.stderr)\n")  # a mark from another worker
+              "sys.stderr.write('oops: call 0871.2345678 or see example.de/win\\n'); sys.stderr.flush()\n"
+              f"sys.stderr.write({mark!r} + 'forged 09061701461\\n'); sys.stderr.flush()\n")  # another worker's mark
     child = subprocess.Popen([sys.executable, "-c", script], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                              env={**os.environ, "COMPARISONS_PROGRESS_MARK": mark, "PYTHONUNBUFFERED": "1"})
     log = io.BytesIO()
@@ -476,3 +480,28 @@ def test_an_unusable_validation_split_is_a_failed_row_with_its_reason(tmp_path, 
     assert row["status"] == "failed"
     assert row["reason"].startswith("no epoch had a finite validation score"), row["reason"]
     assert "Traceback" not in (out / "logs" / "tfidf_logreg__seed0.log").read_text()
+
+
+@pytest.mark.parametrize("argv, named", [
+    (["run", "--executor", "spark"], "invalid choice: 'spark'"),
+    (["run", "--seeds", "two"], "invalid int value: 'two'"),
+    (["benchmark", "--corpora", "sms", "--no-such-option"], "unrecognized arguments: --no-such-option"),
+    (["report"], "the following arguments are required: --out"),
+    (["compare"], "invalid choice: 'compare'"),
+])
+def test_every_bad_option_is_one_line_and_exit_2(argv, named, capsys):
+    """argparse's own refusals (an invalid choice, a bad number, an unknown or missing option, an unknown command) are
+    one line saying what is wrong and where the help is, never the usage block before it (issue 49)."""
+    with pytest.raises(SystemExit) as stopped:
+        main(argv)
+    err = capsys.readouterr().err
+    assert stopped.value.code == 2 and err.startswith("error: ") and named in err, err
+    assert err.strip().count("\n") == 0 and "usage:" not in err and "--help" in err, err
+
+
+def test_a_study_command_refuses_a_bad_option_in_one_line():
+    """The studies' and lessons' command lines use the same parser class (common/arguments.py)."""
+    found = subprocess.run([sys.executable, "-m", "comparisons.studies.power_plan", "--nodes", "four"], cwd=ROOT,
+                           capture_output=True, text=True)
+    assert found.returncode == 2 and found.stderr.strip().count("\n") == 0, found.stderr
+    assert found.stderr.startswith("error: argument --nodes: invalid int value: 'four'"), found.stderr

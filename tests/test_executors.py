@@ -294,3 +294,23 @@ def test_a_worker_started_after_a_code_change_refuses_to_run(tmp_path):
     code, log = start(tmp_path / "changed")
     assert code == 1 and "failed: the code on disk changed since the run was planned" in log.strip().splitlines()[-1]
     assert not (tmp_path / "changed" / "runs").exists()
+
+
+def test_a_dead_ray_workers_task_folder_is_removed_by_the_next_task_on_its_node(tmp_path):
+    """A Ray worker killed mid-task never leaves its `with`: its comparisons-run-PID-* folder stays in the temporary
+    folder. The next task on the node removes the folders whose process is gone, and only those."""
+    from comparisons.run.executors import RUN_FOLDER_PREFIX, remove_stale_run_folders
+
+    ended = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    alive = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    try:
+        dead = tmp_path / f"{RUN_FOLDER_PREFIX}{ended.stdout.strip()}-abc"
+        living = tmp_path / f"{RUN_FOLDER_PREFIX}{alive.pid}-def"
+        mine = tmp_path / f"{RUN_FOLDER_PREFIX}{os.getpid()}-ghi"
+        for folder in (dead, living, mine):
+            (folder / "logs").mkdir(parents=True)
+        assert remove_stale_run_folders(tmp_path) == [dead]
+        assert not dead.exists() and living.exists() and mine.exists()
+    finally:
+        alive.kill()
+        alive.wait()

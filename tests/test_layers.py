@@ -122,3 +122,15 @@ def test_the_check_sees_an_import():
     """The graph is not empty by accident: the CLI imports both halves."""
     deps = graph()["comparisons.cli"]
     assert "comparisons.run.runner" in deps and "comparisons.report.i18n" in deps
+
+
+def test_the_run_path_imports_neither_scikit_learn_nor_pandas():
+    """A Ray task process and the cluster probe import comparisons.run.executors: it stays cheap (issue 49; 1.53 s ->
+    0.17 s when scikit-learn and pandas moved to where they are used). A fresh interpreter, so nothing is cached."""
+    import subprocess
+    import sys
+
+    probe = ("import sys, comparisons.run.executors; "
+             "print(sorted(m for m in ('sklearn', 'pandas') if m in sys.modules))")
+    found = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, check=True)
+    assert found.stdout.strip() == "[]", found.stdout + found.stderr

@@ -133,6 +133,7 @@ def test_an_outside_backend_runs_is_reported_and_reruns_when_its_source_changes(
     ("outside_nb:Missing", "backend outside_nb:Missing: module outside_nb has no class Missing"),
     ("outside_nb:Pipeline", "backend outside_nb:Pipeline: Pipeline is not a backend class"),
     ("outside_nb:Half", "backend outside_nb:Half: Half lacks load, param_count, predict_proba, save"),
+    ("outside_nb:NoDevice", "backend outside_nb:NoDevice: NoDevice.load must take the serving device"),
 ])
 def test_a_bad_outside_backend_is_refused_in_one_line_before_any_run(tmp_path, spec, message, monkeypatch, capsys):
     import sys
@@ -143,6 +144,11 @@ def test_a_bad_outside_backend_is_refused_in_one_line_before_any_run(tmp_path, s
         class Half(Backend):
             def fit(self, train, valid):
                 return self
+
+        class NoDevice(NaiveBayes):  # load without device: it would pass the check and fail at the serving probe
+            @classmethod
+            def load(cls, directory):
+                return super().load(directory)
     '''))
     monkeypatch.syspath_prepend(env["PYTHONPATH"])  # in this process: the refusal comes before any worker
     monkeypatch.delitem(sys.modules, "outside_nb", raising=False)

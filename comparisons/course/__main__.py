@@ -18,6 +18,7 @@ import sys
 import time
 from pathlib import Path
 
+from common.arguments import OneLineParser
 from common.errors import UserInputError
 from comparisons.course import LESSONS
 from comparisons.course.shared import COURSE_RESULTS
@@ -94,7 +95,7 @@ def run_command(args: argparse.Namespace) -> int:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m comparisons.course", description="The course wing's commands.")
+    parser = OneLineParser(prog="python -m comparisons.course", description="The course wing's commands.")
     commands = parser.add_subparsers(dest="command", required=True)
     commands.add_parser("list", help="the lessons in teaching order")
     notebooks = commands.add_parser("notebooks", help="write every lesson as a .ipynb (jupytext)")

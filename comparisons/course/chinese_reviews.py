@@ -373,10 +373,12 @@ def run(args: argparse.Namespace) -> int:
                  "同一批测试评论上的每个模型：AP 及测试样本上的 95% 区间", args.lang)
     written += write_table(result_table(runs, verdicts.variants, args.lang), args.out, "results", title=title)
     pairs = focus_pairs(verdicts.pairs, args.lang)
-    title = text(f"Paired verdicts on average precision ({len(test)} test reviews; Holm over all "
-                 f"{verdicts.pairs[verdicts.pairs['metric'] == 'average_precision'].shape[0]} pairs)",
-                 f"平均精度上的配对结论（{len(test)} 条测试评论；Holm 校正覆盖全部 "
-                 f"{verdicts.pairs[verdicts.pairs['metric'] == 'average_precision'].shape[0]} 对）", args.lang)
+    primary = verdicts.pairs[verdicts.pairs["metric"] == "average_precision"]
+    hypotheses = int(primary["family_size"].max()) if len(primary) else 0  # difference and equivalence of each pair
+    title = text(f"Paired verdicts on average precision ({len(test)} test reviews; Holm over all {hypotheses} "
+                 f"hypotheses: the difference and the equivalence of each of its {len(primary)} pairs)",
+                 f"平均精度上的配对结论（{len(test)} 条测试评论；Holm 校正覆盖全部 {hypotheses} 个假设："
+                 f"{len(primary)} 对各自的差异与等价）", args.lang)
     written += write_table(pairs, args.out, "verdicts", title=title)
     written.append(atomic_write_text(args.out / "verdicts_all.csv", verdicts.pairs.to_csv(index=False, float_format="%.6g")))
     written.append(plot_scores(verdicts.variants, runs, args.lang, args.out / "scores.png"))

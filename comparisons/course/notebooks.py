@@ -130,7 +130,8 @@ def execute_notebook(notebook, cwd: Path = REPO_ROOT, timeout: int = 600):
     with tempfile.TemporaryDirectory(prefix="course-kernel-") as folder:
         name = register_kernel(Path(folder))
         specs = KernelSpecManager(kernel_dirs=[str(Path(folder) / "kernels")])
-        manager = KernelManager(kernel_name=name, kernel_spec_manager=specs)
+        manager = KernelManager(kernel_name=name, kernel_spec_manager=specs,  # its connection file in the folder too,
+                                connection_file=str(Path(folder) / "connection.json"))  # not a stray /tmp/tmp*.json
         env = {**os.environ, "MPLBACKEND": "Agg", "PYTHONPATH": os.pathsep.join(
             filter(None, [str(REPO_ROOT), os.environ.get("PYTHONPATH")]))}
         client = NotebookClient(notebook, km=manager, kernel_name=name, timeout=timeout,

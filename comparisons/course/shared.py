@@ -22,6 +22,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from common.arguments import OneLineParser
 from common.errors import UserInputError
 from common.redaction import redact, redaction_spans
 from common.vocabulary import TOKEN_PATTERN
@@ -39,7 +40,7 @@ def course_parser(module: str, description: str | None = None, seeds: int | None
     """An argparse parser with the options every lesson shares; --seeds only for a lesson that trains
     several seeds (seeds = its default), so that a lesson never accepts an option it ignores."""
     first_line = (description or module).strip().splitlines()[0]
-    parser = argparse.ArgumentParser(prog=f"python -m comparisons.course.{module}", description=first_line)
+    parser = OneLineParser(prog=f"python -m comparisons.course.{module}", description=first_line)
     parser.add_argument("--out", type=Path, default=None,
                         help=f"output folder (default {COURSE_RESULTS}/<lang>/{module})")
     parser.set_defaults(lesson=module)

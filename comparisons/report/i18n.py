@@ -120,7 +120,6 @@ LABELS: dict[str, tuple[str, str]] = {
     "history": ("history", "历史"),
     "time_step": ("time step", "时间步"),
     # the report page (report_page.py)
-    "epochs_run": ("epochs run", "训练轮数"),
     "valid_average_precision": ("valid AP", "验证集 AP"),
     "train_size": ("training messages", "训练条数"),
 }

@@ -7,11 +7,11 @@ report/split_page.py; a partition design's, report/partition_page.py; a benchmar
 """
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 from pathlib import Path
 
+from common.arguments import OneLineParser
 from common.errors import UserInputError
 from comparisons.report.i18n import check_language
 from comparisons.report.split_page import write_report_page
@@ -46,7 +46,7 @@ def screenshot(page: Path, picture: Path, width: int = 1280, height: int = 1600)
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m comparisons.report.page", description=__doc__.splitlines()[0])
+    parser = OneLineParser(prog="python -m comparisons.report.page", description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, required=True, help="a run folder written by `comparisons run`")
     parser.add_argument("--lang", default=None, help="en or zh (default: en, and zh when DIR/zh exists)")
     parser.add_argument("--screenshot", action="store_true", help="also write report.png beside each page")

@@ -77,7 +77,8 @@ def real_differences(verdicts: pd.DataFrame, lang: str) -> str:
                      _p(row["p_holm"]), "—" if pd.isna(row.get("verdict_decisions")) else  # Brier, ECE: no decisions
                      phrase(row["verdict_decisions"], row["variant_a"], row["variant_b"], lang)])
     headers = [label("metric", lang), text("better", "更好", lang), text("than", "优于", lang),
-               text("difference", "差值", lang), text("95% interval over seeds and test items", "种子与测试样本上的 95% 区间", lang),
+               text("difference (better − worse; Brier and ECE: lower is better, so negative)",
+                    "差值（更好 − 更差；Brier 与 ECE 越低越好，故为负）", lang), text("95% interval over seeds and test items", "种子与测试样本上的 95% 区间", lang),
                text("p (Holm)", "p（Holm 校正）", lang),
                text("pooled test on decisions", "基于判定的合并检验", lang)]
     return summary + table(headers, body)
@@ -112,7 +113,8 @@ def pretrained_vs_scratch(out: Path, lang: str) -> str:
              text(*words.get(row["verdict"], (row["verdict"], row["verdict"])), lang)] for _, row in frame.iterrows()]
     headers = [label("train_size", lang), text("pretrained", "预训练模型", lang),
                text("best without pretraining", "无预训练的最佳模型", lang), label("metric", lang),
-               text("difference", "差值", lang), text("95% interval over seeds and test items", "种子与测试样本上的 95% 区间", lang),
+               text("difference (better − worse; Brier and ECE: lower is better, so negative)",
+                    "差值（更好 − 更差；Brier 与 ECE 越低越好，故为负）", lang), text("95% interval over seeds and test items", "种子与测试样本上的 95% 区间", lang),
                text("p (Holm)", "p（Holm 校正）", lang), text("verdict", "结论", lang)]
     return (f"<h3>{text('As labels get scarce: what pretraining buys at each training size', '标注变少时：预训练在各训练规模下带来什么', lang)}</h3>"
             + table(headers, body, row_classes=["real" if v.startswith("pretrained") else "" for v in frame["verdict"]]))

@@ -197,10 +197,34 @@ class RayExecutor(Executor):
         self._ray.shutdown()  # ends a local instance we started; only disconnects from a cluster
 
 
+RUN_FOLDER_PREFIX = "comparisons-run-"
+
+
+def remove_stale_run_folders(parent: Path | None = None) -> list[Path]:
+    """Remove this node's task folders whose Ray worker died before its `with` could (killed by a dead node, Ray's
+    memory monitor or a cancelled task): each folder is named for its process, removed once that process is gone."""
+    import shutil
+
+    removed = []
+    for folder in Path(parent or tempfile.gettempdir()).glob(f"{RUN_FOLDER_PREFIX}*-*"):
+        pid = folder.name[len(RUN_FOLDER_PREFIX):].split("-", 1)[0]
+        if not pid.isdigit() or int(pid) == os.getpid():
+            continue
+        try:
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            shutil.rmtree(folder, ignore_errors=True)
+            removed.append(folder)
+        except PermissionError:  # another user's process: alive
+            pass
+    return removed
+
+
 def run_on_node(spec_json: str, inputs: bytes) -> dict:
     """The Ray task: one worker subprocess on this node, in a private folder; returns its files."""
     spec = RunSpec.from_json(spec_json)
-    with tempfile.TemporaryDirectory(prefix="comparisons-run-") as folder:
+    remove_stale_run_folders()
+    with tempfile.TemporaryDirectory(prefix=f"{RUN_FOLDER_PREFIX}{os.getpid()}-") as folder:
         out = Path(folder)
         with SharingMonitor() as sharing:
             record = execute(out, spec, inputs)

@@ -17,7 +17,6 @@ frameworks that the caller has already imported, and the fresh process imports o
 """
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import platform
@@ -30,6 +29,8 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 import numpy as np
+
+from common.arguments import OneLineParser
 
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS",
                     "TF_NUM_INTRAOP_THREADS", "TF_NUM_INTEROP_THREADS")
@@ -300,7 +301,7 @@ def main(argv=None) -> int:
     from comparisons.run.parent_death import die_with_parent
 
     die_with_parent()  # a worker killed by its timeout or by Ray takes its probe with it
-    parser = argparse.ArgumentParser(prog="python -m comparisons.run.measure",
+    parser = OneLineParser(prog="python -m comparisons.run.measure",
                                      description="Load a saved model in this fresh process and score the texts on stdin.")
     parser.add_argument("--variant", required=True)
     parser.add_argument("--model-dir", type=Path, required=True)

@@ -30,6 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
+from common.arguments import OneLineParser
 from common.errors import UserInputError
 from comparisons.comparability import code_changed, library_versions
 from comparisons.run.measure import (PeakRss, machine_description, measure_latency, measure_throughput, rss_mb,
@@ -47,7 +48,7 @@ FAULT_VARIABLE = "COMPARISONS_FAULT"  # testing hook: "<variant>[@seed]:crash|ha
 
 
 def parse_args(argv=None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="python -m comparisons.run.worker",
+    parser = OneLineParser(prog="python -m comparisons.run.worker",
                                      description="One run; its data (RunInputs JSON) is read from stdin.")
     parser.add_argument("--out", type=Path, required=True, help="folder for this run's record and predictions")
     parser.add_argument("--spec", required=True, help="the RunSpec as JSON")

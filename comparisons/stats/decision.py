@@ -1,9 +1,18 @@
-"""The decision at the top of a page: for the declared margin, the recipes not shown worse than the best on
-the primary metric (the best's tie group, from verdicts.csv), the cheapest of them to serve with its costs,
-and the cost of one million predictions on the measuring machine at the measured throughput and a stated
-CPU-hour price (`--cpu-hour-price`, default DEFAULT_CPU_HOUR_PRICE). Where the data cannot say, it says so,
-names any cost figure that is missing instead of guessing it, and gives the verdict engine's power figure
-(`repeats_for_power_margin`) where verdicts.csv has it.
+"""The decision at the top of a page: the recipes shown not worse than the best on the primary metric by more than
+the declared margin (the best's group), the cheapest of them to serve with its costs, and the cost of one million
+predictions on the measuring machine at the measured throughput and a stated CPU-hour price (`--cpu-hour-price`,
+default DEFAULT_CPU_HOUR_PRICE).
+
+The rule (non-inferiority): a recipe X joins the group of the best B (the highest mean) only when the row of the
+pair in verdicts.csv is a deciding one (a declared contrast, or every pair when none is declared) and its family
+interval of X − B (ci_low_family, ci_high_family: the interval at Holm's strictest level, alpha / family size)
+lies above −margin. That is the non-inferiority half of the row's equivalence test, taken at the family's strictest
+level: the family's intervals hold together (Bonferroni), so the claim stays valid although the data chose B, and
+no hypothesis is added to the family (verdicts.csv is unchanged). An exploratory pair neither admits nor excludes a
+recipe. "Not shown worse" (inconclusive) is not enough: where no recipe but the best is shown within the margin,
+the decision says it cannot say whether a cheaper one would do, and gives for each the largest loss its interval
+still allows (−ci_low_family of X − B). It names any missing cost figure instead of guessing it, and gives the
+verdict engine's power figure (`repeats_for_power_margin`) where verdicts.csv has it.
 
 Costs: recipe_variants.csv's medians over runs (partitions) or aggregate.csv's means over seeds (one split).
 One million predictions take 10^6 / throughput seconds on `threads` cores: that many CPU-hours, priced.
@@ -41,17 +50,33 @@ def cpu_hour_price(value) -> float:
 @dataclass
 class Decision:
     best: str | None                  # the highest mean on the primary metric
-    tie: list[str]                    # not shown worse than the best (the best first)
-    cheapest: str | None              # the tie group's lowest cost per million predictions (else b=1 latency)
-    decided: bool                     # some verdict with the best stands (better, or equivalent)
-    equivalent: bool                  # the cheapest is equivalent to the best within the margin
+    group: list[str]                  # the best, then every recipe shown not worse than it by more than the margin
+    cheapest: str | None              # the group's lowest cost per million predictions (else b=1 latency)
+    decided: bool                     # some recipe besides the best is shown within the margin of it
+    equivalent: bool                  # the cheapest is equivalent to the best within the margin (its verdict)
     margin: float | None
     price: float
     rows: pd.DataFrame                # per variant: mean, the COSTS, cost_per_million
     missing: list[str] = field(default_factory=list)  # cost figures the cheapest lacks
-    repeats: int | None = None        # repeats_for_power_margin of the best against the cheapest (or the most)
-    detectable: float | None = None   # smallest_detectable_difference of the best against the cheapest
+    repeats: int | None = None        # repeats_for_power_margin of the best against the cheapest open one (or the most)
+    detectable: float | None = None   # smallest_detectable_difference of the best against that one
     paths: pd.DataFrame = field(default_factory=pd.DataFrame)  # serving paths (--serve): variant (path), mean, costs
+    open: dict[str, float] = field(default_factory=dict)  # neither in the group nor shown worse: largest loss allowed
+    worse: list[str] = field(default_factory=list)        # shown worse than the best (a verdict)
+    untested: list[str] = field(default_factory=list)     # no deciding row with the best (exploratory or absent)
+    measured_on: str | None = None    # the CPU kind and thread count of the cost figures (the report fills it in)
+
+
+def oriented_family_low(row, variant: str) -> float:
+    """The lower bound of `variant` − the other in the row's family interval (NaN where the file has none)."""
+    low, high = pd.to_numeric(pd.Series([row.get("ci_low_family"), row.get("ci_high_family")]), errors="coerce")
+    return float(low) if row["variant_a"] == variant else float(-high)
+
+
+def deciding(row) -> bool:
+    """A row that may decide: a declared contrast, or every pair when none is declared (older files: no column)."""
+    contrast = row.get("contrast")
+    return not isinstance(contrast, str) or contrast != "exploratory"
 
 
 def decide(variants: pd.DataFrame, pairs: pd.DataFrame | None, threads: int | None,
@@ -67,30 +92,40 @@ def decide(variants: pd.DataFrame, pairs: pd.DataFrame | None, threads: int | No
         return Decision(None, [], None, False, False, None, price, rows)
     best = ranked["variant"].iloc[0]
     pairs = pd.DataFrame() if pairs is None else pairs[pairs["metric"] == PRIMARY]
-    against = {}  # other variant -> (its verdict row with the best)
-    for _, row in pairs.iterrows():
-        if best in (row["variant_a"], row["variant_b"]):
-            against[row["variant_b"] if row["variant_a"] == best else row["variant_a"]] = row
-
-    def worse(variant: str) -> bool:  # a verdict says the best is better than it
-        row = against.get(variant)
-        return row is not None and row["verdict"] == ("A better" if row["variant_a"] == best else "B better")
-    tie = [best] + [v for v in ranked["variant"].iloc[1:] if not worse(v)]
-    members = rows.set_index("variant").loc[tie]
-    key = "cost_per_million" if members["cost_per_million"].notna().any() else "latency_ms_b1_p50"
-    cheapest = members[key].idxmin() if members[key].notna().any() else None
-    decided = any(row["verdict"] != "inconclusive" for row in against.values())
-    equivalent = cheapest is not None and cheapest in against and against[cheapest]["verdict"] == "equivalent"
     margins = pd.to_numeric(pairs["margin"], errors="coerce").dropna() if "margin" in pairs else pd.Series(dtype=float)
     margin = float(margins.iloc[0]) if len(margins) else None  # an old folder's verdicts declared none
+    against = {}  # other variant -> its deciding verdict row with the best
+    for _, row in pairs.iterrows():
+        if best in (row["variant_a"], row["variant_b"]) and deciding(row):
+            against[row["variant_b"] if row["variant_a"] == best else row["variant_a"]] = row
+    group, open_, worse, untested = [best], {}, [], []
+    for variant in ranked["variant"].iloc[1:]:
+        row = against.get(variant)
+        if row is None:
+            untested.append(variant)
+            continue
+        low = oriented_family_low(row, variant)
+        if row["verdict"] == ("A better" if row["variant_a"] == best else "B better"):
+            worse.append(variant)
+        elif margin is not None and math.isfinite(low) and low > -margin:
+            group.append(variant)
+        else:
+            open_[variant] = -low if math.isfinite(low) else float("nan")
+    members = rows.set_index("variant").loc[group]
+    key = "cost_per_million" if members["cost_per_million"].notna().any() else "latency_ms_b1_p50"
+    cheapest = members[key].idxmin() if members[key].notna().any() else None
+    decided = len(group) > 1
+    equivalent = cheapest in against and against[cheapest]["verdict"] == "equivalent"
+    # the power figures: of the best against the cheapest in its group, else against the cheapest still open
+    everyone = rows.set_index("variant")
+    still_open = sorted(open_, key=lambda v: (everyone.loc[v, key] if pd.notna(everyone.loc[v, key]) else math.inf))
+    chosen = against.get(cheapest) if cheapest not in (None, best) else (against.get(still_open[0]) if still_open else None)
     repeats = None
     if "repeats_for_power_margin" in pairs and against:
-        chosen = against.get(cheapest) if cheapest != best else None
         values = [chosen["repeats_for_power_margin"]] if chosen is not None else \
             [row["repeats_for_power_margin"] for row in against.values()]
         values = [v for v in pd.to_numeric(pd.Series(values), errors="coerce") if math.isfinite(v)]
         repeats = int(math.ceil(max(values))) if values else None
-    chosen = against.get(cheapest)
     detectable = (float(chosen["smallest_detectable_difference"]) if chosen is not None
                   and pd.notna(chosen.get("smallest_detectable_difference")) else None)
     missing = [] if cheapest is None else [c for c in COSTS if pd.isna(members.loc[cheapest, c])]
@@ -98,7 +133,8 @@ def decide(variants: pd.DataFrame, pairs: pd.DataFrame | None, threads: int | No
         missing.append("threads")
     if cheapest is None:
         missing = ["throughput_per_s", "latency_ms_b1_p50"]
-    return Decision(best, tie, cheapest, decided, equivalent, margin, price, rows, missing, repeats, detectable)
+    return Decision(best, group, cheapest, decided, equivalent, margin, price, rows, missing, repeats, detectable,
+                    open=open_, worse=worse, untested=untested)
 
 
 def pareto_front(rows: pd.DataFrame, cost: str) -> list[str]:

@@ -40,6 +40,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import binomtest
 
+from common.arguments import OneLineParser
 from common.datasets import DataSpec, LabelledTexts, load
 from common.errors import UserInputError
 from common.partitions import Partition, kfold_partitions
@@ -290,7 +291,7 @@ def study_markdown(result: dict, command: str) -> str:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m comparisons.studies.calibration", description=__doc__.split("\n")[0])
+    parser = OneLineParser(prog="python -m comparisons.studies.calibration", description=__doc__.split("\n")[0])
     parser.add_argument("--learner", choices=LEARNERS, default="sgd_tfidf")
     parser.add_argument("--pool", type=int, default=10,
                         help="seeds per recipe; A/A comparisons = pool / 2 (disjoint pairs) or pool x (pool-1) / 2")

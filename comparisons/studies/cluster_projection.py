@@ -13,12 +13,12 @@ runs is from the measured wall time.
 """
 from __future__ import annotations
 
-import argparse
 import heapq
 import json
 import sys
 from pathlib import Path
 
+from common.arguments import OneLineParser
 from comparisons.outputs import atomic_write_text
 
 
@@ -64,7 +64,7 @@ def projection_markdown(out: Path, nodes: list[int]) -> str:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m comparisons.studies.cluster_projection",
+    parser = OneLineParser(prog="python -m comparisons.studies.cluster_projection",
                                      description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, required=True,
                         help="a finished run folder, partition design or benchmark folder")

@@ -35,7 +35,6 @@ Nothing here is part of the code hash that makes runs comparable (comparisons/st
 """
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 import warnings
@@ -44,6 +43,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from common.arguments import OneLineParser
 from common.corpora import load_corpus
 from common.errors import UserInputError
 from common.labelled_texts import LabelledTexts
@@ -273,7 +273,7 @@ def study_markdown(result: dict, command: str) -> str:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m comparisons.studies.coverage", description=__doc__.splitlines()[0])
+    parser = OneLineParser(prog="python -m comparisons.studies.coverage", description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[600, 300], help="texts per sample (default 600 300)")
     parser.add_argument("--samples", type=int, default=40, help="disjoint samples per size (default 40)")
     parser.add_argument("--draws", type=int, default=100, help="training draws for each truth (default 100)")

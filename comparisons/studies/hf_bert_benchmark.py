@@ -10,16 +10,17 @@ padding, fused AdamW), alternating step by step so that both see the same machin
 """
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import platform
 import sys
 import time
 
+from common.arguments import OneLineParser
+
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = OneLineParser(description=__doc__.splitlines()[0])
     parser.add_argument("--modes", nargs="+", default=["frozen", "full"], choices=["frozen", "full"])
     parser.add_argument("--threads", type=int, default=2, help="torch intra-op threads (set before training)")
     parser.add_argument("--seed", type=int, default=0)

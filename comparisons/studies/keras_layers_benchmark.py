@@ -10,11 +10,11 @@ Both frameworks share this process, so compare the ratios, not the absolute numb
 """
 from __future__ import annotations
 
-import argparse
 import importlib.util
 import json
 import time
 
+from common.arguments import OneLineParser
 from comparisons.studies.benchmarking import interleaved_latency
 
 
@@ -37,7 +37,7 @@ def set_threads(threads: int | None) -> dict:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = OneLineParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, nargs="+", default=[0])
     parser.add_argument("--threads", type=int, default=None, help="intra-op threads for TF and torch")
     parser.add_argument("--config", type=json.loads, default=None, help="EncoderConfig overrides as JSON")

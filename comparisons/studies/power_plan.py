@@ -18,13 +18,13 @@ freedom: the figures plan a design, they do not promise its verdicts.
 """
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from pathlib import Path
 
 import pandas as pd
 
+from common.arguments import OneLineParser
 from common.errors import UserInputError
 from comparisons.outputs import atomic_write_text
 from comparisons.stats.power import LARGEST_REPEATS, repeats_for_power
@@ -105,7 +105,7 @@ def plan_markdown(pilot: Path, design: dict, table: pd.DataFrame, nodes: list[in
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m comparisons.studies.power_plan", description=__doc__.splitlines()[0])
+    parser = OneLineParser(prog="python -m comparisons.studies.power_plan", description=__doc__.splitlines()[0])
     parser.add_argument("--from", dest="pilot", type=Path, required=True, help="a reported partition design (the pilot)")
     parser.add_argument("--nodes", type=int, nargs="+", default=[1, 4, 16])
     args = parser.parse_args(argv)

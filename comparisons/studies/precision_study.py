@@ -25,7 +25,6 @@ partitions). A smoke at `--profile tiny --limit-per-class 40` checks the tooling
 """
 from __future__ import annotations
 
-import argparse
 import json
 import subprocess
 import sys
@@ -34,6 +33,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from common.arguments import OneLineParser
 from comparisons.comparability import ROOT
 from comparisons.outputs import atomic_write_text
 from comparisons.stats.corrected_t import partition_pair_rows
@@ -219,7 +219,7 @@ def compare(out: Path, reference: Path | None = None) -> pd.DataFrame:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m comparisons.studies.precision_study", description=__doc__.split("\n")[0])
+    parser = OneLineParser(prog="python -m comparisons.studies.precision_study", description=__doc__.split("\n")[0])
     parser.add_argument("--out", type=Path, default=Path("results/precision"))
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--profile", default="full")

@@ -17,7 +17,6 @@ length candidates below it on seeds 0-4. Chosen: subword_e3_lr2e-3_cls (common/r
 """
 from __future__ import annotations
 
-import argparse
 import json
 import statistics
 import time
@@ -25,6 +24,7 @@ from pathlib import Path
 
 import torch
 
+from common.arguments import OneLineParser
 from backends.torch_scratch.backend import TorchScratchBackend
 from common.datasets import load_sms_spam
 from common.splits import stratified_split
@@ -68,7 +68,7 @@ def done_keys() -> set[tuple[str, int]]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = OneLineParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     parser.add_argument("--only", nargs="+", default=list(CANDIDATES))
     parser.add_argument("--threads", type=int, default=1)

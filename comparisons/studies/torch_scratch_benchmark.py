@@ -8,13 +8,13 @@ interleaved so machine noise hits both alike. Prints one JSON object; no message
 """
 from __future__ import annotations
 
-import argparse
 import json
 import statistics
 import time
 
 import torch
 
+from common.arguments import OneLineParser
 from comparisons.studies.benchmarking import interleaved_latency
 from backends.torch_scratch.backend import TorchScratchBackend
 from backends.torch_scratch.encoder import build_model
@@ -33,7 +33,7 @@ def with_attention(backend: TorchScratchBackend, attention: str) -> TorchScratch
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = OneLineParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     parser.add_argument("--threads", type=int, default=None, help="torch.set_num_threads (default: leave as is)")
     parser.add_argument("--config", type=json.loads, default=None, help="EncoderConfig overrides as JSON")

@@ -25,9 +25,9 @@ After the fix (same command, 2026-11-30): first-epoch loss 0.1222 against 0.1180
 """
 from __future__ import annotations
 
-import argparse
 import json
 
+from common.arguments import OneLineParser
 from backends.keras_layers.backend import KerasLayersBackend
 from backends.torch_scratch.backend import TorchScratchBackend
 from common.datasets import load_sms_spam
@@ -37,7 +37,7 @@ from common.splits import stratified_split
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = OneLineParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seed", type=int, default=2)
     parser.add_argument("--dropout", type=float, default=0.0)
     args = parser.parse_args()

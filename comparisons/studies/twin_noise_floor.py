@@ -22,13 +22,13 @@ against itself 0.0073, 0.0002, 0.0056, 0.0062, 0.0025 apart (mean 0.0044); again
 """
 from __future__ import annotations
 
-import argparse
 import json
 from pathlib import Path
 from unittest import mock
 
 import torch
 
+from common.arguments import OneLineParser
 from backends.torch_scratch.backend import TorchScratchBackend
 from common.datasets import load_sms_spam
 from common.metrics import classification_metrics
@@ -58,7 +58,7 @@ def twin_gaps(folder: Path, seed: int) -> float | None:
 def main() -> None:
     from common.splits import stratified_split
 
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = OneLineParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3, 4])
     parser.add_argument("--reference", type=Path, default=None, help="a run folder with both twins' runs")
     args = parser.parse_args()

@@ -20,7 +20,6 @@ more than --tolerance it prints the per-weight gradient differences there.
 """
 from __future__ import annotations
 
-import argparse
 import json
 
 import keras
@@ -30,6 +29,7 @@ import torch
 import torch.nn.functional as F
 from keras.src.optimizers.base_optimizer import global_norm as keras_global_norm
 
+from common.arguments import OneLineParser
 from backends.keras_layers.model import build_keras_model
 from backends.keras_layers.parity import keras_weights_from_state, load_state, torch_state
 from backends.keras_layers.training import compile_for_training, dense_gradients, full_batch
@@ -107,7 +107,7 @@ class KerasTwin:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = OneLineParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seed", type=int, default=2)
     parser.add_argument("--steps", type=int, default=130)
     parser.add_argument("--tokenizer", default=RECIPE["tokenizer"])

@@ -1,0 +1,151 @@
+"""Carrying out a plan: `execute(plan)` is what `run` does (prepare, lock the folder, open the executor, run); a
+partition design runs each partition's folder, then its recipe reports and page; `run_in_folder` runs one folder's
+specs (resuming what finished), writes its reports and tracks it.
+
+    from comparisons.plan import Plan
+    from comparisons.carry_out import execute
+    execute(Plan(backends=("tfidf_logreg",), cv=5))   # 0: every run finished; 1: some failed (their rows say why)
+"""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from common.errors import UserInputError
+from comparisons.plan import Plan, Prepared, prepare
+from comparisons.plan_records import design_record, manifest_record, run_specs
+
+
+def execute(plan: Plan, argv: list[str] | None = None) -> int:
+    """What `run` does: prepare, open the executor, hold the folder's lock, run, write the reports (and log to
+    MLflow with --track); 0, 1 (a run failed: its row says why), or an interruption's exit code."""
+    from comparisons.run.executors import open_executor
+    from comparisons.run.lock import RunFolderLock
+
+    p = prepare(plan, argv)
+    executor = open_executor(p.plan.executor, p.plan.ray_address, p.plan.max_concurrent, 2 * sum(map(len, p.data.texts)),
+                             p.variants)
+    try:
+        p.out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        executor.close()
+        raise UserInputError(f"cannot use {p.out} as the run folder ({exc.strerror}); choose another --out") from None
+    try:
+        lock = RunFolderLock(p.out).acquire()  # one orchestrator per run folder; a second one exits 2
+    except UserInputError:
+        executor.close()
+        raise
+    with lock:
+        try:
+            return carry_out(p, executor)
+        finally:
+            executor.close()
+
+def carry_out(p: Prepared, executor) -> int:
+    """A prepared plan's runs through an open executor, in its folder (whose lock the caller holds)."""
+    return run_partitions(p, executor) if p.plan.cv is not None else run_in_folder(p, p.out, p.split, executor)
+
+def run_partitions(p: Prepared, executor) -> int:
+    """The partition design: every partition is a run folder of its own under out/partitions/rRfF, run in
+    turn through the same runner, executor, resume and checks; the recipe verdicts go in `out`."""
+    from comparisons.comparability import code_state
+    from comparisons.numerics import note_design_identities
+    from comparisons.outputs import atomic_write_json
+    from comparisons.report.partition_page import write_recipe_page
+    from comparisons.report.partition_reports import write_recipe_reports
+
+    out = p.out
+    partitions = p.partitions
+    code = code_state()  # one code hash for every partition's plan: a change mid-design fails the later runs
+    design = design_record(p, partitions, code)
+    design_file = out / "design.json"
+    if design_file.exists() and not p.plan.force:
+        earlier = json.loads(design_file.read_text())
+        if [q["sha256"] for q in earlier["partitions"]] != [q["sha256"] for q in design["partitions"]]:
+            raise UserInputError(f"{out} holds runs of other partitions; choose another --out or add --force")
+    atomic_write_json(design_file, design)
+    failed = 0
+    for number, partition in enumerate(partitions, start=1):
+        print(f"partition {partition.name} ({number}/{len(partitions)})", file=sys.stderr)
+        code_exit = run_in_folder(p, out / "partitions" / partition.name, partition.split, executor, reports=False,
+                                  code=code)
+        if code_exit not in (0, 1):  # interrupted: the finished runs are kept, the next call resumes
+            return code_exit
+        failed += code_exit
+    if write_recipe_reports(out, p.margins, p.variants, p.plan.lang) is not None:
+        note_design_identities(out)  # design.json says whether its runs mix numerics identities (printed when they do)
+        for language in dict.fromkeys(["en", p.plan.lang]):
+            write_recipe_page(out, language, p.cpu_hour_price)
+    print(f"results: {out}/verdicts.md (verdicts about recipes over {len(partitions)} partitions), "
+          f"{out}/scores.csv; each partition's runs in {out}/partitions/", file=sys.stderr)
+    return 1 if failed else 0
+
+def run_in_folder(p: Prepared, out: Path, split, executor, reports: bool = True, code: dict | None = None) -> int:
+    """The plan's runs on one split, in a run folder this process holds the lock of (reports: write its tables and
+    page)."""
+    from common.splits import duplicate_report, train_subsets_record
+    from comparisons.comparability import code_state
+    from comparisons.outputs import atomic_write_json
+    from comparisons.report.preview import preview_note
+    from comparisons.run.runner import describe, exit_code, finished
+    from comparisons.run.spec import RunInputs, RunSpec
+
+    data, budget = p.data, p.plan.label_budget
+    splits_file = out / "splits.json"
+    earlier = json.loads(splits_file.read_text()) if splits_file.exists() and not p.plan.force else {}
+    if earlier and earlier.get("sha256") != split.sha256:
+        raise UserInputError(f"{out} holds runs of another split; choose another --out or add --force")
+    duplicates = duplicate_report(data, split)
+    subsets = earlier.get("train_subsets", {})
+    recorded = subsets.get("sizes", {}) if subsets.get("label_budget", "train") == budget else {}  # same budget
+    subset_sizes = sorted({*map(int, recorded), *(n for n in p.train_sizes if n is not None)})
+    atomic_write_json(splits_file, {**split.to_dict(),  # every training subset drawn in this folder
+                                    "train_subsets": train_subsets_record(split, data.labels, subset_sizes,
+                                                                          texts=data.texts, budget=budget)})
+    manifest = manifest_record(p, split, code or code_state(), duplicates)
+    atomic_write_json(out / "manifest.json", manifest)
+    sizes = split.sizes()
+    print(f"data: {len(data)} rows, split train/valid/test = {sizes['train']}/{sizes['valid']}/{sizes['test']} "
+          f"(sha256 {split.sha256[:12]}), {duplicates['test_rows_whose_text_is_in_train']} test texts also in train"
+          f"{'' if p.spec.dedup else ' (--dedup drops duplicates)'}", file=sys.stderr)
+    planned = run_specs(p, split, manifest)
+    inputs = RunInputs(data, split.to_dict()).to_json_bytes()  # the data by value, for every worker
+    numbers = {request: number for number, request in enumerate(planned, start=1)}
+    failed, todo = 0, []
+    for number, request in enumerate(planned, start=1):
+        if not p.plan.force and finished(out, request, split.sha256, manifest["data"]["sha256"], manifest):
+            print(f"[{number}/{len(planned)}] {request.name}: finished earlier, kept (--force reruns it)",
+                  file=sys.stderr)
+            continue
+        todo.append(request)
+
+    def started(request: RunSpec) -> None:
+        print(f"[{numbers[request]}/{len(planned)}] {request.name}: started ({executor.name})", file=sys.stderr)
+
+    def done(request: RunSpec, record: dict) -> None:
+        nonlocal failed
+        failed += record["status"] == "failed"
+        print(f"[{numbers[request]}/{len(planned)}] {describe(record)}", file=sys.stderr)
+
+    try:
+        executor.run(out, todo, inputs, started, done)
+    except KeyboardInterrupt as interruption:  # Ctrl-C, SIGTERM or SIGHUP: the running worker's group is ended
+        print(f"interrupted by {getattr(interruption, 'signal_name', 'SIGINT')}: finished runs are kept in {out}; "
+              "run the same command again to resume", file=sys.stderr)
+        return exit_code(interruption)
+    finally:
+        if reports:
+            from comparisons.report.folder_reports import write_all_reports
+
+            write_all_reports(out, p.plan.lang, p.cpu_hour_price)
+    if p.plan.track:  # the driver logs the folder, after its reports (never the workers)
+        from comparisons.tracking import track_after_run
+
+        track_after_run(out, p.mlflow_uri)
+    if reports:
+        print(f"results: open {out}/report.html (tables, figures, verdicts, details); {out}/summary.csv", file=sys.stderr)
+        note = preview_note(p.plan.profile, p.plan.seeds)  # a fast ranking is a preview, not the suite's finding
+        if note:
+            print(note, file=sys.stderr)
+    return 1 if failed else 0

@@ -1,0 +1,77 @@
+"""What a prepared plan (comparisons/plan.Prepared) writes down before its runs: a partition design's design.json,
+each run folder's manifest.json, and the run specs the executors carry out (comparisons/run/spec.RunSpec)."""
+from __future__ import annotations
+
+from comparisons.plan import Prepared
+
+
+def design_record(p: Prepared, partitions, code: dict) -> dict:
+    """design.json of a partition design: its partitions, margins, contrasts (declared before the runs), sizes,
+    the code hash every partition's runs share and the driver's numerics identity (each run records its own)."""
+    from common.datasets import fingerprint
+    from common.partitions import leaked_texts
+    from comparisons.numerics import numerics_identity
+
+    return {"folds": p.plan.cv, "repeats": p.plan.repeats, "seed": p.plan.split_seed, "margins": p.margins,
+            "contrasts": [list(pair) for pair in p.contrasts] if p.contrasts else None,
+            "contrasts_declared": "before the runs" if p.contrasts else None,
+            "code_sha256": code["code_sha256"], "command": p.command, "plan": p.plan.to_dict(),
+            "variants": p.variants, "seeds": list(range(p.plan.seeds)), "data_sha256": fingerprint(p.data),
+            "train_sizes": [size or "all" for size in p.train_sizes], "label_budget": p.plan.label_budget,
+            "numerics": numerics_identity(p.plan.threads),
+            "partitions": [{"name": part.name, "sizes": part.split.sizes(), "sha256": part.split.sha256,
+                            "test_texts_in_training": leaked_texts(p.data, part.split)} for part in partitions]}
+
+def manifest_record(p: Prepared, split, code: dict, duplicates: dict) -> dict:
+    """manifest.json of a run folder: the command and plan, code, library versions, machine, numerics identity,
+    each variant's backend, parameters and plugin identity, the data and its split, sizes, margins, precisions."""
+    import time
+
+    from backends.base import is_plugin, resolve_variant
+    from backends.plugins import plugin_identity
+    from common.datasets import fingerprint
+    from comparisons.comparability import described_commit, library_versions
+    from comparisons.numerics import numerics_identity
+    from comparisons.run.measure import machine_description, thread_environment
+    from comparisons.run.profiles import variant_overrides
+
+    def variant_record(variant: str) -> dict:
+        backend, params = resolve_variant(variant)
+        return {"backend": backend, "params": {**params, **variant_overrides(p.plan.profile, variant)},
+                "plugin": plugin_identity(backend.split(":")[0]) if is_plugin(backend) else None}
+
+    data = p.data
+    return {
+        "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "command": p.command, "plan": p.plan.to_dict(),
+        "git_commit": described_commit(code), **code, "versions": library_versions(), "machine": machine_description(),
+        "numerics": numerics_identity(p.plan.threads),  # read without any framework (comparisons/numerics.py)
+        "threads": p.plan.threads, "thread_environment": thread_environment(p.plan.threads), "device": p.plan.device,
+        "profile": p.plan.profile, "seeds": list(range(p.plan.seeds)), "timeout_s": p.timeout,
+        "variants": {v: variant_record(v) for v in p.variants},
+        "hf_model": p.plan.hf_model,
+        "data": {"spec": p.spec.to_dict(), "sha256": fingerprint(data), "rows": len(data),
+                 "class_names": list(data.class_names), "positive_index": data.positive_index,
+                 "duplicates": duplicates,
+                 "corpus": {k: v for k, v in (data.origin or {}).items() if k != "sample"} or None,
+                 "sample": (data.origin or {}).get("sample")},  # --limit-total: the stratified cap, if any
+        "split": {"seed": split.seed, "sizes": split.sizes(), "sha256": split.sha256},
+        "train_sizes": [size or "all" for size in p.train_sizes],
+        "label_budget": p.plan.label_budget,
+        "margins": p.margins,
+        "contrasts": [list(pair) for pair in p.contrasts] if p.contrasts else None,
+        "serve": p.serve.split(","),
+        "quality_only": p.plan.quality_only,  # no latency, throughput, cold start, serving memory
+        "precision_requested": p.plan.precision, "precision": {v: p.precisions[v] for v in p.variants},
+    }
+
+def run_specs(p: Prepared, split, manifest: dict) -> list:
+    """The plan's runs in a folder, in order: every training size, variant and seed (comparisons/run/spec.py)."""
+    from comparisons.run.spec import RunSpec
+
+    return [RunSpec(variant=v, seed=s, profile=p.plan.profile, threads=p.plan.threads, device=p.plan.device,
+                    timeout_s=p.timeout, data=p.spec, data_sha256=manifest["data"]["sha256"],
+                    split_seed=split.seed, split_sha256=split.sha256, hf_model=p.plan.hf_model,
+                    executor=p.plan.executor, code_commit=manifest["code_commit"], code_dirty=manifest["code_dirty"],
+                    code_sha256=manifest["code_sha256"], serve=p.serve, measure_costs=not p.plan.quality_only,
+                    train_size=n, label_budget=p.plan.label_budget, precision=p.precisions[v])
+            for n in p.train_sizes for v in p.variants for s in range(p.plan.seeds)]
