@@ -66,8 +66,7 @@ from common.unknown_tokens import hf_unknown_counts, vocabulary_unknown_counts
 from common.vocabulary import fit_vocabulary
 from comparisons.course.shared import course_parser, report_written, run_course, scratch_config
 from comparisons.outputs import atomic_write_json, atomic_write_text, write_table
-from comparisons.report.i18n import setup_matplotlib, text
-from comparisons.report.i18n import phrase
+from comparisons.report.i18n import phrase, setup_matplotlib, text
 from comparisons.stats.bootstrap import compare
 from comparisons.run.profiles import variant_overrides
 

@@ -52,8 +52,7 @@ from backends.base import build
 from common.errors import UserInputError
 from common.scoring import fit_and_score
 from comparisons.course.shared import course_parser, load_course_splits, report_written, run_course
-from comparisons.report.i18n import label, setup_matplotlib, text
-from comparisons.report.i18n import phrase
+from comparisons.report.i18n import label, phrase, setup_matplotlib, text
 from comparisons.stats.bootstrap import compare
 from comparisons.outputs import atomic_write_json, save_figure, write_table
 

@@ -23,11 +23,10 @@ import pandas as pd
 from comparisons.outputs import atomic_write_json, atomic_write_text
 from comparisons.stats.across_corpora import (LARGEST_N, AcrossCorpora, across_corpora, corpus_ranks,
                                                         verdict_rules_rows as verdict_rows)
-from comparisons.report.i18n import text
+from comparisons.report.i18n import phrase, text
 from comparisons.report.scores import SCORE_COLUMNS, scores_table
 from comparisons.report.verdicts_file import largest_group, read_verdicts
 from comparisons.stats.family import PRIMARY
-from comparisons.report.i18n import phrase
 
 PLAN_FILE = "benchmark.json"
 CSV_COLUMNS = ("corpus", "status", "reason", "design", "texts", "texts_before_cap", "capped", "classes",

@@ -9,8 +9,7 @@ from pathlib import Path
 import numpy as np
 
 from comparisons.outputs import save_figure
-from comparisons.report.i18n import setup_matplotlib, text
-from comparisons.report.i18n import phrase
+from comparisons.report.i18n import phrase, setup_matplotlib, text
 
 VERDICT_COLOURS = {"A better": "#2da44e", "B better": "#cf222e", "equivalent": "#54aeff", "inconclusive": "#d0d7de"}
 

@@ -6,6 +6,7 @@ import pandas as pd
 
 from comparisons.report.html import paragraph, table
 from comparisons.report.i18n import label, text
+from comparisons.report.measured_on import folder_manifest, measured_on
 from comparisons.stats.decision import COSTS, DEFAULT_CPU_HOUR_PRICE, Decision, decide, pareto_front
 from comparisons.stats.family import PRIMARY
 
@@ -160,7 +161,6 @@ def cost_front(decision: Decision, lang: str, path):
 def folder_decision(out, price: float = DEFAULT_CPU_HOUR_PRICE) -> Decision:
     """The decision of a run folder: a partition design (recipe_variants.csv, medians over runs) or one split
     (aggregate.csv, means over seeds; a sweep's largest training size); verdicts.csv's primary rows either way."""
-    import json
     from pathlib import Path
 
     from comparisons.report.verdicts_file import largest_group, read_verdicts
@@ -175,8 +175,7 @@ def folder_decision(out, price: float = DEFAULT_CPU_HOUR_PRICE) -> Decision:
     variants = pd.DataFrame({"variant": frame["variant"], "mean": frame[f"{PRIMARY}_mean"],
                              "ci_low": frame.get(f"{PRIMARY}_ci_low"), "ci_high": frame.get(f"{PRIMARY}_ci_high"),
                              **{c: frame.get(f"{c}{suffix}") for c in COSTS}})
-    manifests = sorted((out / "partitions").glob("r*f*/manifest.json")) if partitions else [out / "manifest.json"]
-    manifest = json.loads(manifests[0].read_text()) if manifests and manifests[0].exists() else {}
+    manifest = folder_manifest(out)
     threads = manifest.get("threads")
     verdicts = read_verdicts(out)
     decision = decide(variants, None if verdicts is None else largest_group(verdicts), threads, price)
@@ -184,13 +183,6 @@ def folder_decision(out, price: float = DEFAULT_CPU_HOUR_PRICE) -> Decision:
     decision.measured_on = measured_on(manifest)
     return decision
 
-
-def measured_on(manifest: dict) -> str | None:
-    """'AMD EPYC, 2 threads': the CPU kind and thread count the cost figures were measured with (manifest.json)."""
-    cpu, threads = (manifest.get("machine") or {}).get("cpu"), manifest.get("threads")
-    if not cpu and not threads:
-        return None
-    return ", ".join(part for part in (cpu, f"{threads} threads" if threads else None) if part)
 
 
 def serving_points(path, threads: int | None, price: float) -> pd.DataFrame:

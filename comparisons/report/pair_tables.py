@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from comparisons.report.i18n import label, text
+from comparisons.report.i18n import label, phrase, text
 from comparisons.stats.family import PRIMARY
-from comparisons.report.i18n import phrase
 
 
 def p_text(value) -> str:

@@ -13,18 +13,18 @@ import pandas as pd
 
 from comparisons.report.scores import read_scores
 from comparisons.numerics import describe as describe_numerics
-from comparisons.report.i18n import label, text
+from comparisons.report.i18n import label, phrase, text
 from comparisons.outputs import atomic_write_text
 from comparisons.report.scores import COSTS
 from comparisons.stats.partition_verdicts import CALIBRATION_METRICS, METRICS
 from comparisons.report.calibration import calibration_table
 from comparisons.report.decision_section import DEFAULT_CPU_HOUR_PRICE, decision_section
+from comparisons.report.measured_on import costs_note
 from comparisons.report.html import facts, paragraph, png_figure, report_page, table
 from comparisons.report.partition_curves import has_sizes, write_partition_curves
 from comparisons.report.partition_figures import write_recipe_figures
 from comparisons.report.spread import mean_spread
 from comparisons.stats.family import PRIMARY, REAL
-from comparisons.report.i18n import phrase
 from comparisons.report.pair_tables import family_line, pair_table
 
 
@@ -106,7 +106,9 @@ def build_recipe_page(out: Path, lang: str, price: float = DEFAULT_CPU_HOUR_PRIC
                      for _, r in variants.iterrows()])
     costs = table([label("variant", lang)] + [label(c, lang) + text(" (median)", "（中位数）", lang) for c in COSTS],
                   [[r["variant"]] + [("—" if pd.isna(r.get(f"{c}_median")) else f"{r[f'{c}_median']:,.4g}")
-                                     for c in COSTS] for _, r in variants.iterrows()])
+                                     for c in COSTS] for _, r in variants.iterrows()],
+                  caption=text("Costs per recipe, median over its runs.", "各配方的成本，各次运行的中位数。", lang)
+                  + costs_note(out, lang))
     partitions = table([text("partition", "划分", lang), text("train / valid / test", "训练 / 验证 / 测试", lang),
                         text("test texts also in training", "测试文本出现在训练中的条数", lang)],
                        [[p["name"], f"{p['sizes']['train']} / {p['sizes']['valid']} / {p['sizes']['test']}",

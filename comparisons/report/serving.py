@@ -20,9 +20,9 @@ import pandas as pd
 
 from common.redaction import redact
 from comparisons.outputs import atomic_write_text, save_figure
-from comparisons.report.i18n import label, setup_matplotlib, text
+from comparisons.report.measured_on import costs_note
+from comparisons.report.i18n import label, phrase, setup_matplotlib, text
 from comparisons.stats.family import correct_family, margin_for
-from comparisons.report.i18n import phrase
 from comparisons.stats.bootstrap import compare
 
 PATH_ORDER = ("native", "native-bf16", "onnx", "onnx-int8", "torch-int8")  # as run/serving/paths.PATHS
@@ -157,7 +157,7 @@ def write_serving(out: Path, lang: str, records: list[dict], labels: np.ndarray,
         return []
     target = Path(out) if lang == "en" else Path(out) / "zh"
     shown = readable(table, lang)
-    lines = [f"# {caption(table, lang)}", ""]
+    lines = [f"# {caption(table, lang)}{costs_note(out, lang)}", ""]
     for variant in dict.fromkeys(table["variant"]):
         lines += [f"## {variant}", "", shown[table["variant"] == variant].drop(columns=[label("variant", lang)])
                   .to_markdown(index=False), ""]
@@ -207,8 +207,9 @@ def _figure(measured: pd.DataFrame, lang: str, path: Path) -> Path:
     return save_figure(fig, path)
 
 
-def serving_tables_html(target: Path, lang: str) -> str:
-    """report.html's serving tables, one per variant, from serving_table.csv ('' when there is none)."""
+def serving_tables_html(target: Path, lang: str, machine: str = "") -> str:
+    """report.html's serving tables, one per variant, from serving_table.csv ('' when there is none); `machine`: the
+    sentence naming the CPU kind and threads the costs were measured on (report/measured_on.costs_note)."""
     from comparisons.report.html import paragraph
     from comparisons.report.html import table as html_table
 
@@ -219,7 +220,7 @@ def serving_tables_html(target: Path, lang: str) -> str:
     frame = pd.read_csv(path, keep_default_na=False, na_values=[""], dtype={name: str for name in words})
     frame[list(words)] = frame[list(words)].fillna("")
     shown = readable(frame, lang)
-    parts = [paragraph(caption(frame, lang))]  # what the columns hold, once; then one table per variant
+    parts = [paragraph(caption(frame, lang) + machine)]  # what the columns hold, once; then one table per variant
     for variant in dict.fromkeys(frame["variant"]):
         rows = shown[frame["variant"] == variant].drop(columns=[label("variant", lang)])
         parts.append(html_table(list(rows.columns), rows.values.tolist(),

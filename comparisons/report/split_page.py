@@ -24,6 +24,7 @@ from comparisons.report.spread import mean_spread
 from comparisons.report.calibration import calibration_table
 from comparisons.report.decision_section import DEFAULT_CPU_HOUR_PRICE, decision_section
 from comparisons.report.split_tables import QUALITY, largest_size
+from comparisons.report.measured_on import costs_note
 from comparisons.report.html import facts, paragraph, png_figure, report_page, table
 from comparisons.report.split_page_sections import (lead, pairwise_tables, pretrained_vs_scratch, read_verdicts,
                                               real_differences)
@@ -165,20 +166,20 @@ def _value(row: pd.Series, measure: str, lang: str) -> str:
 # --- tables and figures -----------------------------------------------------------------------
 
 def _tables(target: Path, verdicts: pd.DataFrame | None, lang: str) -> str:
-    parts = []
+    parts, machine = [], costs_note(target if lang == "en" else target.parent, lang)
     summary = _read_csv(target / "summary_table.csv")
     if summary is not None:
         markdown = target / "summary_table.md"  # its title says what the cells hold, as report.py wrote them
         title = markdown.read_text(encoding="utf-8").splitlines()[0] if markdown.exists() else ""
-        parts.append(table(list(summary.columns), summary.values.tolist(), caption=title.removeprefix("# ") or text(
+        parts.append(table(list(summary.columns), summary.values.tolist(), caption=(title.removeprefix("# ") or text(
             "Per variant: quality as mean ± std over seeds (training randomness), costs as means",
-            "每个模型变体：质量为多种子均值 ± 标准差（训练随机性），代价为均值", lang)))
+            "每个模型变体：质量为多种子均值 ± 标准差（训练随机性），代价为均值", lang)) + ("" if machine in title else machine)))
     for size, path in _size_tables(target / "learning_curves"):  # a sweep: one table per training size
         frame, size = _read_csv(path), label("all", lang) if size == "all" else size
         parts.append(table(list(frame.columns), frame.values.tolist(), caption=text(
             f"Training messages: {size} (mean ± std over seeds [95% interval over test items])",
             f"训练短信数：{size}（多种子均值 ± 标准差 [测试样本上的 95% 区间]）", lang)))
-    parts.append(serving_tables_html(target, lang))  # serving paths (--serve): one table per variant
+    parts.append(serving_tables_html(target, lang, machine))  # serving paths (--serve): one table per variant
     if verdicts is not None:
         parts.append(pairwise_tables(verdicts, lang))
     return "\n".join(filter(None, parts)) or paragraph(text("No tables yet.", "尚无表格。", lang), "note")

@@ -11,11 +11,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from comparisons.report.i18n import label, text
+from comparisons.report.i18n import label, phrase, text
 from comparisons.report.html import paragraph, table
 from comparisons.report.verdicts_file import largest_group, read_verdicts  # noqa: F401 (read_verdicts re-exported)
 from comparisons.stats.family import REAL
-from comparisons.report.i18n import phrase
 from comparisons.report.pair_tables import family_line, pair_table
 
 

@@ -19,14 +19,14 @@ import numpy as np
 import pandas as pd
 
 from backends.base import VARIANTS
-from comparisons.report.i18n import label, text
+from comparisons.report.measured_on import costs_note
+from comparisons.report.i18n import label, phrase, text
 from comparisons.outputs import atomic_write_text, write_table
 from comparisons.run_folder import RunFolder, RunRecord, size_key, size_label
 from comparisons.report.calibration import with_calibration  # calibration (report/calibration.py)
 from comparisons.stats.contrasts import as_pairs
 from comparisons.report.scores import scores_table
 from comparisons.report.spread import mean_spread
-from comparisons.report.i18n import phrase
 from comparisons.report.pair_tables import verdict_sections
 from comparisons.stats.bootstrap import N_RESAMPLES, PAIR_METRICS, Verdicts, compare, run_intervals
 from comparisons.report.predictions import load_predictions
@@ -206,7 +206,8 @@ def write_reports(out: Path, lang: str = "en", reports: Reports | None = None) -
     atomic_write_text(target / "aggregate.csv", reports.aggregate.to_csv(index=False, float_format="%.6g"))
     title = text("Comparison on one split: mean ± std over seeds (training randomness) "
                  "[95% interval over seeds and test items (two-level bootstrap)]",
-                 "同一划分上的对比：多个种子的均值 ± 标准差（训练随机性）[种子与测试样本上的 95% 区间（两级自助法）]", lang)
+                 "同一划分上的对比：多个种子的均值 ± 标准差（训练随机性）[种子与测试样本上的 95% 区间（两级自助法）]", lang) \
+        + costs_note(out, lang)
     write_table(readable_table(reports.aggregate, lang), target, "summary_table", title=title, html=True)
     if reports.verdicts is not None:
         write_verdicts(target, reports.verdicts, lang)

@@ -1,0 +1,30 @@
+"""What every cost figure is measured on: the CPU kind and the thread count, from a folder's manifest.json (a partition
+design's: its first partition's), so a page or table never shows a latency or a throughput without its machine."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from comparisons.report.i18n import text
+
+
+def measured_on(manifest: dict) -> str | None:
+    """'AMD EPYC, 2 threads': the CPU kind and thread count the cost figures were measured with."""
+    cpu, threads = (manifest.get("machine") or {}).get("cpu"), manifest.get("threads")
+    if not cpu and not threads:
+        return None
+    return ", ".join(part for part in (cpu, f"{threads} threads" if threads else None) if part)
+
+
+def folder_manifest(out) -> dict:
+    """manifest.json of a single-split folder, or of a partition design's first partition ({} when none)."""
+    out = Path(out)
+    found = sorted((out / "partitions").glob("r*f*/manifest.json")) if (out / "design.json").exists() \
+        else [out / "manifest.json"]
+    return json.loads(found[0].read_text()) if found and found[0].exists() else {}
+
+
+def costs_note(out, lang: str) -> str:
+    """' Costs measured on AMD EPYC, 2 threads.' ('' when the folder does not say)."""
+    machine = measured_on(folder_manifest(out))
+    return text(f" Costs measured on {machine}.", f"成本测量于 {machine}。", lang) if machine else ""
