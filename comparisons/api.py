@@ -3,7 +3,7 @@
     from comparisons import api
     plan = api.Plan(backends=("tfidf_logreg", "torch_scratch"), cv=5, contrasts="torch_scratch-tfidf_logreg")
     result = api.run(plan)            # the runs, the tables and the pages, exactly as `transformer-compare run`
-    result.verdicts                   # one row per (training size, metric, pair): comparisons/report/verdict_rules
+    result.verdicts                   # one row per (training size, metric, pair): comparisons/stats/family
     result.scores                     # the long table: one row per run and metric
     result.variants                   # per variant: mean, spread and interval of each metric, median costs
     again = api.load("runs/fast")     # an existing run folder or design, as it is on disk

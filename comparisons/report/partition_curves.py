@@ -1,9 +1,9 @@
 """Learning curves of a partition design with several training sizes (issue 36): each recipe's test AP at each
 size over the partitions (mean, corrected 95% interval with that size's own n_test / n_train), each size's
-verdict of the declared contrasts marked on the curves, and the labels-saved reading (report/labels_saved.py).
+verdict of the declared contrasts marked on the curves, and the labels-saved reading (stats/labels_saved.py).
 
   learning_curve.csv         one row per (variant, train_size): labelled texts, partitions, mean, corrected interval
-  labels_saved.csv           report/labels_saved.py
+  labels_saved.csv           stats/labels_saved.py
   figures/learning_curve.png, figures/labels_saved.png (DIR/zh/figures for the Chinese page)
 """
 from __future__ import annotations

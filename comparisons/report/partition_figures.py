@@ -1,4 +1,4 @@
-"""The figures of a partition design's page (report/recipe_page.py), from its top folder's files: the forest
+"""The figures of a partition design's page (report/partition_page.py), from its top folder's files: the forest
 plot of the primary metric's pair differences (verdicts.csv), each recipe's AP on each partition
 (scores.csv), and the reliability of each recipe's probabilities over every text its partitions tested
 (the partitions' predictions/*.npz). Written to DIR/figures (English) or DIR/zh/figures (Chinese)."""

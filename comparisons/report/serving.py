@@ -4,7 +4,7 @@ Reads serving/<run>.json and predictions/<run>.serving.npz (comparisons/run/serv
 runs. Per (variant, path), means over seeds: b1 p50 latency, b32 throughput, cold start, serving
 peak RSS, size on disk, AP, flipped decisions and the largest probability change against native,
 batch dependence; and the paired verdict of the path against native on average precision
-(report/verdicts.compare on the same test items and seeds, native's validation threshold for both;
+(stats/bootstrap.compare on the same test items and seeds, native's validation threshold for both;
 Holm over every path-vs-native pair of the folder): equivalent within the declared margin, native
 better, the path better, or inconclusive. Written: serving_table.csv/.md (en in DIR, zh in DIR/zh)
 and figures/serving.png (AP against b1 latency, every path a point). A path that was skipped,

@@ -67,7 +67,7 @@ def build_page(folder: RunFolder, lang: str, price: float = DEFAULT_CPU_HOUR_PRI
     out = folder.path
     target = out if lang == "en" else out / "zh"
     manifest = folder.plan.fields
-    records, left_out = folder.selected()  # the runs the tables aggregate, as report/tables.py
+    records, left_out = folder.selected()  # the runs the tables aggregate, as report/split_tables.py
     aggregate = _read_csv(target / "aggregate.csv", numeric=True)
     verdicts = read_verdicts(out)
     title = text(f"Transformer comparison: {out.resolve().name}", f"Transformer 模型对比：{out.resolve().name}", lang)

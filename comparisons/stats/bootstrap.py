@@ -18,7 +18,7 @@ are secondary. Decisions are compared by one pooled sign-flip test over the test
 per-item difference in correctness averaged over the seeds (not the largest per-seed p);
 McNemar's exact p of each seed pair is kept for reading.
 
-The rows have the one schema of every design (comparisons/report/verdict_rules.VERDICT_COLUMNS, each column
+The rows have the one schema of every design (comparisons/stats/family.VERDICT_COLUMNS, each column
 documented in docs/statistics.md): design "split", df infinite (the normal for the power figures), the
 posterior columns read off the bootstrap distribution, and the decision columns, which only this design has:
   a_right_b_wrong, a_wrong_b_right   discordant test items, mean over seeds, for the decisions of
@@ -248,7 +248,7 @@ def pairwise_verdicts(predictions: pd.DataFrame, labels: np.ndarray, positive_in
                       contrasts: list[tuple[str, str]] | None = None, corrected: bool = True) -> pd.DataFrame:
     """Every pair of variants on the identical test items, one row per (metric, pair): see the module docstring.
 
-    Pairs in the report's one order (comparisons/report/contrasts.pair_order); corrected=False leaves the
+    Pairs in the report's one order (comparisons/stats/contrasts.pair_order); corrected=False leaves the
     family's correction to the caller (a sweep corrects once over every size), keeping each row's bootstrap
     distribution in a `distribution` column for it."""
     cache = {} if cache is None else cache

@@ -2,7 +2,7 @@
 
 A plan may name, before its runs, the pairs its report is about (`--contrasts`): a comma-separated list of
 `A-B` pairs (A − B is the difference reported) or a named preset. Those pairs are the declared family: the
-family correction runs over them only (comparisons/report/verdict_rules.correct_family); every other pair is
+family correction runs over them only (comparisons/stats/family.correct_family); every other pair is
 reported as exploratory. Without `--contrasts` every pair is the family.
 
 Presets:

@@ -6,7 +6,7 @@ the corrected one is s^2 x (1/J + n_test/n_train) (Nadeau & Bengio 2003; Bouckae
 J - 1 degrees of freedom. Equivalence within the declared margin is two one-sided tests with the same
 statistic. Each training size is its own group, with its own n_test/n_train.
 
-`partition_pair_rows` returns the rows of one schema (comparisons/report/verdict_rules.VERDICT_COLUMNS)
+`partition_pair_rows` returns the rows of one schema (comparisons/stats/family.VERDICT_COLUMNS)
 before the family's correction; `correct_family` then adds the rest. The single split's pair test, the
 two-level bootstrap, is comparisons/stats/bootstrap.py and returns rows of the same schema.
 """
@@ -66,7 +66,7 @@ def partition_pair_rows(runs: pd.DataFrame, pairs: list[tuple[str, str]], metric
     """One row per (training size, metric, pair) with the test's figures, before the family's correction.
 
     runs: comparisons/report/scores.wide_runs of a partition design; pairs: (A, B) in the report's one order
-    (comparisons/report/contrasts.pair_order)."""
+    (comparisons/stats/contrasts.pair_order)."""
     grouped = per_partition(runs, metrics)
     rows = []
     sizes = sorted(grouped["train_size"].unique(), key=size_key)  # 50, 100, ..., all: the reading order

@@ -46,7 +46,7 @@ def export_folder(out: Path, name: str) -> Path:
 
 
 def decisions(proba: np.ndarray, positive_index: int | None, threshold: float | None) -> np.ndarray:
-    """The threshold on the positive probability when there is one, else the arg-max (as report/verdicts.py)."""
+    """The threshold on the positive probability when there is one, else the arg-max (as stats/bootstrap.py)."""
     if threshold is None or positive_index is None or proba.shape[1] != 2:
         return proba.argmax(axis=1)
     return np.where(proba[:, positive_index] >= threshold, positive_index, 1 - positive_index)
