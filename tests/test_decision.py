@@ -34,7 +34,8 @@ def design_folder(folder: Path, verdicts: list[tuple], costs: dict[str, dict], r
                            "p_holm": 0.5, "p_equivalence_holm": 0.5, "smallest_detectable_difference": 0.01,
                            "verdict": verdict, "ci_low_family": (rest[0] if rest else WIDE)[0],
                            "ci_high_family": (rest[0] if rest else WIDE)[1],
-                           "contrast": rest[1] if len(rest) > 1 else "every pair"} for a, b, verdict, *rest in verdicts])
+                           "contrast": rest[1] if len(rest) > 1 else "every pair", "family": "primary",
+                           "family_size": 2 * len(verdicts)} for a, b, verdict, *rest in verdicts])
     if repeats is not None:
         pairs["repeats_for_power_margin"] = repeats
     folder.mkdir(parents=True)

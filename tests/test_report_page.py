@@ -374,8 +374,12 @@ def test_the_cross_corpus_page_shows_its_critical_difference_diagram_and_verdict
     assert page.evaluate("document.querySelector('section').id") == "decision"
     assert [row[0] for row in decisions] == ["sms", "zh-reviews", "bbc-news", "tweets"]
     zh_reviews = decisions[1]  # TF-IDF on characters better than every other recipe there (results/cross_corpus)
-    # the one family of difference and equivalence hypotheses no longer shows tfidf_logreg above torch_scratch there
-    assert zh_reviews[1:4] == ["tfidf_logreg", "tfidf_logreg, torch_scratch", "tfidf_logreg"]
+    # torch_scratch is not shown worse than tfidf_logreg there, nor within the margin of it: it does not join (issue 49)
+    cannot = "cannot say (largest loss: " if lang == "en" else "无法判断（最大损失："
+    assert zh_reviews[1] == "tfidf_logreg" and zh_reviews[2].startswith(cannot) and zh_reviews[3] == "—", zh_reviews
+    assert "torch_scratch" in zh_reviews[2]
+    tweets = decisions[3]  # the fine-tuned MiniLM best (0.816); TF-IDF (0.726) was "not shown worse" and recommended
+    assert tweets[1] == "hf_bert:full" and tweets[2].startswith(cannot) and "tfidf_logreg" in tweets[2], tweets
     assert all(bool(re.search(r"[\u4e00-\u9fff]", alt)) == (lang == "zh") and "Nemenyi" in images[0][1]
                for _, alt, _ in images[:1])
     figures = folder / ("" if lang == "en" else "zh") / "figures"

@@ -228,7 +228,8 @@ def corpora_decisions(parent, results: list, lang: str, price: float = DEFAULT_C
         cost = decision.rows.set_index("variant")["cost_per_million"].get(decision.cheapest, float("nan"))
         rows.append([result.corpus, decision.best,
                      ", ".join(decision.group) if decision.decided else text("cannot say", "无法判断", lang)
-                     + (f" ({text('largest loss', '最大损失', lang)}: {losses(decision, lang)})" if decision.open else ""),
+                     + (text(f" (largest loss: {losses(decision, lang)})", f"（最大损失：{losses(decision, lang)}）", lang)
+                        if decision.open else ""),
                      decision.cheapest if decision.decided else "—",
                      "—" if not decision.decided or pd.isna(cost) else f"{cost:,.4f}"])
     headers = [text("corpus", "语料库", lang), text("best by mean", "按均值最好", lang),
