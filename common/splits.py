@@ -171,16 +171,20 @@ def largest_train_size(split: "Split", budget: str) -> int:
 
 
 def budget_parts(split: "Split", labels: np.ndarray, texts, size: int | None, budget: str = "train+valid",
-                 min_per_class: int = MIN_PER_CLASS, where: str = "the split") -> tuple[np.ndarray, np.ndarray]:
+                 min_per_class: int = MIN_PER_CLASS, where: str = "the split",
+                 subset_seed: int | None = None) -> tuple[np.ndarray, np.ndarray]:
     """(training, validation) data indices a run at training size `size` sees (None: the split's own parts).
 
     train+valid: the nested stratified subset of `size` texts of the labelled part (training and validation
     together, `subset_order`), then its validation part carved per class: the full split's validation share of
     the class (at least one text), taken from the end of the subset's order a group of equal texts at a time, so
     that equal texts stay on one side and every class keeps at least one training text. train: `train_subset`
-    and the split's whole validation part. The test part is never touched."""
+    and the split's whole validation part. The test part is never touched. subset_seed: which draw (a seed of
+    `subset_seed()`; None: the split's own seed, the rule before issue 50)."""
     if size is None:
         return split.train, split.valid
+    if subset_seed is not None:
+        split = Split(split.train, split.valid, split.test, subset_seed)
     if budget == "train":
         return train_subset(split, labels, size, min_per_class, where=f"{where}'s training part"), split.valid
     labels = np.asarray(labels)
@@ -213,9 +217,10 @@ def budget_parts(split: "Split", labels: np.ndarray, texts, size: int | None, bu
 
 
 def train_subsets_record(split: "Split", labels: np.ndarray, sizes, min_per_class: int = MIN_PER_CLASS,
-                         texts=None, budget: str = "train") -> dict:
+                         texts=None, budget: str = "train", draws: dict | None = None) -> dict:
     """What splits.json records: the seed, the minimum per class, the label budget and each size's training (and,
-    under train+valid, validation) indices."""
+    under train+valid, validation) indices; with draws ({size: [model seeds]}, issue 50), each draw's under
+    "draws" -> size -> model seed -> {"subset_seed", "train", "valid"}."""
     record = {"seed": split.seed, "min_per_class": min_per_class, "label_budget": budget, "sizes": {}, "valid": {}}
     for size in sorted(s for s in sizes if s is not None):
         train, valid = budget_parts(split, labels, texts, size, budget, min_per_class)
@@ -224,7 +229,41 @@ def train_subsets_record(split: "Split", labels: np.ndarray, sizes, min_per_clas
             record["valid"][str(size)] = [int(i) for i in valid]
     if budget != "train+valid":
         del record["valid"]
+    if draws:
+        record["draws"] = {}
+        for size, seeds in sorted(draws.items()):
+            record["draws"][str(size)] = {}
+            for seed in seeds:
+                chosen = subset_seed(split.seed, seed)
+                train, valid = budget_parts(split, labels, texts, size, budget, min_per_class, subset_seed=chosen)
+                record["draws"][str(size)][str(seed)] = {"subset_seed": chosen, "train": [int(i) for i in train],
+                                                         "valid": [int(i) for i in valid]}
     return record
+
+
+# -- independent draws at small training sizes (issue 50) -------------------------------------------
+# At a training size up to DRAWS_UP_TO, each partition trains `draws` independent draws: each its own training
+# subset (its own subset seed) and its own model seed, distinct across partitions, so that the test over
+# partitions sees the training-draw and seed effects (one shared subset seed and model seed 0 hid both).
+DRAWS_UP_TO = 1000
+DEFAULT_DRAWS = 5
+
+
+def draw_seeds(partition_index: int, draws: int) -> list[int]:
+    """The model seeds of partition `partition_index`'s draws (0-based over the design's partitions): distinct
+    across partitions and draws (partition 0: 0..draws-1, partition 1: draws..2 draws-1, ...)."""
+    return [partition_index * draws + d for d in range(draws)]
+
+
+def subset_seed(split_seed: int, model_seed: int) -> int:
+    """The seed of the training subset a draw takes (deterministic; its own for every model seed)."""
+    return int((split_seed * 1_000_003 + 7_919 * (model_seed + 1)) % 2**31)
+
+
+def drawn_sizes(sizes, draws: int, largest: int) -> list[int]:
+    """The training sizes at which a partition trains `draws` draws: the subset sizes up to DRAWS_UP_TO that are
+    smaller than the labelled part (`largest`); none when draws is 1 (one draw: the split's own subset, seed 0)."""
+    return [s for s in sizes if s is not None and s <= DRAWS_UP_TO and s < largest] if draws > 1 else []
 
 
 TrainSize = Optional[int]  # messages trained on; None = the whole training split

@@ -69,7 +69,7 @@ def run_partitions(p: Prepared, executor) -> int:
     for number, partition in enumerate(partitions, start=1):
         print(f"partition {partition.name} ({number}/{len(partitions)})", file=sys.stderr)
         code_exit = run_in_folder(p, out / "partitions" / partition.name, partition.split, executor, reports=False,
-                                  code=code)
+                                  code=code, partition_index=number - 1)
         if code_exit not in (0, 1):  # interrupted: the finished runs are kept, the next call resumes
             return code_exit
         failed += code_exit
@@ -81,14 +81,16 @@ def run_partitions(p: Prepared, executor) -> int:
           f"{out}/scores.csv; each partition's runs in {out}/partitions/", file=sys.stderr)
     return 1 if failed else 0
 
-def run_in_folder(p: Prepared, out: Path, split, executor, reports: bool = True, code: dict | None = None) -> int:
+def run_in_folder(p: Prepared, out: Path, split, executor, reports: bool = True, code: dict | None = None,
+                  partition_index: int | None = None) -> int:
     """The plan's runs on one split, in a run folder this process holds the lock of (reports: write its tables and
-    page)."""
+    page); partition_index: the partition's place in its design (its draws' seeds, issue 50)."""
     from common.splits import duplicate_report, train_subsets_record
     from comparisons.comparability import code_state
     from comparisons.outputs import atomic_write_json
     from comparisons.report.preview import preview_note
     from comparisons.run.runner import describe, exit_code, finished
+    from comparisons.plan_records import drawn_seeds
     from comparisons.run.spec import RunInputs, RunSpec
 
     data, budget = p.data, p.plan.label_budget
@@ -101,15 +103,16 @@ def run_in_folder(p: Prepared, out: Path, split, executor, reports: bool = True,
     recorded = subsets.get("sizes", {}) if subsets.get("label_budget", "train") == budget else {}  # same budget
     subset_sizes = sorted({*map(int, recorded), *(n for n in p.train_sizes if n is not None)})
     atomic_write_json(splits_file, {**split.to_dict(),  # every training subset drawn in this folder
-                                    "train_subsets": train_subsets_record(split, data.labels, subset_sizes,
-                                                                          texts=data.texts, budget=budget)})
+                                    "train_subsets": train_subsets_record(
+                                        split, data.labels, subset_sizes, texts=data.texts, budget=budget,
+                                        draws=drawn_seeds(p, split, partition_index))})
     manifest = manifest_record(p, split, code or code_state(), duplicates)
     atomic_write_json(out / "manifest.json", manifest)
     sizes = split.sizes()
     print(f"data: {len(data)} rows, split train/valid/test = {sizes['train']}/{sizes['valid']}/{sizes['test']} "
           f"(sha256 {split.sha256[:12]}), {duplicates['test_rows_whose_text_is_in_train']} test texts also in train"
           f"{'' if p.spec.dedup else ' (--dedup drops duplicates)'}", file=sys.stderr)
-    planned = run_specs(p, split, manifest)
+    planned = run_specs(p, split, manifest, partition_index)
     inputs = RunInputs(data, split.to_dict()).to_json_bytes()  # the data by value, for every worker
     numbers = {request: number for number, request in enumerate(planned, start=1)}
     failed, todo = 0, []

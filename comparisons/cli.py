@@ -14,7 +14,7 @@ from common.arguments import OneLineParser
 from backends.base import VARIANTS
 from common.corpora import CORPORA
 from common.errors import UserInputError
-from common.splits import DEFAULT_SPLIT_SEED, LABEL_BUDGETS
+from common.splits import DEFAULT_DRAWS, DEFAULT_SPLIT_SEED, DRAWS_UP_TO, LABEL_BUDGETS
 from comparisons.carry_out import execute
 from comparisons.plan import Plan
 from comparisons.run.executors import EXECUTORS
@@ -101,6 +101,10 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--train-sizes", default="all",
                      help="labelled texts per run, increasing, e.g. 50,100,200,500,1000,all: nested stratified "
                           "subsets of the split's (or each partition's) labelled part (default all)")
+    run.add_argument("--draws", type=int, default=DEFAULT_DRAWS, metavar="N",
+                     help="with --cv and --train-sizes: N independent training draws per partition at every size up "
+                          f"to {DRAWS_UP_TO:,}, each its own subset and model seed (default %(default)s; 1: one "
+                          "subset per partition, drawn with the split's seed, model seed 0..seeds-1)")
     run.add_argument("--label-budget", choices=LABEL_BUDGETS, default="train+valid",
                      help="what a training size counts: train+valid (default: n labelled texts in all, the "
                           "validation part carved from them) or train (n training texts and the whole validation "

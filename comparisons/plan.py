@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from common.errors import UserInputError
-from common.splits import DEFAULT_SPLIT_SEED, LABEL_BUDGETS, parse_train_sizes
+from common.splits import DEFAULT_DRAWS, DEFAULT_SPLIT_SEED, LABEL_BUDGETS, parse_train_sizes
 from comparisons.stats.family import DEFAULT_MARGINS
 from comparisons.run_folder import default_out
 
@@ -61,6 +61,9 @@ def check_fields(plan: "Plan") -> None:
     parse_contrasts(plan.contrasts, variants)
     if plan.seeds < 1 or plan.threads < 1:
         raise UserInputError("--seeds and --threads must be at least 1")
+    if not 1 <= plan.draws <= 50:
+        raise UserInputError("--draws must be between 1 and 50 (the independent training draws per partition at "
+                             "sizes up to 1,000), e.g. --draws 5")
     if plan.limit_per_class is not None and plan.limit_per_class < 1:
         raise UserInputError("--limit-per-class must be at least 1 (leave it out for all rows)")
     if plan.limit_total is not None and plan.limit_total < 2:
@@ -106,6 +109,7 @@ class Plan:
     repeats: int = 1
     train_sizes: tuple[str, ...] = ("all",)
     label_budget: str = "train+valid"
+    draws: int = DEFAULT_DRAWS  # a partition design's independent draws at each training size up to DRAWS_UP_TO
     contrasts: str | None = None
     margin_ap: float = DEFAULT_MARGINS["average_precision"]
     margin_f1: float = DEFAULT_MARGINS["macro_f1"]

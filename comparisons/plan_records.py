@@ -10,6 +10,7 @@ def design_record(p: Prepared, partitions, code: dict) -> dict:
     the code hash every partition's runs share and the driver's numerics identity (each run records its own)."""
     from common.datasets import fingerprint
     from common.partitions import leaked_texts
+    from common.splits import drawn_sizes, largest_train_size
     from comparisons.numerics import numerics_identity
 
     return {"folds": p.plan.cv, "repeats": p.plan.repeats, "seed": p.plan.split_seed, "margins": p.margins,
@@ -18,6 +19,8 @@ def design_record(p: Prepared, partitions, code: dict) -> dict:
             "code_sha256": code["code_sha256"], "command": p.command, "plan": p.plan.to_dict(),
             "variants": p.variants, "seeds": list(range(p.plan.seeds)), "data_sha256": fingerprint(p.data),
             "train_sizes": [size or "all" for size in p.train_sizes], "label_budget": p.plan.label_budget,
+            "draws": p.plan.draws, "drawn_sizes": drawn_sizes(p.train_sizes, p.plan.draws, min(
+                largest_train_size(part.split, p.plan.label_budget) for part in partitions) if partitions else 0),
             "numerics": numerics_identity(p.plan.threads),
             "partitions": [{"name": part.name, "sizes": part.split.sizes(), "sha256": part.split.sha256,
                             "test_texts_in_training": leaked_texts(p.data, part.split)} for part in partitions]}
@@ -64,14 +67,30 @@ def manifest_record(p: Prepared, split, code: dict, duplicates: dict) -> dict:
         "precision_requested": p.plan.precision, "precision": {v: p.precisions[v] for v in p.variants},
     }
 
-def run_specs(p: Prepared, split, manifest: dict) -> list:
-    """The plan's runs in a folder, in order: every training size, variant and seed (comparisons/run/spec.py)."""
+def drawn_seeds(p: Prepared, split, partition_index: int | None) -> dict:
+    """{training size: the model seeds of its draws} of one partition (issue 50: common/splits.drawn_sizes; none on
+    the single split, partition_index None)."""
+    from common.splits import draw_seeds, drawn_sizes, largest_train_size
+
+    if partition_index is None:
+        return {}
+    largest = largest_train_size(split, p.plan.label_budget)
+    return {n: draw_seeds(partition_index, p.plan.draws) for n in drawn_sizes(p.train_sizes, p.plan.draws, largest)}
+
+
+def run_specs(p: Prepared, split, manifest: dict, partition_index: int | None = None) -> list:
+    """The plan's runs in a folder, in order: every training size, variant and seed (comparisons/run/spec.py); at a
+    partition's drawn sizes the seeds are its draws' model seeds, each with its own subset seed."""
+    from common.splits import subset_seed
     from comparisons.run.spec import RunSpec
 
+    draws = drawn_seeds(p, split, partition_index)
+    seeds = {n: draws.get(n, range(p.plan.seeds)) for n in p.train_sizes}
     return [RunSpec(variant=v, seed=s, profile=p.plan.profile, threads=p.plan.threads, device=p.plan.device,
                     timeout_s=p.timeout, data=p.spec, data_sha256=manifest["data"]["sha256"],
                     split_seed=split.seed, split_sha256=split.sha256, hf_model=p.plan.hf_model,
                     executor=p.plan.executor, code_commit=manifest["code_commit"], code_dirty=manifest["code_dirty"],
                     code_sha256=manifest["code_sha256"], serve=p.serve, measure_costs=not p.plan.quality_only,
-                    train_size=n, label_budget=p.plan.label_budget, precision=p.precisions[v])
-            for n in p.train_sizes for v in p.variants for s in range(p.plan.seeds)]
+                    train_size=n, label_budget=p.plan.label_budget, precision=p.precisions[v],
+                    subset_seed=subset_seed(split.seed, s) if n in draws else None)
+            for n in p.train_sizes for v in p.variants for s in seeds[n]]

@@ -15,24 +15,28 @@ import pandas as pd
 
 from comparisons.report.i18n import text
 from comparisons.stats.labels_saved import labels_saved
-from comparisons.stats.corrected_t import corrected_interval
+from comparisons.stats.corrected_t import design_interval
+from comparisons.stats.design_variance import DEFAULT_VARIANCE, resample_frame, sets_at, size_overlaps
 from comparisons.stats.family import PRIMARY
 
 MARKS = {"A better": "▲", "B better": "▼", "equivalent": "=", "inconclusive": "?"}
 
 
-def curve_table(scores: pd.DataFrame, metric: str = PRIMARY) -> pd.DataFrame:
-    """From the long scores table: (variant, train_size) -> labelled texts, partitions, mean and corrected interval."""
+def curve_table(scores: pd.DataFrame, metric: str = PRIMARY, sets: dict | None = None,
+                variance: str = DEFAULT_VARIANCE) -> pd.DataFrame:
+    """From the long scores table: (variant, train_size) -> labelled texts, partitions, draws, mean and the 95%
+    interval of the design's variance estimate (stats/design_variance.py; sets: report/training_sets.py)."""
     rows = scores[scores["metric"] == metric]
-    per_partition = (rows.groupby(["variant", "train_size", "partition"], as_index=False)
-                     .agg(value=("value", "mean"), n_train=("n_train", "mean"), n_test=("n_test", "mean")))
+    overlaps = size_overlaps(sets or {})
     out = []
-    for (variant, size), group in per_partition.groupby(["variant", "train_size"], sort=False):
-        mean, low, high = corrected_interval(group["value"].to_numpy(),
-                                             float((group["n_test"] / group["n_train"]).mean()))
+    for (variant, size), group in rows.groupby(["variant", "train_size"], sort=False):
+        frame = resample_frame(group, "value", sets_at(sets, size), size)
+        mean, low, high, method = design_interval(frame, float((group["n_test"] / group["n_train"]).mean()),
+                                                  overlaps.get(str(size)), variance)
         out.append({"variant": variant, "train_size": size, "labelled_texts": int(round(group["n_train"].mean())),
-                    "partitions": len(group), f"{metric}_mean": mean, f"{metric}_ci_low": max(0.0, low),
-                    f"{metric}_ci_high": min(1.0, high)})  # a score in [0, 1], clipped as the recipe table's
+                    "partitions": group["partition"].nunique(),
+                    "draws": float(frame.groupby("partition")["draw"].nunique().mean()), f"{metric}_mean": mean,
+                    f"{metric}_ci_low": low, f"{metric}_ci_high": high, "interval_method": method})
     return pd.DataFrame(out).sort_values(["variant", "labelled_texts"], kind="stable").reset_index(drop=True)
 
 
@@ -78,15 +82,27 @@ def curve_figure(curve: pd.DataFrame, pairs: pd.DataFrame, path: Path, lang: str
     return path
 
 
+def design_variance_choice(out: Path) -> str:
+    """The variance method a partition design is reported with: design.json's "variance" (`report --variance`), else
+    the default."""
+    import json
+
+    design = Path(out) / "design.json"
+    return (json.loads(design.read_text()).get("variance") if design.exists() else None) or DEFAULT_VARIANCE
+
+
 def write_partition_curves(out: Path, scores: pd.DataFrame, pairs: pd.DataFrame, lang: str) -> list[tuple[Path, str]]:
     """learning_curve.csv and labels_saved.csv in `out`, the figures for `lang`: (png, caption) of each drawn."""
     from comparisons.outputs import atomic_write_text
     from comparisons.report.i18n import text
 
+    from comparisons.report.training_sets import training_sets
+
     if scores["train_size"].nunique() < 2:
         return []
-    curve = curve_table(scores)
-    saved = labels_saved(scores)
+    sets, variance = training_sets(out, scores), design_variance_choice(out)
+    curve = curve_table(scores, sets=sets, variance=variance)
+    saved = labels_saved(scores, overlaps=size_overlaps(sets), variance=variance)
     atomic_write_text(out / "learning_curve.csv", curve.to_csv(index=False, float_format="%.6g"))
     atomic_write_text(out / "labels_saved.csv", saved.to_csv(index=False, float_format="%.6g"))
     target = (out if lang == "en" else out / "zh") / "figures"

@@ -17,6 +17,8 @@ from comparisons.report.partition_curves import labels_saved_markdown
 from comparisons.report.scores import COSTS, scores_table, wide_runs
 from comparisons.stats.contrasts import as_pairs
 from comparisons.stats.labels_saved import labels_saved
+from comparisons.report.training_sets import training_sets
+from comparisons.stats.design_variance import DEFAULT_VARIANCE, size_overlaps
 from comparisons.stats.partition_verdicts import CALIBRATION_METRICS, METRICS, recipe_verdicts
 
 
@@ -53,7 +55,8 @@ def verdicts_markdown(variants: pd.DataFrame, pairs: pd.DataFrame, design: dict,
     return "\n".join(lines + verdict_sections(pairs, METRICS + CALIBRATION_METRICS, lang))
 
 def write_recipe_reports(out: Path, margins: dict | None = None, order: list[str] | None = None,
-                         lang: str = "en", contrasts: list[tuple[str, str]] | None = None) -> pd.DataFrame | None:
+                         lang: str = "en", contrasts: list[tuple[str, str]] | None = None,
+                         variance: str | None = None) -> pd.DataFrame | None:
     """scores.csv, recipe_variants.csv, verdicts.csv and verdicts.md in the top folder; None without runs.
 
     contrasts: declared when the folder is reported (`report --contrasts`) rather than planned; recorded in
@@ -63,6 +66,10 @@ def write_recipe_reports(out: Path, margins: dict | None = None, order: list[str
     if contrasts is not None:
         design = {**design, "contrasts": [list(pair) for pair in contrasts], "contrasts_declared": "at report time"}
         atomic_write_json(out / "design.json", design)
+    if variance is not None:  # `report --variance`: recorded, so that the pages and curves read the same choice
+        design = {**design, "variance": variance}
+        atomic_write_json(out / "design.json", design)
+    variance = design.get("variance") or DEFAULT_VARIANCE
     long, left_out = scores_table(out)
     if left_out:
         print(f"left out {len(left_out)} run(s) not comparable with their partition's plan: " + ", ".join(left_out),
@@ -70,12 +77,14 @@ def write_recipe_reports(out: Path, margins: dict | None = None, order: list[str
     scores = wide_runs(long)
     if scores.empty:
         return None
+    sets = training_sets(out, scores)
     variants, pairs = recipe_verdicts(scores, margins or design.get("margins"), order or design.get("variants"),
-                                      as_pairs(design.get("contrasts")), design.get("folds"), COSTS)
+                                      as_pairs(design.get("contrasts")), design.get("folds"), COSTS, sets, variance)
     atomic_write_text(out / "scores.csv", long.to_csv(index=False, float_format="%.6g"))
     atomic_write_text(out / "recipe_variants.csv", variants.to_csv(index=False, float_format="%.6g"))
     atomic_write_text(out / "verdicts.csv", pairs.to_csv(index=False, float_format="%.6g"))
-    saved = labels_saved(long) if long["train_size"].nunique() > 1 else None
+    saved = labels_saved(long, overlaps=size_overlaps(sets), variance=variance) \
+        if long["train_size"].nunique() > 1 else None
     atomic_write_text(out / "verdicts.md", verdicts_markdown(variants, pairs, design, lang)
                       + ("\n" + "\n".join(labels_saved_markdown(saved)) if saved is not None and not saved.empty else ""))
     return pairs

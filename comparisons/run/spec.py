@@ -42,6 +42,7 @@ class RunSpec:
     code_sha256: str | None = None  # hash of the code a run executes: what resume and report compare
     serve: str = "native"  # serving paths measured, comma-separated (comparisons/run/serving/paths.py)
     precision: str = "fp32"  # fp32 | bf16: resolved by the driver from --precision (comparisons/run/precision.py)
+    subset_seed: int | None = None  # a draw's training subset (common/splits.subset_seed); None: the split's seed
     measure_costs: bool = True  # False: quality only, no latency/throughput/cold start (`reproduce`'s reruns)
 
     @property
@@ -62,6 +63,7 @@ class RunSpec:
                 "code_commit": self.code_commit, "code_dirty": self.code_dirty, "code_sha256": self.code_sha256,
                 "precision": self.precision,
                 "label_budget": self.label_budget if self.train_size is not None else None,
+                **({"subset_seed": self.subset_seed} if self.subset_seed is not None else {}),
                 "plugin": self.plugin_identity()}
 
     def plugin_identity(self) -> dict | None:

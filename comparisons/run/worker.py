@@ -116,7 +116,8 @@ def run(args: RunSpec, out: Path, inputs: RunInputs) -> dict:
 
     # at a training size: a nested stratified subset, its validation part carved from it (label budget train+valid)
     # or the split's whole validation part (train); common/splits.py budget_parts
-    train_rows, valid_rows = budget_parts(split, data.labels, data.texts, args.train_size, args.label_budget)
+    train_rows, valid_rows = budget_parts(split, data.labels, data.texts, args.train_size, args.label_budget,
+                                          subset_seed=args.subset_seed)  # a draw's own subset (issue 50)
     train, valid, test = data.subset(train_rows), data.subset(valid_rows), data.subset(split.test)
     kwargs = backend_kwargs(cls, args)
     from backends.base import build

@@ -1,10 +1,12 @@
-"""The partition design's pair test: the corrected repeated k-fold t-test (framework-free).
+"""The partition design's pair test: the corrected repeated k-fold t-test (framework-free), its variance following
+the design that ran (comparisons/stats/design_variance.py, issue 50).
 
 For a pair, d_j = A's metric - B's metric on partition j (each the mean over its seeds), j = 1..J, J = R x K.
 The partitions overlap in their training texts, so the plain variance of the mean, s^2 / J, is too small;
 the corrected one is s^2 x (1/J + n_test/n_train) (Nadeau & Bengio 2003; Bouckaert & Frank 2004), with t on
 J - 1 degrees of freedom. Equivalence within the declared margin is two one-sided tests with the same
-statistic. Each training size is its own group, with its own n_test/n_train.
+statistic. Each training size is its own group, with its own n_test/n_train, its own training overlap and draws:
+the correlation is Nadeau-Bengio's capped at the overlap the recorded training sets allow (design_variance.py).
 
 `partition_pair_rows` returns the rows of one schema (comparisons/stats/family.VERDICT_COLUMNS)
 before the family's correction; `correct_family` then adds the rest. The single split's pair test, the
@@ -17,6 +19,8 @@ import pandas as pd
 from scipy.stats import t as student_t
 
 from common.splits import size_key
+from comparisons.stats.design_variance import (DEFAULT_VARIANCE, design_correlation, design_mean_se, resample_frame, sets_at,
+                                               training_overlap)
 from comparisons.stats.family import ALPHA, margin_for
 
 
@@ -34,6 +38,24 @@ def corrected_interval(values: np.ndarray, test_to_train: float) -> tuple[float,
     mean, se, df = corrected_t(values, test_to_train)
     half = float(student_t.ppf(1 - ALPHA / 2, df) * se) if df >= 1 else float("nan")
     return mean, mean - half, mean + half
+
+
+def design_interval(values: pd.DataFrame, test_to_train: float, overlap: float | None = None,
+                    variance: str = DEFAULT_VARIANCE, bounded: bool = True) -> tuple[float, float, float, str]:
+    """(mean, low, high, method) of a recipe's per-resample scores (partition, draw, value) under the design's
+    estimate (design_variance.design_mean_se): the t interval, or for a score in [0, 1] (bounded) whose t interval
+    would leave it, the t on the logit scale (delta method), mapped back; NaN bounds with fewer than 2 partitions."""
+    mean, se, df, _method = design_mean_se(values, test_to_train, overlap, variance)
+    if not (df >= 1 and np.isfinite(se)):
+        return mean, float("nan"), float("nan"), "t"
+    half = float(student_t.ppf(1 - ALPHA / 2, df) * se)
+    if not bounded or (0 <= mean - half and mean + half <= 1):
+        return mean, mean - half, mean + half, "t"
+    if not 0 < mean < 1:
+        return mean, 0.0, 1.0, "t on the logit scale"
+    logit, se_logit = np.log(mean / (1 - mean)), se / (mean * (1 - mean))
+    low, high = logit - half / se * se_logit, logit + half / se * se_logit
+    return mean, float(1 / (1 + np.exp(-low))), float(1 / (1 + np.exp(-high))), "t on the logit scale"
 
 
 def t_tests(mean: float, standard_error: float, df: int, margin: float) -> tuple[float, float, float, float]:
@@ -61,34 +83,54 @@ def test_to_train(rows: pd.DataFrame) -> float:
     return float((rows["n_test"] / rows["n_train"]).mean()) if len(rows) else 0.0
 
 
+def variant_draws(runs: pd.DataFrame, metric: str, variant: str, sets: dict, size) -> pd.DataFrame:
+    """(partition, draw) -> the variant's metric averaged over the seeds of that draw (design_variance)."""
+    rows = runs[runs["variant"] == variant]
+    frame = resample_frame(rows, metric, sets, size)
+    return frame.groupby(["partition", "draw"], sort=False)["value"].mean()
+
+
 def partition_pair_rows(runs: pd.DataFrame, pairs: list[tuple[str, str]], metrics, margins: dict | None,
-                        folds: int | None) -> pd.DataFrame:
+                        folds: int | None, training_sets: dict | None = None,
+                        variance: str = DEFAULT_VARIANCE) -> pd.DataFrame:
     """One row per (training size, metric, pair) with the test's figures, before the family's correction.
 
     runs: comparisons/report/scores.wide_runs of a partition design; pairs: (A, B) in the report's one order
-    (comparisons/stats/contrasts.pair_order)."""
+    (comparisons/stats/contrasts.pair_order); training_sets: {(size, partition, seed): the data indices the run
+    learnt from} (the overlaps and the draws, design_variance.py; None: one draw a partition, no overlap known);
+    variance: design_variance.VARIANCE_METHODS."""
     grouped = per_partition(runs, metrics)
     rows = []
     sizes = sorted(grouped["train_size"].unique(), key=size_key)  # 50, 100, ..., all: the reading order
-    for size, at_size in ((size, grouped[grouped["train_size"] == size]) for size in sizes):
+    for size in sizes:
+        at_size, runs_at = grouped[grouped["train_size"] == size], runs[runs["train_size"] == size]
         ratio = test_to_train(at_size)
+        sets = sets_at(training_sets, size)
+        overlap = training_overlap(sets) if sets else None
         for metric in metrics:
-            wide = at_size.pivot(index="partition", columns="variant", values=metric)
             seeds = at_size.pivot(index="partition", columns="variant", values="seeds")
             for variant_a, variant_b in pairs:
-                if variant_a not in wide or variant_b not in wide:
+                if variant_a not in seeds or variant_b not in seeds:
                     continue
-                both = wide[[variant_a, variant_b]].dropna()
-                if len(both) < 2:
+                both = pd.concat({"a": variant_draws(runs_at, metric, variant_a, sets, size),
+                                  "b": variant_draws(runs_at, metric, variant_b, sets, size)}, axis=1).dropna()
+                partitions = both.index.get_level_values("partition").unique()
+                if len(partitions) < 2:
                     continue
-                differences = (both[variant_a] - both[variant_b]).to_numpy()
-                mean, se, df = corrected_t(differences, ratio)
+                values = pd.DataFrame({"partition": both.index.get_level_values("partition"),
+                                       "draw": both.index.get_level_values("draw"),
+                                       "value": (both["a"] - both["b"]).to_numpy()})
+                mean, se, df, method = design_mean_se(values, ratio, overlap, variance)
+                rho, _ = design_correlation(overlap, ratio, variance)
                 margin = margin_for(metric, margins)
                 p, p_equivalence, low, high = t_tests(mean, se, df, margin)
+                per_partition_differences = values.groupby("partition", sort=False)["value"].mean().to_numpy()
                 rows.append({"design": "partitions", "train_size": size, "metric": metric, "variant_a": variant_a,
-                             "variant_b": variant_b, "partitions": len(both),
-                             "seeds": int(seeds.loc[both.index, [variant_a, variant_b]].min().min()),
+                             "variant_b": variant_b, "partitions": len(partitions),
+                             "seeds": int(seeds.loc[partitions, [variant_a, variant_b]].min().min()),
                              "difference": mean, "ci_low": low, "ci_high": high, "standard_error": se,
-                             "spread": float(np.std(differences, ddof=1)), "df": df, "p_value": p, "margin": margin,
-                             "p_equivalence": p_equivalence, "folds": folds, "test_to_train": ratio})
+                             "spread": float(np.std(per_partition_differences, ddof=1)), "df": df, "p_value": p,
+                             "margin": margin, "p_equivalence": p_equivalence, "folds": folds,
+                             "test_to_train": ratio, "correction_ratio": rho / (1 - rho), "variance_method": method,
+                             "training_overlap": overlap, "draws": float(values.groupby("partition").size().mean())})
     return pd.DataFrame(rows)

@@ -44,6 +44,7 @@ VERDICT_COLUMNS = (
     "smallest_detectable_difference", "repeats_for_power_margin", "repeats_for_power_observed",
     "p_a_better", "p_within_margin", "p_b_better", "verdict",
     "a_right_b_wrong", "a_wrong_b_right", "mcnemar_p_per_seed", "decisions_p", "decisions_p_holm", "verdict_decisions",
+    "variance_method", "training_overlap", "draws", "interval_method",
 )
 
 
@@ -110,6 +111,31 @@ def posterior_thirds(difference: float, standard_error: float, df: float, margin
     return above, max(0.0, 1.0 - above - below), below
 
 
+ATANH = "t on the atanh scale"  # the fallback of a t interval that would leave [-1, 1]
+
+
+def atanh_interval(difference: float, standard_error: float, df: float, level: float) -> tuple[float, float]:
+    """The (1 - level) interval of a difference of two [0, 1] scores by the t on z = atanh(difference) (delta
+    method: se_z = se / (1 - difference^2)), mapped back: always inside (-1, 1)."""
+    if abs(difference) >= 1 or not np.isfinite(standard_error):
+        return -1.0, 1.0
+    z, se_z = np.arctanh(difference), standard_error / (1 - difference ** 2)
+    half = (student_t.ppf(1 - level / 2, df) if np.isfinite(df) else norm.ppf(1 - level / 2)) * se_z
+    return float(np.tanh(z - half)), float(np.tanh(z + half))
+
+
+def atanh_tests(difference: float, standard_error: float, df: float, margin: float) -> tuple[float, float, float, float]:
+    """(p, TOST p, 95% low, high) of the same row on the atanh scale (the hypotheses are the same: atanh is monotone;
+    the margin is atanh(margin) there)."""
+    if abs(difference) >= 1 or not np.isfinite(standard_error) or standard_error == 0:
+        return 1.0, 1.0, -1.0, 1.0
+    z, se_z = np.arctanh(difference), standard_error / (1 - difference ** 2)
+    q = np.arctanh(margin)
+    p = float(2 * student_t.sf(abs(z) / se_z, df))
+    p_equivalence = float(max(student_t.sf((z + q) / se_z, df), student_t.cdf((z - q) / se_z, df)))
+    return (p, p_equivalence, *atanh_interval(difference, standard_error, df, ALPHA))
+
+
 def correct_family(pairs: pd.DataFrame, contrasts: list[tuple[str, str]] | None = None,
                    alpha: float = ALPHA) -> pd.DataFrame:
     """The one family rule: contrast, p_holm, p_equivalence_holm, family, family_size, the family's interval,
@@ -132,14 +158,13 @@ def correct_family(pairs: pd.DataFrame, contrasts: list[tuple[str, str]] | None 
     pairs["family"] = np.where(pairs["metric"] == PRIMARY, "primary", "secondary")
     pairs["contrast"] = [contrast_label((a, b), contrasts) for a, b in zip(pairs["variant_a"], pairs["variant_b"])]
     for _, rows in pairs.groupby(["metric", "contrast"], sort=False):
-        joint = holm(np.r_[rows["p_value"].to_numpy(float), rows["p_equivalence"].to_numpy(float)])
-        pairs.loc[rows.index, "p_holm"] = joint[:len(rows)]
-        pairs.loc[rows.index, "p_equivalence_holm"] = joint[len(rows):]
         pairs.loc[rows.index, "family_size"] = 2 * len(rows)
     pairs["family_size"] = pairs["family_size"].astype(int)
     df = pairs["df"] if "df" in pairs else pd.Series(np.inf, pairs.index)
     pairs["df"] = df.astype(float)
     low, high = [], []
+    pairs["interval_method"] = ["bootstrap percentile" if isinstance(d, np.ndarray) else "t"
+                                for d in (pairs["distribution"] if "distribution" in pairs else [None] * len(pairs))]
     for row in pairs.itertuples():
         level = alpha / row.family_size
         distribution = getattr(row, "distribution", None)
@@ -150,8 +175,17 @@ def correct_family(pairs: pd.DataFrame, contrasts: list[tuple[str, str]] | None 
             half = (student_t.ppf(1 - level / 2, row.df) if np.isfinite(row.df) else norm.ppf(1 - level / 2)) \
                 * row.standard_error
             bounds = (row.difference - half, row.difference + half)
+            if bounds[0] < -1 or bounds[1] > 1:  # outside the scale: the t on the atanh scale (below)
+                pairs.loc[row.Index, ["p_value", "p_equivalence", "ci_low", "ci_high"]] = atanh_tests(
+                    row.difference, row.standard_error, row.df, row.margin)
+                pairs.loc[row.Index, "interval_method"] = ATANH
+                bounds = atanh_interval(row.difference, row.standard_error, row.df, level)
         low.append(float(bounds[0]))
         high.append(float(bounds[1]))
+    for _, rows in pairs.groupby(["metric", "contrast"], sort=False):
+        joint = holm(np.r_[rows["p_value"].to_numpy(float), rows["p_equivalence"].to_numpy(float)])
+        pairs.loc[rows.index, "p_holm"] = joint[:len(rows)]
+        pairs.loc[rows.index, "p_equivalence_holm"] = joint[len(rows):]
     pairs["ci_low_family"], pairs["ci_high_family"] = low, high
     posterior = [posterior_thirds(row.difference, row.standard_error, row.df, row.margin, getattr(row, "distribution", None))
                  for row in pairs.itertuples()]
@@ -166,7 +200,8 @@ def correct_family(pairs: pd.DataFrame, contrasts: list[tuple[str, str]] | None 
         for column, equivalence in (("repeats_for_power_margin", True), ("repeats_for_power_observed", False)):
             pairs[column] = [repeats_for_power(d, s, int(k), r, m, alpha, margin=q if equivalence else None)
                              if pd.notna(k) else None for d, s, k, r, m, q in
-                             zip(pairs["difference"], pairs["spread"], pairs["folds"], pairs["test_to_train"],
+                             zip(pairs["difference"], pairs["spread"], pairs["folds"], pairs["correction_ratio"]
+                                 if "correction_ratio" in pairs else pairs["test_to_train"],
                                  pairs["family_size"], pairs["margin"])]
     pairs["verdict"] = [four_way(-d if metric in LOWER_IS_BETTER else d, p, q, alpha) for d, p, q, metric in
                         zip(pairs["difference"], pairs["p_holm"], pairs["p_equivalence_holm"], pairs["metric"])]

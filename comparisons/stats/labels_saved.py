@@ -24,7 +24,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from comparisons.stats.corrected_t import corrected_interval
+from scipy.stats import t as student_t
+
+from comparisons.stats.design_variance import DEFAULT_VARIANCE, design_mean_se
 
 PRETRAINED_BACKENDS = ("hf_bert",)
 METRIC = "average_precision"
@@ -56,8 +58,13 @@ def _curves(scores: pd.DataFrame, metric: str) -> pd.DataFrame:
             .agg(value=("value", "mean"), n_train=("n_train", "mean"), n_test=("n_test", "mean")))
 
 
-def labels_saved(scores: pd.DataFrame, metric: str = METRIC) -> pd.DataFrame:
-    """The table above from the long scores table (comparisons/report/scores.py) of a design with several sizes."""
+def labels_saved(scores: pd.DataFrame, metric: str = METRIC, overlaps: dict | None = None,
+                 variance: str = DEFAULT_VARIANCE) -> pd.DataFrame:
+    """The table above from the long scores table (comparisons/report/scores.py) of a design with several sizes.
+
+    overlaps: {size label: the training overlap of its resamples} (design_variance.size_overlaps): the interval of
+    the mean log size uses the design's estimate (design_variance.design_mean_se, one value a partition, its draws
+    averaged: the overlap bound times the draws, a bound for the means of R draws)."""
     curves = _curves(scores, metric)
     if curves["train_size"].nunique() < 2:
         return pd.DataFrame(columns=LABELS_SAVED_COLUMNS)
@@ -93,7 +100,13 @@ def labels_saved(scores: pd.DataFrame, metric: str = METRIC) -> pd.DataFrame:
                 row["reading"] = (f"more than the largest size on {unreached} of {len(needed_array)} partitions")
             else:
                 logs = np.log(needed_array)
-                mean, low, high = corrected_interval(logs, float(np.mean(ratios)))
+                overlap = (overlaps or {}).get(str(size))
+                draws = scores.loc[(scores["variant"] == variant) & (scores["train_size"] == size), "seed"].nunique()
+                frame = pd.DataFrame({"partition": range(len(logs)), "draw": 0, "value": logs})
+                mean, se, df, _ = design_mean_se(frame, float(np.mean(ratios)),
+                                                 None if overlap is None else min(1.0, overlap * max(1, draws)), variance)
+                half = float(student_t.ppf(0.975, df) * se) if df >= 1 else float("nan")
+                low, high = mean - half, mean + half
                 # a finite reading lies between the smallest and the largest size measured, by construction: the
                 # interval is clipped to them (beyond, the curve says nothing), and the reading says so
                 clipped = np.exp(low) < smallest or np.exp(high) > largest

@@ -26,8 +26,9 @@ import pandas as pd
 
 from common.splits import size_key
 from comparisons.stats.contrasts import pair_order
-from comparisons.stats.corrected_t import (corrected_interval, corrected_t, partition_pair_rows,  # noqa: F401
-                                          per_partition, test_to_train)
+from comparisons.stats.corrected_t import (corrected_interval, corrected_t, design_interval,  # noqa: F401
+                                          partition_pair_rows, per_partition, test_to_train)
+from comparisons.stats.design_variance import DEFAULT_VARIANCE, resample_frame, sets_at, training_overlap
 from comparisons.stats.family import VERDICT_COLUMNS, correct_family, in_schema
 
 METRICS = ("average_precision", "macro_f1_at_threshold", "accuracy_at_threshold")
@@ -42,10 +43,14 @@ COLUMNS = VERDICT_COLUMNS
 
 def recipe_verdicts(scores: pd.DataFrame, margins: dict | None = None, order: list[str] | None = None,
                     contrasts: list[tuple[str, str]] | None = None,
-                    folds: int | None = None, costs: tuple[str, ...] = ()) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(variants, pairs) from partition_scores: seeds averaged within a partition, tests over partitions.
+                    folds: int | None = None, costs: tuple[str, ...] = (), training_sets: dict | None = None,
+                    variance: str = DEFAULT_VARIANCE) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(variants, pairs) from partition_scores: seeds averaged within a draw, draws within a partition, tests over
+    partitions with the variance of the design that ran (comparisons/stats/design_variance.py).
 
-    Variants are summarised at the largest training size; pairs come for every size, one family over all."""
+    Variants are summarised at the largest training size; pairs come for every size, one family over all.
+    training_sets: {(size, partition, seed): the data indices each run learnt from} (None: one draw a partition,
+    no overlap known: Nadeau-Bengio's correction); variance: "overlap" (default) or "nadeau_bengio"."""
     scores = scores.copy()
     if "train_size" not in scores:
         scores["train_size"] = "all"
@@ -54,21 +59,28 @@ def recipe_verdicts(scores: pd.DataFrame, margins: dict | None = None, order: li
     grouped = per_partition(scores, METRICS)
     largest = grouped[grouped["train_size"] == _largest(grouped["train_size"])]
     ratio = test_to_train(largest)
+    size = _largest(grouped["train_size"])
+    sets = sets_at(training_sets, size)
+    overlap = training_overlap(sets) if sets else None
     variant_rows = []
     for variant in variants:
         rows = largest[largest["variant"] == variant]
         if rows.empty:
             continue
         row = {"variant": variant, "partitions": len(rows), "seeds": int(rows["seeds"].min())}
+        runs = scores[(scores["variant"] == variant) & (scores["train_size"] == size)]
+        methods = {}
         for metric in METRICS:
-            mean, low, high = corrected_interval(rows[metric].to_numpy(), ratio)
+            mean, low, high, methods[metric] = design_interval(resample_frame(runs, metric, sets, size), ratio,
+                                                               overlap, variance)
             row.update({f"{metric}_mean": mean, f"{metric}_std": float(rows[metric].std(ddof=1)),
-                        f"{metric}_ci_low": max(0.0, low), f"{metric}_ci_high": min(1.0, high)})
-        runs = scores[(scores["variant"] == variant) & (scores["train_size"] == _largest(grouped["train_size"]))]
+                        f"{metric}_ci_low": low, f"{metric}_ci_high": high})
+        row["interval_method"] = "; ".join(f"{m}: {v}" for m, v in methods.items() if v != "t") or "t"
         row.update({f"{cost}_median": float(pd.to_numeric(runs[cost], errors="coerce").median())
                     for cost in costs if cost in runs})  # over every run: partitions and seeds
         variant_rows.append(row)
-    rows = partition_pair_rows(scores, pair_order(variants, contrasts), verdict_metrics(scores), margins, folds)
+    rows = partition_pair_rows(scores, pair_order(variants, contrasts), verdict_metrics(scores), margins, folds,
+                               training_sets, variance)
     if rows.empty:
         return pd.DataFrame(variant_rows), pd.DataFrame(columns=COLUMNS)
     return pd.DataFrame(variant_rows), in_schema(correct_family(rows, contrasts))
