@@ -11,7 +11,7 @@ import pytest
 from common.datasets import DataSpec, LabelledTexts, load
 from common.errors import UserInputError
 from common.partitions import kfold_partitions
-from common.splits import MIN_PER_CLASS, budget_parts
+from common.splits import draw_seeds, MIN_PER_CLASS, budget_parts
 from tests.test_cli import run_main
 
 SIZES = [10, 30, 100, 400, 1500]
@@ -76,7 +76,7 @@ SMALL = ["run", "--backends", "tfidf_logreg", "--profile", "tiny", "--limit-per-
 
 def test_a_design_with_two_sizes_reports_each_apart_and_corrects_over_both(tmp_path, capfd):
     out = tmp_path / "cv"
-    result = run_main(capfd, *SMALL, "--cv", "2", "--train-sizes", "30,all", "--out", str(out))
+    result = run_main(capfd, *SMALL, "--cv", "2", "--train-sizes", "30,all", "--draws", "1", "--out", str(out))
     assert result.returncode == 0, result.stderr[-2000:]
     design = json.loads((out / "design.json").read_text())
     assert design["train_sizes"] == [30, "all"] and design["label_budget"] == "train+valid"
@@ -110,8 +110,31 @@ def test_a_design_with_two_sizes_reports_each_apart_and_corrects_over_both(tmp_p
     assert ap.loc["30", "verdict"] == "B better" and ap.loc["all", "verdict"] == "equivalent"
     assert (ap["family_size"] == 4).all(), "one family over both sizes: a difference and an equivalence each"
     again = run_main(capfd, *SMALL, "--cv", "2", "--train-sizes", "30,all", "--label-budget", "train",
-                     "--out", str(out), "--backends", "tfidf_logreg")
+                     "--out", str(out), "--backends", "tfidf_logreg", "--draws", "1")
     assert again.returncode == 0 and again.stderr.count("finished earlier, kept") == 2, "only the full-size runs kept"
+
+
+def test_draws_give_each_partition_and_draw_its_own_subset_and_seed(tmp_path, capfd):
+    """--draws 3 at a size up to 1,000 (issue 50): each partition trains 3 draws, each with its own model seed (none
+    shared across partitions) and its own recorded subset; the full size keeps seed 0; the verdict rows average the
+    draws inside a partition and say how many there were; a rerun keeps them all."""
+    out = tmp_path / "drawn"
+    result = run_main(capfd, *SMALL, "--cv", "2", "--train-sizes", "30,all", "--draws", "3", "--out", str(out))
+    assert result.returncode == 0, result.stderr[-2000:]
+    subsets, seeds = [], []
+    for index, name in enumerate(("r0f0", "r0f1")):
+        folder = out / "partitions" / name
+        drawn = json.loads((folder / "splits.json").read_text())["train_subsets"]["draws"]["30"]
+        assert sorted(map(int, drawn)) == draw_seeds(index, 3)
+        for seed, record in drawn.items():
+            run = json.loads((folder / "runs" / f"tfidf_logreg__n30__seed{seed}.json").read_text())
+            assert run["subset_seed"] == record["subset_seed"] and run["n_train_texts"] == len(record["train"])
+            subsets.append(tuple(sorted(record["train"] + record["valid"])))
+            seeds.append(int(seed))
+        assert (folder / "runs" / "tfidf_logreg__seed0.json").exists()
+    assert len(set(subsets)) == 6 and len(set(seeds)) == 6, "every partition and draw its own subset and seed"
+    again = run_main(capfd, *SMALL, "--cv", "2", "--train-sizes", "30,all", "--draws", "3", "--out", str(out))
+    assert again.returncode == 0 and again.stderr.count("finished earlier, kept") == 8
 
 
 @pytest.mark.parametrize("sizes, message", [("99999", "larger than partition r0f0's labelled part"),

@@ -1,0 +1,113 @@
+"""The variance estimate that follows the design (comparisons/stats/design_variance.py, issue 50), checked against
+independent computations: a brute-force overlap, Monte Carlo simulations with a known answer, and the old
+Nadeau-Bengio corrected t where the design is full-size k-fold."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from scipy.stats import t as student_t
+
+from comparisons.stats.corrected_t import corrected_t, design_interval
+from comparisons.stats.design_variance import design_correlation, design_mean_se, training_overlap
+from comparisons.stats.family import ATANH, correct_family
+
+
+def test_training_overlap_matches_a_brute_force_count():
+    rng = np.random.default_rng(0)
+    sets = {(f"p{p}", s): rng.choice(200, size=50, replace=False) for p in range(4) for s in range(2)}
+    shares = [len(set(a) & set(b)) / 50 for (pa, _), a in sets.items() for (pb, _), b in sets.items() if pa < pb]
+    assert np.isclose(training_overlap(sets), np.mean(shares))
+    # seeds that share one training set are one set: the same overlap as one seed a partition
+    one = {(p, 0): v for (p, s), v in sets.items() if s == 0}
+    doubled = {**one, **{(p, 1): v for (p, _), v in one.items()}}
+    assert np.isclose(training_overlap(doubled), training_overlap(one))
+
+
+def test_full_size_kfold_is_the_nadeau_bengio_corrected_t():
+    """5-fold at full size: two training sets share 3/4 of their texts, above Nadeau-Bengio's rho = 1/5: the cap
+    does not bind and the estimate is the corrected t of before (the committed reference's verdicts unchanged)."""
+    items = np.arange(1000)
+    folds = np.array_split(items, 5)
+    sets = {(f"r0f{k}", 0): np.setdiff1d(items, folds[k]) for k in range(5)}
+    overlap = training_overlap(sets)
+    assert np.isclose(overlap, 0.75)
+    differences = np.array([0.010, 0.004, 0.012, -0.002, 0.007])
+    values = pd.DataFrame({"partition": list(map(str, range(5))), "draw": 0, "value": differences})
+    mean, se, df, method = design_mean_se(values, test_to_train=200 / 800, overlap=overlap)
+    assert method == "nadeau_bengio"
+    assert (mean, df) == corrected_t(differences, 0.25)[::2] and np.isclose(se, corrected_t(differences, 0.25)[1])
+
+
+def _simulate(partitions: int, draws: int, shared: float, rng) -> pd.DataFrame:
+    """d = mu + a_p (the partition's test fold, shared by its draws) + e_pr (the draw); partitions independent."""
+    a = rng.normal(0, np.sqrt(shared), partitions)
+    e = rng.normal(0, np.sqrt(1 - shared), (partitions, draws))
+    return pd.DataFrame({"partition": np.repeat(np.arange(partitions), draws), "draw": np.tile(np.arange(draws), partitions),
+                         "value": (0.3 + a[:, None] + e).ravel()})
+
+
+def test_draws_sharing_a_test_fold_cover_at_the_nominal_level():
+    """Independent partitions, draws correlated inside a partition: the 95% interval covers the true mean at 95%
+    (Monte Carlo, 1,500 designs of 5 partitions x 5 draws), where Nadeau-Bengio at 50 labels (n_test/n_train 22)
+    covers nearly always and the plain t over all 25 draws (ignoring the shared fold) covers too rarely."""
+    rng = np.random.default_rng(1)
+    hits, plain = [], []
+    for _ in range(1500):
+        values = _simulate(5, 5, shared=0.3, rng=rng)
+        mean, se, df, method = design_mean_se(values, test_to_train=22.3, overlap=0.0)
+        half = student_t.ppf(0.975, df) * se
+        hits.append(abs(mean - 0.3) <= half)
+        flat = values["value"].to_numpy()
+        plain.append(abs(flat.mean() - 0.3) <= student_t.ppf(0.975, 24) * flat.std(ddof=1) / 5)
+    assert method == "overlap"
+    assert 0.93 <= np.mean(hits) <= 0.97
+    assert np.mean(plain) < 0.85
+
+
+def test_overlapping_training_sets_are_bounded_by_their_overlap():
+    """A linear training effect (the mean of per-text effects over the training set, the texts a fresh sample of the
+    population each time) plus a little test noise, training sets of 200 drawn from 600 (a third shared): the
+    estimate's expected variance covers the true variance of the mean (the overlap bounds the correlation) and is
+    close to it, where the plain t (no correction) is a third too small; 95% intervals cover at >= 95%."""
+    rng = np.random.default_rng(2)
+    pool, n, partitions = 600, 200, 5
+    means, estimates, plain, hits = [], [], [], []
+    for _ in range(1200):
+        effects = rng.normal(0, 1, pool)  # the population's texts: drawn anew (the truth is 0)
+        sets = [rng.choice(pool, n, replace=False) for _ in range(partitions)]
+        d = np.array([effects[s].mean() for s in sets]) + rng.normal(0, 0.01, partitions)
+        overlap = training_overlap({(p, 0): s for p, s in enumerate(sets)})
+        frame = pd.DataFrame({"partition": range(partitions), "draw": 0, "value": d})
+        mean, se, df, _ = design_mean_se(frame, test_to_train=10.0, overlap=overlap)
+        means.append(mean)
+        estimates.append(se ** 2)
+        plain.append(np.var(d, ddof=1) / partitions)
+        hits.append(abs(mean) <= student_t.ppf(0.975, df) * se)
+    true = np.mean(np.square(means))
+    assert 0.95 * true <= np.mean(estimates) <= 1.25 * true
+    assert np.mean(plain) < 0.75 * true
+    assert np.mean(hits) >= 0.94
+
+
+def test_nadeau_bengio_stays_an_option():
+    values = pd.DataFrame({"partition": range(5), "draw": 0, "value": [0.1, 0.2, 0.15, 0.3, 0.25]})
+    rho, method = design_correlation(0.02, 22.3, "nadeau_bengio")
+    assert method == "nadeau_bengio" and np.isclose(rho / (1 - rho), 22.3)
+    _, se_old, _, _ = design_mean_se(values, 22.3, 0.02, "nadeau_bengio")
+    _, se_new, _, _ = design_mean_se(values, 22.3, 0.02, "overlap")
+    assert np.isclose(se_old, corrected_t(values["value"].to_numpy(), 22.3)[1]) and se_new < se_old / 4
+
+
+def test_no_interval_leaves_the_scale():
+    """A difference of two [0, 1] scores whose t interval would leave [-1, 1] falls back to the t on the atanh
+    scale, named on its row; a recipe's [0, 1] score to the logit scale."""
+    row = pd.DataFrame([{"metric": "average_precision", "variant_a": "A", "variant_b": "B", "difference": 0.31,
+                         "standard_error": 0.4, "df": 4.0, "p_value": 0.5, "p_equivalence": 0.9, "margin": 0.005,
+                         "ci_low": -0.8, "ci_high": 1.42}])
+    out = correct_family(row)
+    assert out["interval_method"].iloc[0] == ATANH
+    assert -1 < out["ci_low_family"].iloc[0] < out["ci_low"].iloc[0] < 0.31 < out["ci_high"].iloc[0] \
+        < out["ci_high_family"].iloc[0] < 1
+    scores = pd.DataFrame({"partition": range(5), "draw": 0, "value": [0.99, 0.97, 0.999, 0.95, 0.998]})
+    mean, low, high, method = design_interval(scores, 22.3, None, "nadeau_bengio")
+    assert method == "t on the logit scale" and 0 < low < mean < high < 1
