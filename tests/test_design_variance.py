@@ -111,3 +111,25 @@ def test_no_interval_leaves_the_scale():
     scores = pd.DataFrame({"partition": range(5), "draw": 0, "value": [0.99, 0.97, 0.999, 0.95, 0.998]})
     mean, low, high, method = design_interval(scores, 22.3, None, "nadeau_bengio")
     assert method == "t on the logit scale" and 0 < low < mean < high < 1
+
+
+def test_draws_for_power_matches_a_simulated_nested_design():
+    """The draws the planner proposes give >= 80% power in a simulation of the nested design (partitions' own
+    variance plus draws'), and one draw fewer gives less (the estimator's own test, Holm's level of 8 hypotheses)."""
+    from comparisons.stats.power import draws_for_power
+
+    between, within, delta, level = 0.0004, 0.01, 0.1, 0.05 / 8
+    needed = draws_for_power(delta, between, within, 5, 0.0, 8)
+    assert needed is not None and needed > 1
+    rng = np.random.default_rng(3)
+    critical = student_t.ppf(1 - level / 2, 4)
+
+    def simulated(draws: int) -> float:
+        found = 0
+        for _ in range(3000):
+            means = delta + rng.normal(0, np.sqrt(between), 5) + rng.normal(0, np.sqrt(within), (5, draws)).mean(axis=1)
+            found += abs(means.mean()) / (means.std(ddof=1) / np.sqrt(5)) > critical
+        return found / 3000
+
+    assert simulated(needed) >= 0.78 and simulated(needed - 1) < 0.80
+    assert draws_for_power(delta, 0.01, within, 5, 0.0, 8) is None, "the partitions' own variance is the floor"

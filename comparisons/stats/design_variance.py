@@ -136,3 +136,20 @@ def sets_at(sets: dict | None, size) -> dict:
 def size_overlaps(sets: dict) -> dict:
     """{size label: training_overlap} of {(size, partition, seed): indices}."""
     return {size: training_overlap(sets_at(sets, size)) for size in dict.fromkeys(z for z, _p, _s in sets)}
+
+
+def variance_components(values: pd.DataFrame) -> tuple[float, float, float]:
+    """(between, within, draws): the one-way analysis of variance of per-draw values over partitions (partition,
+    draw, value): within = the pooled variance of a partition's draws (MS_within), between = the partition means'
+    variance beyond what their draws explain (max(0, s_m2 - within / R)), draws = R, the mean draws a partition.
+    With R draws, P partitions and the overlap term rho x sigma2, Var(mean) = between / P + within / (P R) +
+    rho sigma2 (design_mean_se's estimate, expected)."""
+    draws = values.groupby(["partition", "draw"], sort=False)["value"].mean().reset_index()
+    counts = draws.groupby("partition", sort=False)["value"].size()
+    per = float(counts.mean())
+    means = draws.groupby("partition", sort=False)["value"].mean()
+    within_each = draws.groupby("partition", sort=False)["value"].var(ddof=1).fillna(0.0)
+    within = float(((counts - 1) * within_each).sum() / max(1, int((counts - 1).sum()))) if per > 1 else float("nan")
+    spread = float(np.var(means.to_numpy(), ddof=1)) if len(means) > 1 else float("nan")
+    between = max(0.0, spread - within / per) if per > 1 else float("nan")
+    return between, within, per

@@ -113,3 +113,25 @@ def repeats_for_power(delta: float, spread: float, folds: int, test_to_train: fl
         middle = (low + high) // 2
         low, high = (low, middle) if enough(middle) else (middle, high)
     return high
+
+
+LARGEST_DRAWS = 50  # how far `draws_for_power` looks (the plan's --draws allows 50)
+
+
+def draws_for_power(delta: float, between: float, within: float, partitions: int, overlap_term: float,
+                    hypotheses: int, alpha: float = ALPHA, target: float = POWER) -> int | None:
+    """The fewest draws a partition with which a true difference `delta` is shown different at Holm's strictest
+    level with probability `target`: the standard error sqrt(between / P + within / (P R) + overlap_term) on P - 1
+    degrees of freedom (comparisons/stats/design_variance.py, variance_components); None when no number up to
+    LARGEST_DRAWS does (the partitions' own variance, `between`, is the floor more draws cannot lower)."""
+    if not (np.isfinite(between) and np.isfinite(within)) or partitions < 2 or not abs(delta) > 0:
+        return None
+    level = alpha / max(1, int(hypotheses))
+
+    def enough(draws: int) -> bool:
+        se = math.sqrt(between / partitions + within / (partitions * draws) + overlap_term)
+        return se == 0 or power(delta, se, partitions - 1, level) >= target
+
+    if not enough(LARGEST_DRAWS):
+        return None
+    return next(r for r in range(1, LARGEST_DRAWS + 1) if enough(r))
