@@ -26,6 +26,7 @@ from comparisons.run_folder import read_runs
 from comparisons.stats.contrasts import parse_contrasts
 from comparisons.stats.family import DEFAULT_MARGINS
 from comparisons.stats.decision import cpu_hour_price
+from comparisons.stats.design_variance import VARIANCE_METHODS
 
 def add_plan_options(command: argparse.ArgumentParser, out_help: str = "runs/<profile>") -> None:
     """The options of a plan, shared by `run` (one data set) and `benchmark` (several corpora)."""
@@ -124,6 +125,10 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("--contrasts", metavar="PAIRS",
                         help="declare contrasts when reporting a partition design whose plan declared none (as "
                              "run --contrasts); the pages say they were declared after the runs")
+    report.add_argument("--variance", choices=VARIANCE_METHODS,
+                        help="a partition design's variance estimate: overlap (the default: Nadeau-Bengio's correlation "
+                             "capped at the training overlap the recorded subsets allow, docs/statistics.md) or "
+                             "nadeau_bengio (the correction before issue 50); recorded in design.json")
     report.add_argument("--cpu-hour-price", metavar="USD",
                          help="USD per CPU-hour for the pages' cost of a million predictions (default 0.05)")
     reproduce = commands.add_parser("reproduce", help="rerun a committed folder's plan in a fresh folder and compare "
@@ -158,13 +163,16 @@ def command_report(args) -> int:
         if contrasts and design.get("contrasts") and design.get("contrasts_declared") == "before the runs":
             raise UserInputError(f"{args.out}'s plan declared its contrasts before the runs; report without --contrasts "
                                  "(contrasts chosen after seeing the results would not be a declared family)")
-        if write_recipe_reports(args.out, lang=args.lang, contrasts=contrasts) is None:
+        if write_recipe_reports(args.out, lang=args.lang, contrasts=contrasts, variance=args.variance) is None:
             raise UserInputError(f"{args.out} holds no finished runs; run `python -m comparisons run --cv K --out {args.out}` first")
         note_design_identities(args.out)
         for language in dict.fromkeys(["en", args.lang]):
             write_recipe_page(args.out, language, args.cpu_hour_price)
         print(f"recipe verdicts rebuilt in {args.out}/verdicts.md", file=sys.stderr)
         return 0
+    if getattr(args, "variance", None):
+        raise UserInputError(f"--variance applies to a partition design (a folder with design.json); {args.out} is a "
+                             "single split, whose pairs use the two-level bootstrap; report it without --variance")
     if not (args.out / "manifest.json").exists() or not read_runs(args.out):
         raise UserInputError(f"{args.out} holds no finished runs; run `python -m comparisons run --out {args.out}` first")
     from comparisons.report.folder_reports import write_all_reports
