@@ -115,26 +115,28 @@ def test_a_design_with_two_sizes_reports_each_apart_and_corrects_over_both(tmp_p
 
 
 def test_draws_give_each_partition_and_draw_its_own_subset_and_seed(tmp_path, capfd):
-    """--draws 3 at a size up to 1,000 (issue 50): each partition trains 3 draws, each with its own model seed (none
+    """--draws 2 at a size up to 1,000 (issue 50): each partition trains 2 draws, each with its own model seed (none
     shared across partitions) and its own recorded subset; the full size keeps seed 0; the verdict rows average the
     draws inside a partition and say how many there were; a rerun keeps them all."""
     out = tmp_path / "drawn"
-    result = run_main(capfd, *SMALL, "--cv", "2", "--train-sizes", "30,all", "--draws", "3", "--out", str(out))
+    result = run_main(capfd, *SMALL, "--cv", "2", "--train-sizes", "30,all", "--draws", "2", "--out", str(out))
     assert result.returncode == 0, result.stderr[-2000:]
     subsets, seeds = [], []
     for index, name in enumerate(("r0f0", "r0f1")):
         folder = out / "partitions" / name
         drawn = json.loads((folder / "splits.json").read_text())["train_subsets"]["draws"]["30"]
-        assert sorted(map(int, drawn)) == draw_seeds(index, 3)
+        assert sorted(map(int, drawn)) == draw_seeds(index, 2)
         for seed, record in drawn.items():
             run = json.loads((folder / "runs" / f"tfidf_logreg__n30__seed{seed}.json").read_text())
             assert run["subset_seed"] == record["subset_seed"] and run["n_train_texts"] == len(record["train"])
             subsets.append(tuple(sorted(record["train"] + record["valid"])))
             seeds.append(int(seed))
         assert (folder / "runs" / "tfidf_logreg__seed0.json").exists()
-    assert len(set(subsets)) == 6 and len(set(seeds)) == 6, "every partition and draw its own subset and seed"
-    again = run_main(capfd, *SMALL, "--cv", "2", "--train-sizes", "30,all", "--draws", "3", "--out", str(out))
-    assert again.returncode == 0 and again.stderr.count("finished earlier, kept") == 8
+    assert len(set(subsets)) == 4 and len(set(seeds)) == 4, "every partition and draw its own subset and seed"
+    verdicts = pd.read_csv(out / "verdicts.csv") if (out / "verdicts.csv").exists() else None
+    assert verdicts is None or verdicts.empty, "one variant: no pair"
+    again = run_main(capfd, *SMALL, "--cv", "2", "--train-sizes", "30,all", "--draws", "2", "--out", str(out))
+    assert again.returncode == 0 and again.stderr.count("finished earlier, kept") == 6
 
 
 @pytest.mark.parametrize("sizes, message", [("99999", "larger than partition r0f0's labelled part"),
