@@ -111,6 +111,8 @@ calibration: $(STAMP)
 	  --out results/calibration
 	$(BIN)/python -m comparisons.studies.calibration --learner torch_scratch --pool 80 --folds 5 --train-size 100 \
 	  --no-planted --threads $(THREADS) --out results/calibration
+	$(BIN)/python -m comparisons.studies.drawn_calibration --train-size 100 --draws 5 --comparisons 100 \
+	  --out results/calibration
 
 # Coverage of the verdicts' intervals on independent samples (issue 37): two different cheap recipes (TF-IDF
 # words against characters), the true difference from a pool of the tweets corpus, 40 disjoint samples of 600 and
