@@ -7,15 +7,16 @@ training subset of n labelled texts (common.splits.budget_parts with its own sub
 carved from the n) and its own model seed (common.splits.draw_seeds, distinct across partitions). The pair test
 over partitions then needs a variance for the mean over partitions whose training sets barely overlap (two
 subsets of 50 texts drawn from partitions of 4,000 share about 1% of their texts). Nadeau-Bengio's correction
-("nadeau_bengio", the rule before issue 50) multiplies the variance by 1/J + n_test/n_train, a factor of about
-20 at n = 50 with 1,000 test texts; the overlap rule ("overlap", comparisons/stats/design_variance.py) caps the
+("nadeau_bengio", the rule before issue 50) takes s^2 x (1/J + n_test/n_train), about 100 times s^2 / J at
+n = 50 with 1,000 test texts; the overlap rule ("overlap", comparisons/stats/design_variance.py) caps the
 correlation at the measured overlap. coverage.py checks the design at 600 and 300 texts, one draw a partition;
 this study checks both variances side by side, on the same runs, where the learning curve uses them:
 
 - recipes: A = the scratch encoder (torch_scratch, the unstable neural recipe) at a reduced budget
   (SCRATCH_BUDGET: d_model 32, 2 heads, 1 layer, feed-forward 128, 32-token inputs, 40 optimisation steps at
-  every size (5 epochs of 8 batches up to 256 texts), the recipe's tokenizer, learning rate, pooling and dropout; the epoch kept chosen on validation),
-  fitted on the draw's training part with its validation part for the epoch; B = TF-IDF of word 1-2-grams and
+  every size, i.e. 5 epochs of 8 batches up to 256 texts; the recipe's tokenizer, learning rate, pooling and
+  dropout), fitted on the draw's training part, its validation part choosing the epoch kept; about 0.5 s of
+  one core a training here, 15-20 s a sample of 25 draws; B = TF-IDF of word 1-2-grams and
   the seeded SGD logistic regression (coverage.fit_scores), fitted on the training and validation texts
   together (it needs no validation). Both see the same n labelled texts;
 - data: the tweets corpus (coverage.binary_tweets: negative against the rest, 37,197 texts), cut by one seeded
@@ -42,6 +43,10 @@ intervals' mean width and how many leave [-1, 1] (AP differences cannot). Two wo
 truth draws (`--workers`), each with torch and BLAS at one thread; every task is a function of its arguments
 only, so the results do not depend on scheduling. Deterministic given its arguments. Nothing here is part of
 the code hash that makes runs comparable (comparisons/studies/).
+
+Time: a sample (5 partitions x 5 draws x 3 fits) took 14, 16 and 20 CPU-seconds at n = 50, 100, 200 on this
+suite's 2-core AMD EPYC, a truth draw (scored on 8,000 texts) about 2; the command above is some 5,500
+CPU-seconds, 46 minutes on two free cores (twice that when another job holds a core). `--draws 3` takes 60%.
 """
 from __future__ import annotations
 
@@ -88,8 +93,9 @@ def layout(n_texts: int, truth_train: int, truth_test: int, sample_size: int, se
         raise UserInputError(f"the truth regions ({truth_train} + {truth_test}) leave {max(room, 0)} of {n_texts} "
                              f"texts for samples of {sample_size}; make them or --sample-size smaller")
     order = np.random.default_rng(seed).permutation(n_texts)
-    return {"truth_train": np.sort(order[:truth_train]), "truth_test": np.sort(order[truth_train:truth_train + truth_test]),
-            "samples": np.sort(order[truth_train + truth_test:])}
+    cut = truth_train + truth_test
+    return {"truth_train": np.sort(order[:truth_train]), "truth_test": np.sort(order[truth_train:cut]),
+            "samples": np.sort(order[cut:])}
 
 
 def draw_sample(region: dict, size: int, sample: int, sample_size: int, seed: int) -> np.ndarray:
@@ -114,7 +120,8 @@ def scratch_scores(data: LabelledTexts, train: np.ndarray, valid: np.ndarray, te
     return model.predict_proba([data.texts[i] for i in test])[:, data.positive_index]
 
 
-def sample_scores(data: LabelledTexts, size: int, draws: int, split_seed: int, config: dict) -> tuple[pd.DataFrame, dict]:
+def sample_scores(data: LabelledTexts, size: int, draws: int, split_seed: int,
+                  config: dict) -> tuple[pd.DataFrame, dict]:
     """Every run on one sample (`data`): the scores frame (variants A, B and B', the A/A's other side) and the
     training sets {(size, partition, model seed): indices learnt from, training and validation}."""
     rows, sets = [], {}
