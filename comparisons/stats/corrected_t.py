@@ -32,14 +32,6 @@ def corrected_t(differences: np.ndarray, test_to_train: float) -> tuple[float, f
     return float(differences.mean()), float(np.sqrt((1 / count + test_to_train) * variance)), count - 1
 
 
-def corrected_interval(values: np.ndarray, test_to_train: float) -> tuple[float, float, float]:
-    """(mean, low, high): the 95% interval of the mean of per-partition values under the corrected t
-    (NaN bounds with fewer than 2 partitions); a recipe's figure, a curve's point, a log size."""
-    mean, se, df = corrected_t(values, test_to_train)
-    half = float(student_t.ppf(1 - ALPHA / 2, df) * se) if df >= 1 else float("nan")
-    return mean, mean - half, mean + half
-
-
 def design_interval(values: pd.DataFrame, test_to_train: float, overlap: float | None = None,
                     variance: str = DEFAULT_VARIANCE, bounded: bool = True) -> tuple[float, float, float, str]:
     """(mean, low, high, method) of a recipe's per-resample scores (partition, draw, value) under the design's

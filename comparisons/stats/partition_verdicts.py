@@ -26,7 +26,7 @@ import pandas as pd
 
 from common.splits import size_key
 from comparisons.stats.contrasts import pair_order
-from comparisons.stats.corrected_t import (corrected_interval, corrected_t, design_interval,  # noqa: F401
+from comparisons.stats.corrected_t import (corrected_t, design_interval,  # noqa: F401
                                           partition_pair_rows, per_partition, test_to_train)
 from comparisons.stats.design_variance import DEFAULT_VARIANCE, resample_frame, sets_at, training_overlap
 from comparisons.stats.family import VERDICT_COLUMNS, correct_family, in_schema
