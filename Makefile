@@ -14,7 +14,7 @@ OUT ?= runs/fast
 # (8 min 39 s -> 8 min 2 s measured on 1 December 2026).
 TEST_WORKERS ?= 2
 
-.PHONY: power-plan coverage compare test reference reproduce-reference cross-corpus cross-corpus-preview single-split serving calibration learning-curve notebooks clean-venv precision-study
+.PHONY: replay sequential-tweets power-plan coverage compare test reference reproduce-reference cross-corpus cross-corpus-preview single-split serving calibration learning-curve notebooks clean-venv precision-study
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -113,6 +113,13 @@ calibration: $(STAMP)
 	  --no-planted --threads $(THREADS) --out results/calibration
 	$(BIN)/python -m comparisons.studies.drawn_calibration --train-size 100 --draws 5 --comparisons 100 \
 	  --out results/calibration
+	$(BIN)/python -m comparisons.studies.sequential_calibration --train-size 100 --draws 2 --comparisons 200 \
+	  --out results/calibration
+
+# The committed reference replayed as a sequential design (issue 51): at which look each declared contrast would
+# have been decided, and the runs and minutes saved; no run is made (results/reference/replay.md). Seconds.
+replay: $(STAMP)
+	$(BIN)/python -m comparisons.studies.replay --from results/reference
 
 # Coverage of the verdicts' intervals on independent samples (issue 37): two different cheap recipes (TF-IDF
 # words against characters), the true difference from a pool of the tweets corpus, 40 disjoint samples of 600 and
@@ -138,6 +145,15 @@ learning-curve: $(STAMP)
 	$(BIN)/python -m comparisons run --profile full --cv 5 --seeds 1 --train-sizes 50,100,200,500,1000,all --draws 3 \
 	  --threads $(THREADS) --precision auto --contrasts course --quality-only --lang zh --out results/learning_curve
 	$(BIN)/python -m comparisons.studies.cluster_projection --out results/learning_curve --nodes 1 4 16
+
+# One sequential design where it pays (issue 51): the tweets corpus (4,000 texts, as the cross-corpus reference),
+# the course's four contrasts declared, a repeat of 5 partitions at a time until every contrast is decided or cannot
+# be within 3 repeats (docs/statistics.md "Run until decided"); quality only. Nothing else on the cores.
+sequential-tweets: $(STAMP)
+	$(BIN)/python -m comparisons run --data tweets --limit-total 4000 --profile full --cv 5 --seeds 1 \
+	  --until-decided --max-repeats 3 --contrasts course --threads $(THREADS) --precision auto --quality-only \
+	  --lang zh --out results/sequential_tweets
+	$(BIN)/python -m comparisons.studies.cluster_projection --out results/sequential_tweets --nodes 1 4 16
 
 # Every course lesson as a notebook, in Chinese and English (notebooks/zh, notebooks/en; jupytext).
 notebooks: $(STAMP)

@@ -54,6 +54,7 @@ def run_partitions(p: Prepared, executor) -> int:
     from comparisons.outputs import atomic_write_json
     from comparisons.report.partition_page import write_recipe_page
     from comparisons.report.partition_reports import write_recipe_reports
+    from comparisons.sequential_run import refuse_mixed, run_sequential
 
     out = p.out
     partitions = p.partitions
@@ -64,9 +65,15 @@ def run_partitions(p: Prepared, executor) -> int:
         earlier = json.loads(design_file.read_text())
         if [q["sha256"] for q in earlier["partitions"]] != [q["sha256"] for q in design["partitions"]]:
             raise UserInputError(f"{out} holds runs of other partitions; choose another --out or add --force")
+    if not p.plan.force:
+        refuse_mixed(out, p.plan.until_decided)  # a sequential folder is not a fixed design's, nor the reverse
     atomic_write_json(design_file, design)
     failed = 0
-    for number, partition in enumerate(partitions, start=1):
+    if p.plan.until_decided:  # a repeat at a time while a declared contrast is open (comparisons/sequential_run.py)
+        failed = run_sequential(p, executor, code, design, run_in_folder)
+        if failed not in (0, 1):
+            return failed
+    for number, partition in enumerate(partitions if not p.plan.until_decided else [], start=1):
         print(f"partition {partition.name} ({number}/{len(partitions)})", file=sys.stderr)
         code_exit = run_in_folder(p, out / "partitions" / partition.name, partition.split, executor, reports=False,
                                   code=code, partition_index=number - 1)

@@ -106,6 +106,14 @@ def build_parser() -> argparse.ArgumentParser:
                      help="with --cv and --train-sizes: N independent training draws per partition at every size up "
                           f"to {DRAWS_UP_TO:,}, each its own subset and model seed (default %(default)s; 1: one "
                           "subset per partition, drawn with the split's seed, model seed 0..seeds-1)")
+    run.add_argument("--until-decided", action="store_true",
+                     help="with --cv: a sequential design (docs/statistics.md \"Run until decided\"): one repeat of "
+                          "the K folds at a time; after each, the declared contrasts are tested with alpha spending "
+                          "and the next repeat runs only the variants of contrasts still open")
+    run.add_argument("--max-repeats", type=int, default=3, metavar="R",
+                     help="with --until-decided: the most repeats it runs (default %(default)s)")
+    run.add_argument("--budget-minutes", type=float, metavar="M",
+                     help="with --until-decided: stop before a repeat that would take the run minutes past M")
     run.add_argument("--label-budget", choices=LABEL_BUDGETS, default="train+valid",
                      help="what a training size counts: train+valid (default: n labelled texts in all, the "
                           "validation part carved from them) or train (n training texts and the whole validation "

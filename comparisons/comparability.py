@@ -166,11 +166,22 @@ def _short(value) -> str:
     return value[:12] if isinstance(value, str) and len(value) >= 40 else str(value)
 
 
+def is_draw(record: dict, manifest: dict) -> bool:
+    """A run of one of the plan's independent draws (issue 50: `--draws N`, model seeds beyond 0..seeds-1): its
+    subset seed is the one this split's seed gives its model seed (common/splits.subset_seed)."""
+    from common.splits import subset_seed
+
+    plan, split = manifest.get("plan") or {}, manifest.get("split") or {}
+    if record.get("subset_seed") is None or int(plan.get("draws") or 1) < 2 or split.get("seed") is None:
+        return False
+    return record["subset_seed"] == subset_seed(int(split["seed"]), int(record["seed"]))
+
+
 def in_plan(record: dict, manifest: dict) -> str | None:
     """Why a record is not one of the plan's (variant, seed[, training size]) runs; None when it is."""
     if record.get("variant") not in (manifest.get("variants") or {}):
         return "variant not in the plan"
-    if "seeds" in manifest and record.get("seed") not in manifest["seeds"]:
+    if "seeds" in manifest and record.get("seed") not in manifest["seeds"] and not is_draw(record, manifest):
         return "seed not in the plan"
     sizes = manifest.get("train_sizes")
     if sizes is not None:

@@ -76,6 +76,14 @@ def check_fields(plan: "Plan") -> None:
         raise UserInputError("--margin-ap and --margin-f1 must be between 0 and 1, e.g. --margin-ap 0.005")
     if plan.cv is not None and (plan.cv < 2 or plan.repeats < 1):
         raise UserInputError("--cv needs at least 2 folds and --repeats at least 1; e.g. --cv 5 --repeats 2")
+    if plan.until_decided and (plan.cv is None or plan.repeats != 1 or plan.max_repeats < 2):
+        raise UserInputError("--until-decided runs a --cv design a repeat at a time up to --max-repeats R (at least "
+                             "2); give --cv K and --max-repeats R instead of --repeats, e.g. --cv 5 --until-decided "
+                             "--max-repeats 3")
+    if not plan.until_decided and (plan.max_repeats != 3 or plan.budget_minutes is not None):
+        raise UserInputError("--max-repeats and --budget-minutes belong to a sequential design; add --until-decided")
+    if plan.budget_minutes is not None and not plan.budget_minutes > 0:
+        raise UserInputError("--budget-minutes must be a positive number of minutes, e.g. --budget-minutes 60")
     if plan.label_budget not in LABEL_BUDGETS:
         raise UserInputError(f"--label-budget must be one of {', '.join(LABEL_BUDGETS)}")
     parse_train_sizes(",".join(plan.train_sizes))
@@ -84,8 +92,8 @@ def check_fields(plan: "Plan") -> None:
 
 
 NUMBERS = {**{name: (int,) for name in ("seeds", "split_seed", "cv", "repeats", "threads", "limit_per_class",
-                                         "limit_total", "max_concurrent")},
-           **{name: (float, int) for name in ("margin_ap", "margin_f1", "timeout")}}
+                                         "limit_total", "max_concurrent", "max_repeats")},
+           **{name: (float, int) for name in ("margin_ap", "margin_f1", "timeout", "budget_minutes")}}
 
 
 @dataclass(frozen=True)
@@ -110,6 +118,9 @@ class Plan:
     train_sizes: tuple[str, ...] = ("all",)
     label_budget: str = "train+valid"
     draws: int = DEFAULT_DRAWS  # a partition design's independent draws at each training size up to DRAWS_UP_TO
+    until_decided: bool = False  # a sequential design (issue 51): a repeat at a time while a contrast is open
+    max_repeats: int = 3         # its most repeats (the partitions it draws, the spending's last look)
+    budget_minutes: float | None = None  # its optional budget of run minutes
     contrasts: str | None = None
     margin_ap: float = DEFAULT_MARGINS["average_precision"]
     margin_f1: float = DEFAULT_MARGINS["macro_f1"]
@@ -240,8 +251,9 @@ def prepare(plan: Plan, argv: list[str] | None = None, tracking_folder: Path | N
     sizes = parse_train_sizes(",".join(plan.train_sizes))
     split = stratified_split(data, plan.split_seed)
     if plan.cv is not None:
-        check_design(plan.cv, plan.repeats, data)
-        partitions = kfold_partitions(data, plan.cv, plan.repeats, plan.split_seed)
+        repeats = plan.max_repeats if plan.until_decided else plan.repeats  # sequential: every repeat it may run
+        check_design(plan.cv, repeats, data)
+        partitions = kfold_partitions(data, plan.cv, repeats, plan.split_seed)
         drawn = [(f"partition {q.name}", q.split) for q in partitions]
     else:
         partitions, drawn = [], [("the split", split)]

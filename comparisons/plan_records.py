@@ -12,8 +12,10 @@ def design_record(p: Prepared, partitions, code: dict) -> dict:
     from common.partitions import leaked_texts
     from common.splits import drawn_sizes, largest_train_size
     from comparisons.numerics import numerics_identity
+    from comparisons.stats.sequential import SPENDING
 
-    return {"folds": p.plan.cv, "repeats": p.plan.repeats, "seed": p.plan.split_seed, "margins": p.margins,
+    repeats = p.plan.max_repeats if p.plan.until_decided else p.plan.repeats
+    return {"folds": p.plan.cv, "repeats": repeats, "seed": p.plan.split_seed, "margins": p.margins,
             "contrasts": [list(pair) for pair in p.contrasts] if p.contrasts else None,
             "contrasts_declared": "before the runs" if p.contrasts else None,
             "code_sha256": code["code_sha256"], "command": p.command, "plan": p.plan.to_dict(),
@@ -22,6 +24,8 @@ def design_record(p: Prepared, partitions, code: dict) -> dict:
             "draws": p.plan.draws, "drawn_sizes": drawn_sizes(p.train_sizes, p.plan.draws, min(
                 largest_train_size(part.split, p.plan.label_budget) for part in partitions) if partitions else 0),
             "numerics": numerics_identity(p.plan.threads),
+            "sequential": {"max_repeats": p.plan.max_repeats, "budget_minutes": p.plan.budget_minutes,
+                           "spending": SPENDING, "looks": [], "stopped": None} if p.plan.until_decided else None,
             "partitions": [{"name": part.name, "sizes": part.split.sizes(), "sha256": part.split.sha256,
                             "test_texts_in_training": leaked_texts(p.data, part.split)} for part in partitions]}
 

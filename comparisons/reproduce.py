@@ -94,6 +94,9 @@ def committed_plan(committed: dict, fresh: Path) -> Plan:
         fields["hf_split"] = spec.get("hf_split") or "train"
     if spec.get("encoding") and spec["source"] == "file":
         fields["encoding"] = spec["encoding"]
+    if design and design.get("sequential"):  # its later repeats ran only some variants: no one fixed plan remakes it
+        raise UserInputError("reproduce does not remake a sequential design (--until-decided) yet; rerun its "
+                             "command from design.json into a fresh folder instead")
     if design:
         fields.update(cv=design["folds"], repeats=design["repeats"])
     try:

@@ -154,8 +154,8 @@ def labels_saved_figure(table: pd.DataFrame, path, lang: str = "en") -> bool:
         return False
     figure, ax = plt.subplots(figsize=(6.4, 4.4), dpi=110)
     for variant, rows in finite.groupby("pretrained", sort=False):
-        low = rows["needed"] - rows["needed_ci_low"]
-        high = rows["needed_ci_high"] - rows["needed"]
+        low = (rows["needed"] - rows["needed_ci_low"]).clip(lower=0)  # an interval clipped to the sizes measured
+        high = (rows["needed_ci_high"] - rows["needed"]).clip(lower=0)  # can end at its estimate (rounding below 0)
         ax.errorbar(rows["labelled_texts"], rows["needed"], yerr=[low, high], marker="o", capsize=3, label=variant)
     span = [float(table["labelled_texts"].min()), float(max(table["labelled_texts"].max(), finite["needed_ci_high"].max()))]
     ax.plot(span, span, color="0.6", linestyle="--", label=text("no saving", "无节省", lang))

@@ -24,6 +24,7 @@ from comparisons.report.html import facts, paragraph, png_figure, report_page, t
 from comparisons.report.partition_curves import has_sizes, write_partition_curves
 from comparisons.report.partition_figures import write_recipe_figures
 from comparisons.report.spread import mean_spread
+from comparisons.report.sequential_section import looks_frame
 from comparisons.stats.family import PRIMARY, REAL
 from comparisons.report.pair_tables import family_line, pair_table
 
@@ -71,12 +72,32 @@ def learning_curve_section(out: Path, scores: pd.DataFrame, pairs: pd.DataFrame,
     return html
 
 
+def looks_html(design: dict, lang: str) -> str:
+    """A sequential design's looks (report/sequential_section.py); nothing for a fixed design."""
+    sequential = design.get("sequential")
+    if not sequential:
+        return ""
+    looks = looks_frame(design, lang)
+    stopped = sequential.get("stopped") or text("not stopped yet", "尚未停止", lang)
+    return paragraph(text(f"Run until decided ({sequential['spending']} alpha spending, at most "
+                          f"{sequential['max_repeats']} repeats); stopped: {stopped}.",
+                          f"直到判定为止（{sequential['spending']} α 消耗，至多 {sequential['max_repeats']} 次重复）；"
+                          f"停止原因：{stopped}。", lang)) + \
+        table(list(looks.columns), looks.astype(str).values.tolist(),
+              caption=text("The looks: after each repeat, each declared contrast's state.",
+                           "各次观察：每次重复之后各声明对比的状态。", lang))
+
+
 def build_recipe_page(out: Path, lang: str, price: float = DEFAULT_CPU_HOUR_PRICE) -> str:
     design = json.loads((out / "design.json").read_text())
     variants = pd.read_csv(out / "recipe_variants.csv")
     pairs = pd.read_csv(out / "verdicts.csv")
     title = text(f"Verdicts about recipes: {out.resolve().name}", f"关于训练配方的结论：{out.resolve().name}", lang)
     count = len(design["partitions"])
+    if design.get("sequential"):  # a sequential design: at most its repeats (the looks say how many ran)
+        looks = design["sequential"].get("looks") or []
+        count = looks[-1]["partitions"] if looks else count
+        design = {**design, "repeats": f"≤ {design['repeats']}"}
     lede = text(
         f"{design['repeats']} x {design['folds']}-fold group-aware stratified partitions ({count} in all; identical "
         f"texts never straddle train and test; every text tested {design['repeats']} time(s)), "
@@ -121,7 +142,7 @@ def build_recipe_page(out: Path, lang: str, price: float = DEFAULT_CPU_HOUR_PRIC
               learning_curve_section(out, scores, pairs, lang)) if has_sizes(scores) else None
     sections = [
         decision, *([curves] if curves else []),
-        ("verdicts", text("Verdicts", "结论", lang), headline + figures.pop("forest", "")
+        ("verdicts", text("Verdicts", "结论", lang), headline + looks_html(design, lang) + figures.pop("forest", "")
          + "".join(_verdict_table(pairs, m, lang) for m in METRICS + CALIBRATION_METRICS if (pairs["metric"] == m).any())),
         ("recipes", text("Each recipe", "各配方", lang), recipes + figures.pop("partitions", "")
          + calibration_table(scores, "partition", lang) + figures.pop("reliability", "")),

@@ -10,16 +10,18 @@ from pathlib import Path
 
 import pandas as pd
 
+from common.errors import UserInputError
 from comparisons.outputs import atomic_write_json, atomic_write_text
 from comparisons.report.i18n import text
 from comparisons.report.pair_tables import verdict_sections
 from comparisons.report.partition_curves import labels_saved_markdown
 from comparisons.report.scores import COSTS, scores_table, wide_runs
+from comparisons.report.sequential_section import sequential_lines
 from comparisons.stats.contrasts import as_pairs
 from comparisons.stats.labels_saved import labels_saved
 from comparisons.report.training_sets import training_sets
 from comparisons.stats.design_variance import DEFAULT_VARIANCE, size_overlaps
-from comparisons.stats.partition_verdicts import CALIBRATION_METRICS, METRICS, recipe_verdicts
+from comparisons.stats.partition_verdicts import CALIBRATION_METRICS, METRICS, recipe_verdicts, sequential_verdicts
 
 
 def partition_scores(out: Path) -> pd.DataFrame:
@@ -28,6 +30,7 @@ def partition_scores(out: Path) -> pd.DataFrame:
 
 def verdicts_markdown(variants: pd.DataFrame, pairs: pd.DataFrame, design: dict, lang: str = "en") -> str:
     folds, repeats = design["folds"], design["repeats"]
+    repeats = f"≤ {repeats}" if design.get("sequential") else repeats  # a sequential design: at most
     lines = [f"# {text('Verdicts about recipes', '关于训练配方的结论', lang)}", "", text(
         f"{repeats} x {folds}-fold group-aware stratified partitions (identical texts never straddle train and "
         f"test; every text tested {repeats} time(s)). Each partition's seeds are averaged; pairs are tested over the "
@@ -63,6 +66,9 @@ def write_recipe_reports(out: Path, margins: dict | None = None, order: list[str
     design.json as declared at report time, after the runs, which the pages say."""
     out = Path(out)
     design = json.loads((out / "design.json").read_text())
+    if contrasts is not None and design.get("sequential"):  # its stopping decisions were made on its family
+        raise UserInputError(f"{out} is a sequential design: its looks decided on the contrasts declared before "
+                             "its runs; report it without --contrasts")
     if contrasts is not None:
         design = {**design, "contrasts": [list(pair) for pair in contrasts], "contrasts_declared": "at report time"}
         atomic_write_json(out / "design.json", design)
@@ -80,11 +86,35 @@ def write_recipe_reports(out: Path, margins: dict | None = None, order: list[str
     sets = training_sets(out, scores)
     variants, pairs = recipe_verdicts(scores, margins or design.get("margins"), order or design.get("variants"),
                                       as_pairs(design.get("contrasts")), design.get("folds"), COSTS, sets, variance)
+    if design.get("sequential"):  # run --until-decided: the group-sequential rule over the looks (issue 51)
+        pairs = sequential_pairs(out, design, scores, sets, margins, order)
     atomic_write_text(out / "scores.csv", long.to_csv(index=False, float_format="%.6g"))
     atomic_write_text(out / "recipe_variants.csv", variants.to_csv(index=False, float_format="%.6g"))
     atomic_write_text(out / "verdicts.csv", pairs.to_csv(index=False, float_format="%.6g"))
     saved = labels_saved(long, overlaps=size_overlaps(sets), variance=variance) \
         if long["train_size"].nunique() > 1 else None
     atomic_write_text(out / "verdicts.md", verdicts_markdown(variants, pairs, design, lang)
+                      + "".join("\n\n" + line if i == 0 else "\n" + line
+                                for i, line in enumerate(sequential_lines(design, lang)))
                       + ("\n" + "\n".join(labels_saved_markdown(saved)) if saved is not None and not saved.empty else ""))
     return pairs
+
+
+def sequential_pairs(out: Path, design: dict, scores: pd.DataFrame | None = None, sets: dict | None = None,
+                     margins: dict | None = None, order: list[str] | None = None,
+                     looks: int | None = None) -> pd.DataFrame:
+    """The verdict rows of a sequential design's finished runs (comparisons/stats/partition_verdicts.py
+    sequential_verdicts): what its reports write, and (looks: of the first `looks` repeats only) what the runner
+    reads after each look."""
+    from comparisons.stats.sequential import repeat_of
+
+    if scores is None:
+        scores = wide_runs(scores_table(out)[0])
+        if looks is not None and not scores.empty:
+            scores = scores[[repeat_of(p) < looks for p in scores["partition"]]]
+        sets = training_sets(out, scores) if not scores.empty else None
+    if scores.empty:
+        return pd.DataFrame()
+    return sequential_verdicts(scores, margins or design.get("margins"), order or design.get("variants"),
+                               as_pairs(design.get("contrasts")), design["folds"], design["sequential"]["max_repeats"],
+                               sets, design.get("variance") or DEFAULT_VARIANCE)

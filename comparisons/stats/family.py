@@ -44,7 +44,7 @@ VERDICT_COLUMNS = (
     "smallest_detectable_difference", "repeats_for_power_margin", "repeats_for_power_observed",
     "p_a_better", "p_within_margin", "p_b_better", "verdict",
     "a_right_b_wrong", "a_wrong_b_right", "mcnemar_p_per_seed", "decisions_p", "decisions_p_holm", "verdict_decisions",
-    "variance_method", "training_overlap", "draws", "interval_method",
+    "variance_method", "training_overlap", "draws", "interval_method", "look", "decided_at", "nominal_level",
 )
 
 

@@ -90,3 +90,24 @@ def _largest(sizes: pd.Series):
     return max(sizes, key=size_key) if len(sizes) else "all"
 
 
+
+
+def sequential_verdicts(scores: pd.DataFrame, margins: dict | None, order: list[str], contrasts, folds: int,
+                        max_repeats: int, training_sets: dict | None = None,
+                        variance: str = DEFAULT_VARIANCE) -> pd.DataFrame:
+    """The pairs of a sequential design (`run --until-decided`, comparisons/stats/sequential.py): every look's rows
+    (look k: the partitions of repeats 1..k), the group-sequential rule over the declared family, one row per
+    (training size, metric, pair) at the look that decided it or else its last look, in VERDICT_COLUMNS."""
+    from comparisons.stats.sequential import look_rows, sequential_family
+
+    scores = scores.copy()
+    if "train_size" not in scores:
+        scores["train_size"] = "all"
+    found = set(scores["variant"])
+    variants = [v for v in dict.fromkeys([*order, *scores["variant"]]) if v in found]
+    looks = look_rows(scores, pair_order(variants, contrasts), verdict_metrics(scores), margins, folds,
+                      training_sets, variance)
+    if looks.empty:
+        return pd.DataFrame(columns=COLUMNS)
+    rows = sequential_family(looks, [folds * k for k in range(1, max_repeats + 1)], contrasts)
+    return in_schema(rows)

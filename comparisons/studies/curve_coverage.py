@@ -69,7 +69,7 @@ from common.partitions import VALID_FOLDS, kfold_partitions
 from common.splits import Split, budget_parts, draw_seeds, subset_seed
 from comparisons.outputs import atomic_write_json, atomic_write_text
 from comparisons.stats.family import DEFAULT_MARGINS
-from comparisons.stats.partition_verdicts import recipe_verdicts
+from comparisons.stats.partition_verdicts import recipe_verdicts, sequential_verdicts
 from comparisons.studies.calibration import rate
 from comparisons.studies.coverage import ITEM_RESAMPLES, _rate, average_precision, binary_tweets, fit_scores
 
@@ -79,6 +79,7 @@ RECIPES = {"A": f"torch_scratch ({', '.join(f'{k} {v}' for k, v in SCRATCH_BUDGE
            "B": f"{LINEAR} + SGD logistic regression"}
 FOLDS = 5
 METHODS = ("overlap", "nadeau_bengio")
+SEQUENTIAL = "sequential"  # with --repeats R > 1: the group-sequential rule (run --until-decided) beside them
 AA_OFFSET = 1_000_000  # the A/A's second side: model seed s + AA_OFFSET (no seed on both sides)
 TRUTH_CHUNK = 10  # truth draws per worker task
 THREADS = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "RAYON_NUM_THREADS": "1",
@@ -121,11 +122,11 @@ def scratch_scores(data: LabelledTexts, train: np.ndarray, valid: np.ndarray, te
 
 
 def sample_scores(data: LabelledTexts, size: int, draws: int, split_seed: int,
-                  config: dict) -> tuple[pd.DataFrame, dict]:
+                  config: dict, repeats: int = 1) -> tuple[pd.DataFrame, dict]:
     """Every run on one sample (`data`): the scores frame (variants A, B and B', the A/A's other side) and the
     training sets {(size, partition, model seed): indices learnt from, training and validation}."""
     rows, sets = [], {}
-    for index, partition in enumerate(kfold_partitions(data, FOLDS, 1, split_seed)):
+    for index, partition in enumerate(kfold_partitions(data, FOLDS, repeats, split_seed)):
         test = partition.split.test
         positive = data.labels[test] == 1
         for seed in draw_seeds(index, draws):
@@ -150,14 +151,19 @@ def comparison_frames(scores: pd.DataFrame) -> dict[str, pd.DataFrame]:
     return {"A-B": scores[scores["variant"].isin(["A", "B"])], "A/A": aa}
 
 
-def pair_verdict(scores: pd.DataFrame, sets: dict, margin: float, method: str) -> dict:
-    """The production verdict of A against B (the pair its own family): the AP row's figures."""
-    _, pairs = recipe_verdicts(scores, {"average_precision": margin}, ["B", "A"], training_sets=sets, variance=method)
+def pair_verdict(scores: pd.DataFrame, sets: dict, margin: float, method: str, repeats: int = 1) -> dict:
+    """The production verdict of A against B (the pair its own family): the AP row's figures; method "sequential":
+    the group-sequential rule over the repeats (`run --until-decided`, the overlap variance), its final row."""
+    if method == SEQUENTIAL:
+        pairs = sequential_verdicts(scores, {"average_precision": margin}, ["B", "A"], None, FOLDS, repeats, sets)
+    else:
+        _, pairs = recipe_verdicts(scores, {"average_precision": margin}, ["B", "A"], training_sets=sets,
+                                   variance=method)
     row = pairs.loc[pairs["metric"] == "average_precision"].iloc[0]
     assert (row["variant_a"], row["variant_b"]) == ("A", "B"), "the difference is A - B, as the truth"
     return {key: (row[key] if isinstance(row[key], str) else float(row[key]))
             for key in ("difference", "ci_low", "ci_high", "p_holm", "p_equivalence_holm", "verdict",
-                        "variance_method", "training_overlap")}
+                        "variance_method", "training_overlap", "look") if key in row}
 
 
 def sample_task(size: int, sample: int, draws: int, settings: dict) -> tuple[list[dict], tuple[float, float]]:
@@ -165,14 +171,15 @@ def sample_task(size: int, sample: int, draws: int, settings: dict) -> tuple[lis
     started = time.perf_counter(), time.process_time()
     data, region = _STATE["data"], _STATE["region"]
     indices = draw_sample(region, size, sample, settings["sample_size"], settings["seed"])
+    repeats = settings.get("repeats", 1)
     scores, sets = sample_scores(data.subset(indices), size, draws, sample_split_seed(size, sample, settings["seed"]),
-                                 settings["scratch"])
+                                 settings["scratch"], repeats)
     rows = []
     for comparison, frame in comparison_frames(scores).items():
         means = frame.groupby("variant")["average_precision"].mean()
-        for method in METHODS:
+        for method in METHODS + ((SEQUENTIAL,) if repeats > 1 else ()):
             rows.append({"size": size, "sample": sample, "method": method, "comparison": comparison,
-                         **pair_verdict(frame, sets, settings["margin"], method),
+                         **pair_verdict(frame, sets, settings["margin"], method, repeats),
                          "mean_ap_a": float(means["A"]), "mean_ap_b": float(means["B"])})
     return rows, _seconds(started)
 
@@ -292,12 +299,13 @@ def summarise(rows: pd.DataFrame, truths: dict) -> list[dict]:
 def run_study(data: LabelledTexts, sizes: list[int], samples: int, draws: int, truth_draws: int = 100,
               truth_train: int = 4000, truth_test: int = 8000, sample_size: int = 5000,
               margin: float = DEFAULT_MARGINS["average_precision"], seed: int = 0, workers: int = 2,
-              scratch: dict | None = None) -> dict:
-    """Every sample of every size through both variances, the truths, and the summary. Deterministic."""
+              scratch: dict | None = None, repeats: int = 1) -> dict:
+    """Every sample of every size through both variances, the truths, and the summary. Deterministic.
+    repeats > 1: R x 5 partitions a sample, and the sequential rule's final verdict beside the fixed ones."""
     started = time.perf_counter()
     region = layout(len(data), truth_train, truth_test, sample_size, seed)
     settings = {"sample_size": sample_size, "seed": seed, "margin": margin,
-                "scratch": dict(SCRATCH_BUDGET if scratch is None else scratch)}
+                "scratch": dict(SCRATCH_BUDGET if scratch is None else scratch), "repeats": repeats}
     chunks = [(size, first, min(TRUTH_CHUNK, truth_draws - first)) for size in sizes
               for first in range(0, truth_draws, TRUTH_CHUNK)]
     tasks = ([(truth_task, *chunk, settings) for chunk in chunks]
@@ -319,7 +327,7 @@ def run_study(data: LabelledTexts, sizes: list[int], samples: int, draws: int, t
                  for size, values in timing["truth"].items()}
     room = len(region["samples"])
     return {"recipes": RECIPES, "scratch_budget": settings["scratch"], "texts": len(data), "sizes": sizes,
-            "samples": samples, "draws": draws, "folds": FOLDS, "sample_size": sample_size, "truth_draws": truth_draws,
+            "samples": samples, "draws": draws, "folds": FOLDS, "repeats": repeats, "sample_size": sample_size, "truth_draws": truth_draws,
             "truth_train": truth_train, "truth_test": truth_test, "sample_region": room,
             "expected_shared_texts": sample_size * sample_size / room, "margin": margin, "seed": seed,
             "aa_offset": AA_OFFSET, "workers": workers, "truths": {str(size): t for size, t in truths.items()},
@@ -346,7 +354,7 @@ def study_markdown(result: dict, command: str) -> str:
              "", f"The tweets corpus ({result['texts']} texts, negative against the rest, AP of the negative class). "
              f"Per size, {result['samples']} samples of {result['sample_size']} texts from a region of "
              f"{result['sample_region']} (the rest beside the truth's regions), each cut into {result['folds']} "
-             f"folds; in each partition {result['draws']} draws (own training subset of n labelled texts, own model "
+             f"folds{'' if result.get('repeats', 1) == 1 else ' ' + str(result['repeats']) + ' times (reshuffled; the sequential rule looks after each repeat, the fixed rows use every partition)'}; in each partition {result['draws']} draws (own training subset of n labelled texts, own model "
              "seed), A and B trained on the same draws; the verdict by comparisons.stats.partition_verdicts with "
              f"both variances on the same runs, AP margin ±{result['margin']}, the pair its own family. A/A: B "
              f"against B, model seeds s and s + {result['aa_offset']} on the same draws (truth 0). Scratch encoder "
@@ -390,9 +398,10 @@ def write_outputs(result: dict, out: Path, command: str) -> str:
     result = dict(result)
     rows = result.pop("rows")
     text = study_markdown(result, command)
-    atomic_write_text(out / "curve_coverage_samples.csv", rows.to_csv(index=False))  # numbers only: no text
-    atomic_write_json(out / "curve_coverage.json", {**result, "command": command})
-    atomic_write_text(out / "curve_coverage.md", text)
+    name = "curve_coverage" if result.get("repeats", 1) == 1 else f"curve_coverage_sequential_r{result['repeats']}"
+    atomic_write_text(out / f"{name}_samples.csv", rows.to_csv(index=False))  # numbers only: no text
+    atomic_write_json(out / f"{name}.json", {**result, "command": command})
+    atomic_write_text(out / f"{name}.md", text)
     return text
 
 
@@ -405,13 +414,16 @@ def main(argv=None) -> int:
     parser.add_argument("--sample-size", type=int, default=5000, help="texts per sample (default 5000)")
     parser.add_argument("--truth-train", type=int, default=4000, help="the truth's region to draw training texts from")
     parser.add_argument("--truth-test", type=int, default=8000, help="the truth's fixed test texts")
+    parser.add_argument("--repeats", type=int, default=1,
+                        help="repeats of the 5 folds a sample (default 1); above 1 the sequential rule's final "
+                             "interval (run --until-decided) is read beside the fixed R x 5 design's")
     parser.add_argument("--workers", type=int, default=2, help="worker processes, one thread each (default 2)")
     parser.add_argument("--seed", type=int, default=0, help="the layout's, the samples' and the draws' seed")
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args(argv)
     try:
         labelled = args.sample_size * (FOLDS - 1) // FOLDS
-        if args.samples < 1 or args.draws < 1 or args.truth_draws < 2 or args.workers < 1:
+        if args.samples < 1 or args.draws < 1 or args.truth_draws < 2 or args.workers < 1 or args.repeats < 1:
             raise UserInputError("--samples, --draws and --workers must be at least 1, --truth-draws at least 2")
         if min(args.sizes) < 10 or max(args.sizes) >= min(labelled, args.truth_train):
             raise UserInputError(f"--sizes must lie from 10 (5 texts of each class) to below a partition's labelled "
@@ -422,7 +434,7 @@ def main(argv=None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     result = run_study(data, args.sizes, args.samples, args.draws, args.truth_draws, args.truth_train,
-                       args.truth_test, args.sample_size, seed=args.seed, workers=args.workers)
+                       args.truth_test, args.sample_size, seed=args.seed, workers=args.workers, repeats=args.repeats)
     command = "python -m comparisons.studies.curve_coverage " + " ".join(argv if argv is not None else sys.argv[1:])
     print(write_outputs(result, args.out, command))
     return 0

@@ -43,9 +43,10 @@ from comparisons.studies.calibration import SCORERS, average_precision, rate, st
 FOLDS = 5
 
 
-def seeds_of(comparison: int, partition: int, draw: int, draws: int) -> tuple[int, int, int]:
-    """(subset seed, model seed of side A, model seed of side B): distinct for every comparison, partition, draw."""
-    unit = (comparison * FOLDS + partition) * draws + draw
+def seeds_of(comparison: int, partition: int, draw: int, draws: int, partitions: int = FOLDS) -> tuple[int, int, int]:
+    """(subset seed, model seed of side A, model seed of side B): distinct for every comparison, partition, draw
+    (partitions: how many a comparison has)."""
+    unit = (comparison * partitions + partition) * draws + draw
     return 10_000_019 * (unit + 1) % 2**31, 2 * unit, 2 * unit + 1
 
 
@@ -56,7 +57,7 @@ def one_comparison(data, partitions, learner: str, comparison: int, size: int, d
         test = partition.split.test
         positive = data.labels[test] == data.positive_index
         for d in range(draws):
-            subset, seed_a, seed_b = seeds_of(comparison, p, d, draws)
+            subset, seed_a, seed_b = seeds_of(comparison, p, d, draws, len(partitions))
             train, valid = budget_parts(partition.split, data.labels, data.texts, size, subset_seed=subset)
             split = Split(train, valid, test, subset)
             sets[(str(size), partition.name, d)] = np.sort(np.concatenate([train, valid]))

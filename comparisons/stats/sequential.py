@@ -1,0 +1,311 @@
+"""A group-sequential test of a declared family (issue 51; framework-free): looks after each repeat, valid stopping.
+
+The rule (docs/statistics.md "Run until decided"):
+- Each hypothesis (a row's difference, two-sided, and its equivalence, two one-sided tests) is tested at every
+  look with Lan-DeMets alpha spending of the O'Brien-Fleming shape (Lan & DeMets 1983), per side
+  alpha(t) = 2 - 2 Phi(Phi^-1(1 - a / 2) / sqrt(t)) for a one-sided level a (a / 2 a side for a two-sided test, as
+  gsDesign's sfLDOF and rpact's asOF spend it). The boundaries c_1..c_K solve, under the canonical joint
+  distribution of the looks' z statistics (corr(Z_j, Z_k) = sqrt(t_j / t_k)), P(first crossing at look k) =
+  alpha(t_k) - alpha(t_(k-1)); `boundaries` integrates it by the recursion of Armitage, McPherson & Rowe (1969)
+  on a grid (Jennison & Turnbull 2000, ch. 19), deterministic.
+- The information fractions follow the design's variance (comparisons/stats/design_variance.py): the mean of J
+  partitions has variance proportional to 1/J + r, r = rho / (1 - rho) the row's correction ratio, so
+  t_k = (1/J_K + r) / (1/J_k + r), J_k the partitions at look k, J_K at the last look planned (--max-repeats).
+  Under the equicorrelated model behind that variance the looks' means have exactly the canonical covariance
+  (Cov(mean_j, mean_k) = Var(mean_k) for nested sets of partitions).
+- The statistic is the design's t on J_k - 1 degrees of freedom: its p-value is compared with the boundary's
+  nominal level (the significance-level approach; Jennison & Turnbull 2000, sec. 11.4).
+- The family: each hypothesis's repeated p-value at a look, the smallest level whose boundary it crosses there
+  (Jennison & Turnbull 2000, sec. 9.3), its running minimum over the looks (valid at every level at once:
+  P(some look's repeated p <= a) <= a under the null), then Holm over the family's running minima. Holm's closure
+  argument holds for any p-values valid at every level, so the chance of any false claim of the family over all
+  looks is at most alpha; a hypothesis once rejected stays rejected.
+- The interval of a row at its look is the repeated confidence interval (Jennison & Turnbull 1989): the t interval
+  at the look's nominal level; every look's intervals hold together with 95% probability, so the interval at
+  whatever look the design stopped covers with at least 95%.
+"""
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+from scipy.optimize import brentq
+from scipy.stats import norm
+from scipy.stats import t as student_t
+
+from comparisons.stats.family import ALPHA, ATANH, LOWER_IS_BETTER, atanh_interval, correct_family, four_way, holm
+
+SPENDING = "Lan-DeMets O'Brien-Fleming"
+GRID = 201  # points of the recursion's grid on each look's continuation region (Simpson's rule), at least
+MOST_POINTS = 4001  # and at most: the spacing is kept at a quarter of the next increment's standard deviation
+LOWEST = -10.0  # a one-sided test's continuation region starts here (in z units; its mass below is < 1e-22)
+
+
+def spent(t: float, level: float) -> float:
+    """The alpha spent on one side by information fraction t (Lan-DeMets O'Brien-Fleming shape, one-sided level)."""
+    if t <= 0:
+        return 0.0
+    return float(2 * norm.sf(norm.isf(level / 2) / np.sqrt(min(t, 1.0))))  # 2 - 2 Phi(.), without cancellation
+
+
+def _simpson(count: int) -> np.ndarray:
+    weights = np.ones(count)
+    weights[1:-1:2], weights[2:-1:2] = 4, 2
+    return weights / 3
+
+
+@lru_cache(maxsize=4096)
+def _boundaries(fractions: tuple[float, ...], level: float, sides: int) -> tuple[float, ...]:
+    bounds = []
+    grid = weights = density = None  # the sub-density of S_k = Z_k sqrt(t_k) on the continuation region
+    previous_t, previous_spent = 0.0, 0.0
+    for t in fractions:
+        share = spent(t, level) - previous_spent  # one side's share of this look (both sides are symmetric)
+        if grid is None:
+            c = float(norm.isf(share)) if share > 0 else np.inf
+        else:
+            step = np.sqrt(t - previous_t)
+
+            def crossing(c: float) -> float:
+                upper = norm.sf((c * np.sqrt(t) - grid) / step)
+                return float(np.sum(weights * density * upper)) - share
+
+            c = float(brentq(crossing, -5.0, 40.0, xtol=1e-10)) if share > 1e-300 else np.inf
+        bounds.append(c)
+        high = min(c, 40.0) * np.sqrt(t)
+        low = -high if sides == 2 else LOWEST * np.sqrt(t)
+        following = fractions[len(bounds)] - t if len(bounds) < len(fractions) else 1.0  # the next increment's variance
+        points = int(min(MOST_POINTS, max(GRID, 4 * (high - low) / np.sqrt(max(following, 1e-12)))))
+        points += 1 - points % 2  # odd, for Simpson's rule
+        new_grid = np.linspace(low, high, points)
+        if grid is None:
+            new_density = norm.pdf(new_grid / np.sqrt(t)) / np.sqrt(t)
+        else:
+            kernel = np.exp(-0.5 * ((new_grid[:, None] - grid[None, :]) / step) ** 2) / (step * np.sqrt(2 * np.pi))
+            new_density = kernel @ (weights * density)
+        grid, density = new_grid, new_density
+        weights = _simpson(points) * (high - low) / (points - 1)
+        previous_t, previous_spent = t, spent(t, level)
+    return tuple(bounds)
+
+
+def boundaries(fractions, level: float, sides: int = 2) -> np.ndarray:
+    """The z boundaries c_1..c_K of a test at total `level` (two-sided: |Z_k| >= c_k, level / 2 a side; one-sided:
+    Z_k >= c_k) whose looks come at the increasing information fractions `fractions` (the last normally 1)."""
+    fractions = tuple(float(f"{float(t):.12g}") for t in fractions)
+    if not fractions or any(b <= a for a, b in zip(fractions, fractions[1:])) or not 0 < fractions[0] <= 1:
+        raise ValueError(f"information fractions must increase within (0, 1]; got {fractions}")
+    side_level = level / 2 if sides == 2 else level
+    return np.asarray(_boundaries(fractions, float(f"{float(side_level):.12g}"), sides))
+
+
+def nominal_level(fractions, look: int, level: float, sides: int = 2) -> float:
+    """The p-value (two-sided or one-sided, as `sides`) at or below which look `look` (1-based) rejects."""
+    c = boundaries(fractions, level, sides)[look - 1]
+    return float((2 if sides == 2 else 1) * norm.sf(c))
+
+
+def repeated_p(p: float, fractions, look: int, sides: int = 2) -> float:
+    """The repeated p-value of a look's p (two-sided, or one-sided as `sides`): the smallest total level whose
+    boundary at this look the statistic crosses (1 when none below 1 does)."""
+    if not np.isfinite(p) or p >= 1:
+        return 1.0
+    if p <= 0:
+        return 0.0
+    p = max(p, 1e-250)  # below it the search's floor (a level of 1e-300) would not bracket it
+    earlier = list(fractions)[:look]  # a look's boundary depends on the looks up to it only
+
+    def gap(log_level: float) -> float:
+        return np.log(max(nominal_level(earlier, look, float(np.exp(log_level)), sides), 1e-300)) - np.log(p)
+
+    top = np.log(0.999999 if sides == 2 else 0.5)  # a one-sided test's spending needs a level below 1/2
+    if gap(top) < 0:  # even that level does not reject here: reported as 1 (no decision turns on it)
+        return 1.0
+    bottom = np.log(p) - 1.0
+    while gap(bottom) > 0:  # the nominal level is at most the total level, so this ends
+        bottom -= 5.0
+    return float(np.exp(brentq(gap, bottom, top, xtol=1e-9)))
+
+
+def information_fractions(partitions_at_looks, correction_ratio: float) -> list[float]:
+    """t_k = (1/J_K + r) / (1/J_k + r) for the partitions J_k at each planned look (the last the design's most)."""
+    counts = np.asarray(partitions_at_looks, dtype=float)
+    r = max(float(correction_ratio), 0.0) if np.isfinite(correction_ratio) else 0.0
+    return list((1 / counts[-1] + r) / (1 / counts + r))
+
+
+# -- the declared family over the looks ----------------------------------------------------------------------------
+KEY = ["train_size", "metric", "variant_a", "variant_b"]
+RCI = "repeated confidence interval"
+
+
+def sequential_family(looks, planned_partitions, contrasts=None, alpha: float = ALPHA):
+    """The verdict rows of a sequential design: one row per (training size, metric, pair), with the sequential
+    p_holm and p_equivalence_holm (Holm over the running minima of the repeated p-values), the repeated confidence
+    intervals and the verdict; plus `look` (the look whose figures the row shows: where its deciding hypothesis's
+    evidence was strongest, else its last look), `decided_at` (the look at which the family decided it, NaN when
+    none did) and `nominal_level` (the shown look's two-sided level at alpha).
+
+    looks: comparisons/stats/corrected_t.partition_pair_rows of every look, with `look` (1-based) and `active` (the
+    pair's both variants ran in that look's repeat); planned_partitions: the partitions at each planned look
+    (e.g. [5, 10, 15] for --max-repeats 3 of 5 folds)."""
+    import pandas as pd
+
+    from comparisons.stats.power import repeats_for_power
+
+    looks = looks[looks["active"]].copy()
+    if looks.empty:
+        return looks
+    corrected = pd.concat([correct_family(rows.drop(columns=["look", "active"]), contrasts).assign(look=look)
+                           for look, rows in looks.groupby("look", sort=True)], ignore_index=True)
+    hypotheses = corrected.drop_duplicates(KEY).groupby(["metric", "contrast"], sort=False).size()
+    corrected["family_size"] = [2 * int(hypotheses[(m, c)]) for m, c in zip(corrected["metric"], corrected["contrast"])]
+    corrected = corrected.sort_values([*KEY, "look"], key=lambda c: c.astype(str) if c.name != "look" else c,
+                                      kind="stable").reset_index(drop=True)
+    keys = [tuple(k) for k in corrected[KEY].itertuples(index=False)]
+    corrected["key"] = keys
+    first = corrected.drop_duplicates("key")  # the schedule is fixed by each row's first look
+    fractions = {k: information_fractions(planned_partitions, r) for k, r in zip(first["key"], first["correction_ratio"])}
+    for column, p_column, sides in (("repeated_p", "p_value", 2), ("repeated_p_equivalence", "p_equivalence", 1)):
+        corrected[column] = [repeated_p(p, fractions[k], int(look), sides)
+                             for p, k, look in zip(corrected[p_column], corrected["key"], corrected["look"])]
+        # valid at every level: so is the running minimum; remember the look where it was reached
+        corrected[column] = corrected.groupby("key", sort=False)[column].cummin()
+        best = corrected[column].groupby(corrected["key"], sort=False).transform(lambda v: v.ne(v.shift()).cumsum())
+        corrected[f"{column}_look"] = corrected.groupby(["key", best], sort=False)["look"].transform("first")
+    every = first[["key", "metric", "contrast"]]  # the whole family at every look: a row not yet seen counts p = 1
+    adjusted = {}
+    for look in sorted(corrected["look"].unique()):
+        latest = corrected[corrected["look"] <= look].drop_duplicates("key", keep="last")
+        difference_p = dict(zip(latest["key"], latest["repeated_p"]))
+        equivalence_p = dict(zip(latest["key"], latest["repeated_p_equivalence"]))
+        for _, family in every.groupby(["metric", "contrast"], sort=False):
+            members = list(family["key"])
+            joint = holm(np.r_[[difference_p.get(k, 1.0) for k in members], [equivalence_p.get(k, 1.0) for k in members]])
+            adjusted.update({(look, k): (joint[i], joint[len(members) + i]) for i, k in enumerate(members)})
+    corrected["p_holm"] = [adjusted[(look, k)][0] for look, k in zip(corrected["look"], corrected["key"])]
+    corrected["p_equivalence_holm"] = [adjusted[(look, k)][1] for look, k in zip(corrected["look"], corrected["key"])]
+    final = []
+    for key, rows in corrected.groupby("key", sort=False):
+        deciding = rows[(rows["p_holm"] < alpha) | (rows["p_equivalence_holm"] < alpha)]
+        at = rows.iloc[-1] if deciding.empty else deciding.iloc[0]
+        shown = int(at["look"])
+        if not deciding.empty:  # the figures of the look whose evidence decided it (equivalence first, as four_way)
+            shown = int(at["repeated_p_equivalence_look"] if at["p_equivalence_holm"] < alpha else at["repeated_p_look"])
+        row = rows[rows["look"] == shown].iloc[0].copy()
+        row["p_holm"], row["p_equivalence_holm"] = at["p_holm"], at["p_equivalence_holm"]
+        level = alpha / row["family_size"]
+        nominal, nominal_family = (nominal_level(fractions[key], shown, a, 2) for a in (alpha, level))
+        method = "t"
+        for columns, a in ((("ci_low", "ci_high"), nominal), (("ci_low_family", "ci_high_family"), nominal_family)):
+            half = student_t.ppf(1 - a / 2, row["df"]) * row["standard_error"]
+            bounds = (row["difference"] - half, row["difference"] + half)
+            if bounds[0] < -1 or bounds[1] > 1:  # outside the scale: the t on the atanh scale, at the same level
+                bounds, method = atanh_interval(row["difference"], row["standard_error"], row["df"], a), ATANH
+            row[columns[0]], row[columns[1]] = bounds
+        row["interval_method"] = f"{RCI} ({method})"
+        row["decided_at"] = float(at["look"]) if not deciding.empty else float("nan")
+        row["nominal_level"] = nominal
+        if pd.notna(row.get("folds")):  # the power figures at the sequential family's size (the futility rule's)
+            for column, margin in (("repeats_for_power_margin", row["margin"]), ("repeats_for_power_observed", None)):
+                row[column] = repeats_for_power(row["difference"], row["spread"], int(row["folds"]),
+                                                row["correction_ratio"], int(row["family_size"]), alpha, margin=margin)
+        difference = -row["difference"] if row["metric"] in LOWER_IS_BETTER else row["difference"]
+        row["verdict"] = four_way(difference, row["p_holm"], row["p_equivalence_holm"], alpha)
+        final.append(row)
+    helpers = ["key", "repeated_p", "repeated_p_equivalence", "repeated_p_look", "repeated_p_equivalence_look"]
+    return pd.DataFrame(final).drop(columns=helpers).reset_index(drop=True)
+
+
+# -- the looks of a run folder's scores, and what each look leaves open ------------------------------------------
+def repeat_of(partition: str) -> int:
+    """The 0-based repeat of a partition named rRfF (common/partitions.Partition.name)."""
+    return int(str(partition)[1:].split("f")[0])
+
+
+def look_rows(runs, pairs, metrics, margins, folds, training_sets=None, variance=None):
+    """partition_pair_rows at every look of a partition design's runs (look k: the partitions of repeats 1..k),
+    with `look` and `active` (both variants of the pair ran in repeat k)."""
+    import pandas as pd
+
+    from comparisons.stats.corrected_t import partition_pair_rows
+    from comparisons.stats.design_variance import DEFAULT_VARIANCE
+
+    runs = runs.assign(repeat=[repeat_of(p) for p in runs["partition"]])
+    frames = []
+    for look in range(1, int(runs["repeat"].max()) + 2):
+        upto = runs[runs["repeat"] < look]
+        seen = set(upto["partition"])  # a look knows only its partitions' training sets (their overlap, its rho)
+        sets = {k: v for k, v in training_sets.items() if k[1] in seen} if training_sets else training_sets
+        rows = partition_pair_rows(upto.drop(columns="repeat"), pairs, metrics, margins, folds, sets,
+                                   variance or DEFAULT_VARIANCE)
+        if rows.empty:
+            continue
+        ran = set(runs.loc[runs["repeat"] == look - 1, "variant"])
+        rows["look"] = look
+        rows["active"] = [a in ran and b in ran for a, b in zip(rows["variant_a"], rows["variant_b"])]
+        frames.append(rows)
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+
+DECIDED, FUTILE, OPEN = "decided", "cannot be decided within the repeats allowed", "open"
+
+
+def contrast_states(verdicts, contrasts, max_repeats: int, metric: str = "average_precision") -> dict:
+    """{(A, B): (state, reason)} of each declared contrast after a look, from sequential_family's rows of the primary
+    metric: decided (every training size's row decided: better, worse or equivalent), cannot be decided (some
+    undecided row needs more than max_repeats repeats for 80% power both to find its observed difference and to
+    show it within the margin: comparisons/stats/power.repeats_for_power; a non-binding futility rule, which
+    cannot raise the error rate), or open."""
+    if verdicts.empty or "metric" not in verdicts:
+        return {(a, b): (OPEN, "no rows yet") for a, b in contrasts}
+    states = {}
+    for a, b in contrasts:
+        rows = verdicts[(verdicts["metric"] == metric) & (((verdicts["variant_a"] == a) & (verdicts["variant_b"] == b))
+                                                          | ((verdicts["variant_a"] == b) & (verdicts["variant_b"] == a)))]
+        if rows.empty:
+            states[(a, b)] = (OPEN, "no rows yet")
+            continue
+        undecided = rows[rows["decided_at"].isna()]
+        if undecided.empty:
+            said = ", ".join(f"{v} at look {int(k)}" for v, k in zip(rows["verdict"], rows["decided_at"]))
+            states[(a, b)] = (DECIDED, said)
+            continue
+
+        def hopeless(value) -> bool:
+            return value is None or (isinstance(value, float) and np.isnan(value)) or float(value) > max_repeats
+
+        beyond = undecided[[hopeless(m) and hopeless(o) for m, o in zip(undecided["repeats_for_power_margin"],
+                                                                        undecided["repeats_for_power_observed"])]]
+        if len(beyond):
+            states[(a, b)] = (FUTILE, f"{len(beyond)} row(s) need more than {max_repeats} repeats for 80% power")
+        else:
+            states[(a, b)] = (OPEN, f"{len(undecided)} row(s) undecided")
+    return states
+
+
+def next_look(verdicts, contrasts, max_repeats: int, look: int, order, spent_minutes: float = 0.0,
+              budget_minutes: float | None = None, repeat_minutes: dict | None = None) -> dict:
+    """What the design does after look `look`: {"states": {(A, B): (state, reason)}, "variants": the variants the
+    next repeat runs (those of the open contrasts, in `order`), "stop": why the design stops here, or None}.
+    The budget: the design stops when the minutes spent so far plus the next repeat's projection (each of its
+    variants' mean minutes a repeat so far: repeat_minutes) would pass budget_minutes."""
+    states = contrast_states(verdicts, contrasts, max_repeats)
+    open_pairs = [pair for pair, (state, _) in states.items() if state == OPEN]
+    variants = [v for v in order if any(v in pair for pair in open_pairs)]
+    projected = sum((repeat_minutes or {}).get(v, 0.0) for v in variants)
+    if not open_pairs:
+        futile = [pair for pair, (state, _) in states.items() if state == FUTILE]
+        decided = len(states) - len(futile)
+        stop = ("every declared contrast decided" if not futile else
+                f"{len(futile)} contrast(s) cannot be decided within {max_repeats} repeats"
+                + (f"; {decided} decided" if decided else ""))
+    elif look >= max_repeats:
+        stop = f"the most repeats allowed ({max_repeats}) ran; {len(open_pairs)} contrast(s) still open"
+    elif budget_minutes is not None and spent_minutes + projected > budget_minutes:
+        stop = (f"the budget: {spent_minutes:.1f} min spent, the next repeat projected at {projected:.1f} min, "
+                f"{budget_minutes:g} min allowed")
+    else:
+        stop = None
+    return {"states": states, "variants": variants if stop is None else [], "stop": stop,
+            "projected_minutes": projected}
