@@ -61,6 +61,9 @@ def test_samples_differ_by_size_and_number_and_the_aa_sides_share_texts_not_seed
     assert b["seed"].is_unique and len(b) == 5 * 3 and (scores["n_train"] == 50).all()  # draws distinct everywhere
     learnt = [sets[("50", p, s)] for p, s in zip(b["partition"], b["seed"])]
     assert len({np.sort(t).tobytes() for t in learnt}) == len(learnt)  # every draw its own training subset
+    for comparison, frame in frames.items():  # the engine tells the 3 draws apart (they were averaged as seeds)
+        _, pairs = cc.recipe_verdicts(frame, {"average_precision": 0.02}, ["B", "A"], training_sets=sets)
+        assert (pairs["draws"] == 3).all(), comparison
 
 
 def test_the_command_refuses_a_size_that_does_not_fit_in_one_line(tmp_path, capsys):

@@ -8,7 +8,8 @@ import pandas as pd
 from scipy.stats import t as student_t
 
 from comparisons.stats.corrected_t import corrected_t, design_interval
-from comparisons.stats.design_variance import design_correlation, design_mean_se, training_overlap
+from comparisons.stats.design_variance import (design_correlation, design_mean_se, resample_frame, sets_at,
+                                               training_overlap)
 from comparisons.stats.family import ATANH, correct_family
 
 
@@ -133,3 +134,20 @@ def test_draws_for_power_matches_a_simulated_nested_design():
 
     assert simulated(needed) >= 0.78 and simulated(needed - 1) < 0.80
     assert draws_for_power(delta, 0.01, within, 5, 0.0, 8) is None, "the partitions' own variance is the floor"
+
+
+def test_a_draw_is_a_recorded_training_set_and_pairs_across_variants():
+    """Seeds on one set are one draw, sets differ: draws differ; two variants' runs on one set get one label (the
+    pair test matches them); the lookup is by (partition, seed) of one size, as sets_at gives them."""
+    recorded = {("50", 0, 1): [3, 1, 2], ("50", 0, 2): [3, 1, 2], ("50", 0, 3): [7, 8, 9], ("50", 1, 4): [4, 5, 6],
+                ("100", 0, 1): list(range(100))}
+    here = sets_at(recorded, 50)
+    assert set(here) == {(0, 1), (0, 2), (0, 3), (1, 4)}
+    runs = pd.DataFrame({"partition": [0, 0, 0, 1], "seed": [1, 2, 3, 4], "ap": [0.5, 0.6, 0.7, 0.8]})
+    frame = resample_frame(runs, "ap", here)
+    draws = frame.groupby("partition")["draw"].nunique()
+    assert draws.to_dict() == {0: 2, 1: 1}  # seeds 1 and 2 share a set: one draw; seed 3 another
+    other = resample_frame(runs.iloc[[3, 2, 1, 0]], "ap", here)  # another variant, its runs in another order
+    assert dict(zip(zip(other["partition"], other["value"]), other["draw"]))[(0, 0.5)] == frame["draw"].iloc[0]
+    assert set(other["draw"]) == set(frame["draw"])
+    assert (resample_frame(runs, "ap", None)["draw"] == 0).all()  # nothing recorded: one draw a partition

@@ -30,7 +30,7 @@ def curve_table(scores: pd.DataFrame, metric: str = PRIMARY, sets: dict | None =
     overlaps = size_overlaps(sets or {})
     out = []
     for (variant, size), group in rows.groupby(["variant", "train_size"], sort=False):
-        frame = resample_frame(group, "value", sets_at(sets, size), size)
+        frame = resample_frame(group, "value", sets_at(sets, size))
         mean, low, high, method = design_interval(frame, float((group["n_test"] / group["n_train"]).mean()),
                                                   overlaps.get(str(size)), variance)
         out.append({"variant": variant, "train_size": size, "labelled_texts": int(round(group["n_train"].mean())),

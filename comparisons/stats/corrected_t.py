@@ -75,10 +75,10 @@ def test_to_train(rows: pd.DataFrame) -> float:
     return float((rows["n_test"] / rows["n_train"]).mean()) if len(rows) else 0.0
 
 
-def variant_draws(runs: pd.DataFrame, metric: str, variant: str, sets: dict, size) -> pd.DataFrame:
+def variant_draws(runs: pd.DataFrame, metric: str, variant: str, sets: dict) -> pd.DataFrame:
     """(partition, draw) -> the variant's metric averaged over the seeds of that draw (design_variance)."""
     rows = runs[runs["variant"] == variant]
-    frame = resample_frame(rows, metric, sets, size)
+    frame = resample_frame(rows, metric, sets)
     return frame.groupby(["partition", "draw"], sort=False)["value"].mean()
 
 
@@ -104,8 +104,8 @@ def partition_pair_rows(runs: pd.DataFrame, pairs: list[tuple[str, str]], metric
             for variant_a, variant_b in pairs:
                 if variant_a not in seeds or variant_b not in seeds:
                     continue
-                both = pd.concat({"a": variant_draws(runs_at, metric, variant_a, sets, size),
-                                  "b": variant_draws(runs_at, metric, variant_b, sets, size)}, axis=1).dropna()
+                both = pd.concat({"a": variant_draws(runs_at, metric, variant_a, sets),
+                                  "b": variant_draws(runs_at, metric, variant_b, sets)}, axis=1).dropna()
                 partitions = both.index.get_level_values("partition").unique()
                 if len(partitions) < 2:
                     continue

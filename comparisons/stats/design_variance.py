@@ -44,6 +44,8 @@ kept as an option: `report --variance nadeau_bengio`).
 """
 from __future__ import annotations
 
+import hashlib
+
 import numpy as np
 import pandas as pd
 
@@ -112,20 +114,26 @@ def design_mean_se(values: pd.DataFrame, test_to_train: float, overlap: float | 
     return float(means.mean()), float(np.sqrt(variance)), partitions - 1, used
 
 
-def resample_frame(rows: pd.DataFrame, column: str, sets: dict | None, size) -> pd.DataFrame:
-    """(partition, draw, value) of one training size's per-run rows (partition, seed, column): a draw is a
-    distinct recorded training set of the partition (seeds on the same set are one draw; none recorded: one draw
-    a partition)."""
+def resample_frame(rows: pd.DataFrame, column: str, sets: dict | None) -> pd.DataFrame:
+    """(partition, draw, value) of one training size's per-run rows (partition, seed, column); sets: that size's
+    {(partition, seed): indices} (sets_at). A draw is a distinct recorded training set of the partition, labelled by
+    a digest of its indices, so that two variants' runs on one set pair up (seeds on the same set are one draw; none
+    recorded: one draw a partition)."""
     frame = pd.DataFrame({"partition": rows["partition"].to_numpy(), "value": rows[column].to_numpy(float)})
     if not sets:
         frame["draw"] = 0
         return frame
     labels = []
     for partition, seed in zip(rows["partition"], rows["seed"]):
-        indices = sets.get((str(size), partition, int(seed)))
-        labels.append(hash(np.asarray(indices, dtype=np.int64).tobytes()) if indices is not None else 0)
+        indices = sets.get((partition, int(seed)))
+        labels.append(_digest(indices) if indices is not None else 0)
     frame["draw"] = labels
     return frame
+
+
+def _digest(indices) -> int:
+    """A label of one training set, the same in every process (Python's hash of bytes is salted per process)."""
+    return int.from_bytes(hashlib.blake2b(np.asarray(indices, dtype=np.int64).tobytes(), digest_size=7).digest(), "big")
 
 
 def sets_at(sets: dict | None, size) -> dict:

@@ -71,7 +71,7 @@ def recipe_verdicts(scores: pd.DataFrame, margins: dict | None = None, order: li
         runs = scores[(scores["variant"] == variant) & (scores["train_size"] == size)]
         methods = {}
         for metric in METRICS:
-            mean, low, high, methods[metric] = design_interval(resample_frame(runs, metric, sets, size), ratio,
+            mean, low, high, methods[metric] = design_interval(resample_frame(runs, metric, sets), ratio,
                                                                overlap, variance)
             row.update({f"{metric}_mean": mean, f"{metric}_std": float(rows[metric].std(ddof=1)),
                         f"{metric}_ci_low": low, f"{metric}_ci_high": high})

@@ -95,8 +95,8 @@ def draws_table(pilot: Path, design: dict) -> pd.DataFrame:
                            & (verdicts["train_size"].astype(str) == str(size))]
             if row.empty:
                 continue
-            both = pd.concat({"a": variant_draws(at_size, PRIMARY, a, here, size),
-                              "b": variant_draws(at_size, PRIMARY, b, here, size)}, axis=1).dropna()
+            both = pd.concat({"a": variant_draws(at_size, PRIMARY, a, here),
+                              "b": variant_draws(at_size, PRIMARY, b, here)}, axis=1).dropna()
             values = pd.DataFrame({"partition": both.index.get_level_values("partition"),
                                    "draw": both.index.get_level_values("draw"), "value": (both["a"] - both["b"]).to_numpy()})
             between, within, per = variance_components(values)
