@@ -123,9 +123,15 @@ replay: $(STAMP)
 
 # Coverage of the verdicts' intervals on independent samples (issue 37): two different cheap recipes (TF-IDF
 # words against characters), the true difference from a pool of the tweets corpus, 40 disjoint samples of 600 and
-# of 300 texts through the partition design (5 folds, 3 x 5) and the single split. Needs the corpora extra.
+# of 300 texts through the partition design (5 folds, 3 x 5) and the single split; then at the learning curve's
+# sizes drawn as it draws them (issue 50, about 31 min), and the sequential rule's final interval (issue 51, about
+# 28 min); quiet cores. Needs the corpora extra.
 coverage: $(STAMP)
 	$(BIN)/python -m comparisons.studies.coverage --sizes 600 300 --samples 40 --out results/calibration
+	$(BIN)/python -m comparisons.studies.curve_coverage --sizes 50 100 200 --samples 100 --draws 3 \
+	  --out results/calibration
+	$(BIN)/python -m comparisons.studies.curve_coverage --sizes 100 --samples 100 --draws 3 --repeats 3 \
+	  --out results/calibration
 
 # The committed reference checked against a rerun here (issue 40; docs/cli.md): TF-IDF and torch_scratch on its 5
 # partitions, quality only, into a fresh folder; reproduce.md says per run what moved, whether the numerics identity

@@ -84,7 +84,10 @@ def run_partitions(p: Prepared, executor) -> int:
         note_design_identities(out)  # design.json says whether its runs mix numerics identities (printed when they do)
         for language in dict.fromkeys(["en", p.plan.lang]):
             write_recipe_page(out, language, p.cpu_hour_price)
-    print(f"results: {out}/verdicts.md (verdicts about recipes over {len(partitions)} partitions), "
+    ran = len(partitions)
+    if p.plan.until_decided:  # the partitions of the looks made, not the most the plan allows
+        ran = len((json.loads(design_file.read_text()).get("sequential") or {}).get("looks") or []) * p.plan.cv
+    print(f"results: {out}/verdicts.md (verdicts about recipes over {ran} partitions), "
           f"{out}/scores.csv; each partition's runs in {out}/partitions/", file=sys.stderr)
     return 1 if failed else 0
 

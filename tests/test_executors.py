@@ -184,6 +184,67 @@ def test_same_plan_gives_the_same_metrics_under_both_executors(tmp_path, ray_add
     assert_no_raw_text(tmp_path / "ray")
 
 
+def looks_without_minutes(design: dict) -> list:
+    return [{k: v for k, v in look.items() if k != "run_minutes"} for look in design["sequential"]["looks"]]
+
+
+def test_a_sequential_design_runs_under_ray_records_its_looks_resumes_locally_and_refuses_to_mix(
+        tmp_path, ray_address, capfd):
+    """`run --cv K --until-decided` (comparisons/sequential_run.py, issue 51) through the Ray executor: a repeat at a
+    time, the looks recorded and shown, only open contrasts' variants run on; an interrupted sequence resumed by the
+    same command on the local executor makes the same looks; refusals in one line."""
+    from tests.test_plugins import SMALL as PLUGIN_SMALL
+    from tests.test_plugins import SPEC, outside_package, run_with_package
+
+    env = outside_package(tmp_path / "plugins")
+    out = tmp_path / "sequential"
+    plan = [*PLUGIN_SMALL[1:], "--cv", "3", "--until-decided", "--max-repeats", "2",
+            "--backends", f"tfidf_logreg,{SPEC}", "--out", str(out)]
+    first = ray_cli(ray_address, *plan, env=env)
+    assert first.returncode == 0, first.stderr[-3000:]
+    design = json.loads((out / "design.json").read_text())
+    sequential = design["sequential"]
+    assert sequential["max_repeats"] == 2 and sequential["stopped"] and 1 <= len(sequential["looks"]) <= 2
+    assert [p["name"] for p in design["partitions"]] == [f"r{r}f{f}" for r in range(2) for f in range(3)]
+    for look in sequential["looks"]:  # each look ran exactly its variants on its repeat's partitions, on Ray
+        for fold in range(3):
+            records = [json.loads(p.read_text())
+                       for p in (out / "partitions" / f"r{look['look'] - 1}f{fold}" / "runs").glob("*.json")]
+            assert {r["variant"] for r in records} == set(look["variants_run"])
+            assert {r["executor"] for r in records} == {"ray"} and {r["status"] for r in records} == {"ok"}
+        assert [c["state"] for c in look["contrasts"]] and all(c["reason"] for c in look["contrasts"])
+    ran_looks = len(sequential["looks"])
+    assert f"over {3 * ran_looks} partitions" in first.stderr  # the partitions made, not the most allowed
+    verdicts = pd.read_csv(out / "verdicts.csv")
+    assert verdicts["interval_method"].str.startswith("repeated confidence interval").all()
+    assert (verdicts["look"] <= ran_looks).all() and verdicts["nominal_level"].lt(0.05).all()
+    page = (out / "report.html").read_text()
+    assert "Run until decided" in page and sequential["stopped"].split(";")[0] in page
+    assert "Run until decided: the looks" in (out / "verdicts.md").read_text()
+
+    # an interruption mid-sequence: a run of each look lost; the same command, on the local executor, resumes the
+    # same sequence, each look decided on its own repeats only (a later look's runs on disk must not leak into it)
+    for look in sequential["looks"]:
+        next(iter(sorted((out / "partitions" / f"r{look['look'] - 1}f2" / "runs").glob("*.json")))).unlink()
+    again = run_with_package(capfd, env, "run", *plan)
+    assert again.returncode == 0, again.stderr[-3000:]
+    made = sum(3 * len(look["variants_run"]) for look in sequential["looks"])
+    assert again.stderr.count("finished earlier, kept") == made - ran_looks
+    assert looks_without_minutes(json.loads((out / "design.json").read_text())) == looks_without_minutes(design)
+
+    # a sequential folder is not a fixed design's, and the options refuse what they do not belong to
+    fixed = run_with_package(capfd, env, *PLUGIN_SMALL, "--cv", "3", "--repeats", "2",
+                             "--backends", f"tfidf_logreg,{SPEC}", "--out", str(out))
+    assert fixed.returncode == 2 and "holds a sequential design" in fixed.stderr and "Traceback" not in fixed.stderr
+    for extra, words in ((["--until-decided", "--repeats", "2"], "instead of --repeats"),
+                         (["--max-repeats", "4"], "add --until-decided"),
+                         (["--until-decided", "--budget-minutes", "0"], "positive number of minutes")):
+        refused = run_with_package(capfd, env, *PLUGIN_SMALL, "--cv", "3", *extra, "--backends", "tfidf_logreg",
+                                   "--out", str(tmp_path / "never"))
+        assert refused.returncode == 2 and words in refused.stderr, refused.stderr[-500:]
+        assert not (tmp_path / "never").exists()
+
+
 def test_a_crashing_task_and_a_dead_ray_worker_are_failed_rows_the_others_complete_and_rerun_resumes(
         tmp_path, ray_address):
     """One plan of 4 seeds, two kinds of failure (were two tests, each with its own Ray driver): seed 0's worker

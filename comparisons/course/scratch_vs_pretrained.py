@@ -336,8 +336,8 @@ def main(argv=None) -> int:
 # 2. 找到预训练模型不再显著优于最佳非预训练模型的训练样本数。TF-IDF 在那里的位置说明了什么？
 # 3. 用 `--seeds 3` 重跑：种子间的 ± 和测试样本上的区间，哪个更宽？它们分别回答什么问题？
 # 4. 有 AG News 的缓存时，用 `--data hf:ag_news --limit-per-class 1000` 在四分类新闻上重做，曲线形状一样吗？
-# 5. 读 `committed_curve.md`：50 条标注时，hf_bert:full − torch_scratch 的区间比 AP 的取值范围还宽。
-#    是哪一项让它这么宽？预览里的区间为什么窄得多，它们回答的是同一个问题吗？
+# 5. 读 `committed_curve.md`：50 条标注时，hf_bert:full − hf_bert:frozen 的 95% 区间不含 0，结论却是"无定论"。
+#    是什么让它不成立（看 Holm 校正的假设个数和自由度）？预览里的区间为什么窄得多，它们回答的是同一个问题吗？
 #
 # <!-- en -->
 # ## 5. Exercises
@@ -350,9 +350,9 @@ def main(argv=None) -> int:
 #    which question does each answer?
 # 4. With AG News in the cache, redo it on four-class news: `--data hf:ag_news --limit-per-class 1000`.
 #    Is the curve the same shape?
-# 5. Read `committed_curve.md`: at 50 labels the interval of hf_bert:full − torch_scratch is wider than the
-#    range AP can take. Which term makes it so wide? Why is the preview's interval much narrower, and do the two
-#    answer the same question?
+# 5. Read `committed_curve.md`: at 50 labels the 95% interval of hf_bert:full − hf_bert:frozen excludes 0, yet the
+#    verdict is "inconclusive". What keeps it from standing (count the hypotheses Holm corrects over and the degrees
+#    of freedom)? Why is the preview's interval much narrower, and do the two answer the same question?
 
 # %%
 if __name__ == "__main__":
