@@ -236,7 +236,7 @@ def train_subsets_record(split: "Split", labels: np.ndarray, sizes, min_per_clas
             for seed in seeds:
                 chosen = subset_seed(split.seed, seed)
                 train, valid = budget_parts(split, labels, texts, size, budget, min_per_class, subset_seed=chosen)
-                record["draws"][str(size)][str(seed)] = {"subset_seed": chosen, "train": [int(i) for i in train],
+                record["draws"][str(size)][str(seed)] = {"subset_seed": seed_label(chosen), "train": [int(i) for i in train],
                                                          "valid": [int(i) for i in valid]}
     return record
 
@@ -258,6 +258,17 @@ def draw_seeds(partition_index: int, draws: int) -> list[int]:
 def subset_seed(split_seed: int, model_seed: int) -> int:
     """The seed of the training subset a draw takes (deterministic; its own for every model seed)."""
     return int((split_seed * 1_000_003 + 7_919 * (model_seed + 1)) % 2**31)
+
+
+def seed_label(seed: int) -> str:
+    """A subset seed as records and splits.json write it: hexadecimal ("0x5a20a2d3"), at most 8 digits for a seed
+    below 2**31, so no written seed is a run of digits that reads as a phone number."""
+    return f"{int(seed):#x}"
+
+
+def seed_value(label) -> int | None:
+    """The subset seed a record holds (seed_label's text, or a plain integer; None: none)."""
+    return None if label is None else int(label, 0) if isinstance(label, str) else int(label)
 
 
 def drawn_sizes(sizes, draws: int, largest: int) -> list[int]:

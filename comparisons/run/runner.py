@@ -21,6 +21,7 @@ from pathlib import Path
 from backends.base import missing_modules, resolve_variant
 from common.progress import MARK_VARIABLE
 from common.redaction import redact
+from common.splits import seed_value
 from comparisons.comparability import ROOT, differences
 from comparisons.run.measure import thread_environment
 from comparisons.outputs import atomic_write_json
@@ -49,7 +50,7 @@ def finished(out: Path, request: RunSpec, split_sha256: str, data_sha256: str, m
         return False  # a quality-only rerun (`reproduce`) measured no serving costs
     if request.train_size is not None and record.get("label_budget") != request.label_budget:
         return False  # another label budget: another question (a run made before the budget was recorded too)
-    if record.get("subset_seed") != getattr(request, "subset_seed", None):
+    if seed_value(record.get("subset_seed")) != getattr(request, "subset_seed", None):
         return False  # another draw of the training texts
     return (record.get("status") == "ok" and record.get("split_sha256") == split_sha256
             and record.get("data_sha256") == data_sha256 and not differences(record, manifest, strict=True))

@@ -14,7 +14,7 @@ import numpy as np
 
 from common.datasets import DataSpec, LabelledTexts, fingerprint
 from common.errors import UserInputError
-from common.splits import Split
+from common.splits import Split, seed_label
 from comparisons.numerics import numerics_identity
 from comparisons.run_folder import run_name
 
@@ -63,7 +63,7 @@ class RunSpec:
                 "code_commit": self.code_commit, "code_dirty": self.code_dirty, "code_sha256": self.code_sha256,
                 "precision": self.precision,
                 "label_budget": self.label_budget if self.train_size is not None else None,
-                **({"subset_seed": self.subset_seed} if self.subset_seed is not None else {}),
+                **({"subset_seed": seed_label(self.subset_seed)} if self.subset_seed is not None else {}),
                 "plugin": self.plugin_identity()}
 
     def plugin_identity(self) -> dict | None:
