@@ -132,6 +132,8 @@ coverage: $(STAMP)
 	  --out results/calibration
 	$(BIN)/python -m comparisons.studies.curve_coverage --sizes 100 --samples 100 --draws 3 --repeats 3 \
 	  --out results/calibration
+	$(BIN)/python -m comparisons.studies.curve_coverage --sizes 500 1000 --samples 100 --draws 3 \
+	  --out results/calibration/curve_coverage_large
 
 # The committed reference checked against a rerun here (issue 40; docs/cli.md): TF-IDF and torch_scratch on its 5
 # partitions, quality only, into a fresh folder; reproduce.md says per run what moved, whether the numerics identity
