@@ -100,6 +100,8 @@ BACKENDS: dict[str, tuple[str, str, tuple[str, ...]]] = {
 # The one table of variants: a backend plus parameters.
 VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {
     "tfidf_logreg": ("tfidf_logreg", {}),
+    # the seed course's baseline exactly: min_df 2, C 1, analyzer on validation, fitted on the training part
+    "tfidf_logreg:seed": ("tfidf_logreg", {"min_df": 2, "C": 1.0, "choose_on": "validation"}),
     "torch_scratch": ("torch_scratch", {}),
     "keras_layers": ("keras_layers", {}),
     "hf_bert:frozen": ("hf_bert", {"mode": "frozen"}),

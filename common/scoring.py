@@ -7,6 +7,11 @@ the course's lessons fit and score in-process with `fit_and_score`, so a lesson 
 Binary data: the threshold is common.metrics.choose_threshold's (best validation F1, the middle of its
 plateau; or the highest recall at a precision floor), and `test_at_threshold` holds the test metrics at it.
 More classes: the arg-max; no threshold, `test_at_threshold` is None.
+
+At a small label budget (common/small_budget.py) the model was fitted on the validation texts too, so they
+cannot choose: a model whose `selection_.rule` is "inner_cv" gives the out-of-fold labels and probabilities
+of its budget, and the threshold and the "validation" metrics come from those; one whose rule is
+"fixed_schedule" decides at the arg-max and has no validation metrics (AP None).
 """
 from __future__ import annotations
 
@@ -16,6 +21,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from common.metrics import choose_threshold, classification_metrics
+from common.small_budget import FIXED_SCHEDULE_RULE
 
 
 @dataclass(frozen=True)
@@ -46,10 +52,22 @@ def score_fitted(model, valid, test, positive_index: int | None, test_proba: np.
     valid_proba = model.predict_proba(valid.texts) if valid_proba is None else valid_proba
     test_proba = model.predict_proba(test.texts) if test_proba is None else test_proba
     binary = valid_proba.shape[1] == 2 and positive_index is not None
-    chosen = (choose_threshold(valid.labels, valid_proba[:, positive_index], positive_index, precision_floor)
-              if binary else None)
+    selection = getattr(model, "selection_", None)
+    rule = getattr(selection, "rule", "validation")
+    choose_labels, choose_proba = valid.labels, valid_proba
+    if rule == "inner_cv" and selection.proba is not None:  # trained on validation too: its out-of-fold view
+        choose_labels, choose_proba = selection.labels, selection.proba
+    if rule == "fixed_schedule" or (rule == "inner_cv" and selection.proba is None):
+        chosen = {"threshold": 0.5, "rule": FIXED_SCHEDULE_RULE} if binary else None
+        valid_metrics = {"average_precision": None}  # nothing held out to score
+    else:
+        chosen = (choose_threshold(choose_labels, choose_proba[:, positive_index], positive_index, precision_floor)
+                  if binary else None)
+        if chosen and rule == "inner_cv":
+            chosen = {**chosen, "rule": chosen["rule"].replace("on validation", "on inner-CV out-of-fold predictions")}
+        valid_metrics = classification_metrics(choose_labels, choose_proba, positive_index)
     return Scored(valid_proba=valid_proba, test_proba=test_proba,
-                  valid=classification_metrics(valid.labels, valid_proba, positive_index),
+                  valid=valid_metrics,
                   test=classification_metrics(test.labels, test_proba, positive_index),
                   threshold=chosen["threshold"] if chosen else None, threshold_rule=chosen["rule"] if chosen else None,
                   test_at_threshold=classification_metrics(test.labels, test_proba, positive_index, chosen["threshold"])

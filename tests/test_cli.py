@@ -123,7 +123,7 @@ def test_orchestrator_imports_no_deep_learning_framework():
 
 def test_tfidf_run_reproduces_the_seed_and_resumes(tmp_path, capfd):
     out = tmp_path / "run"
-    first = run_main(capfd, "run", "--backends", "tfidf_logreg", "--out", str(out))
+    first = run_main(capfd, "run", "--backends", "tfidf_logreg:seed", "--out", str(out))
     assert first.returncode == 0, first.stderr
     summary = pd.read_csv(out / "summary.csv")
     assert list(summary.columns[:4]) == ["variant", "seed", "status", "reason"]
@@ -136,7 +136,7 @@ def test_tfidf_run_reproduces_the_seed_and_resumes(tmp_path, capfd):
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["split"]["sha256"] == split["sha256"] and manifest["threads"] == 2
     for name in ("summary_table.md", "summary_table.html", "figures/metrics.png", "figures/pareto.png",
-                 "figures/pr_curves.png", "figures/confusion_matrices.png", "predictions/tfidf_logreg__seed0.npz"):
+                 "figures/pr_curves.png", "figures/confusion_matrices.png", "predictions/tfidf_logreg-seed__seed0.npz"):
         assert (out / name).exists(), name
 
     kept = {p: p.read_bytes() for p in [*(out / "runs").iterdir(), *(out / "predictions").iterdir()]}

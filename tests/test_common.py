@@ -33,7 +33,7 @@ def test_shipped_data_and_split_reproduce_the_seed(sms):
 
 def test_tfidf_baseline_reproduces_the_seed_figures(sms):
     split = stratified_split(sms)
-    model = build("tfidf_logreg").fit(sms.subset(split.train), sms.subset(split.valid))
+    model = build("tfidf_logreg:seed").fit(sms.subset(split.train), sms.subset(split.valid))
     test = sms.subset(split.test)
     metrics = classification_metrics(test.labels, model.predict_proba(test.texts))
     assert round(metrics["accuracy"], 6) == 0.982079

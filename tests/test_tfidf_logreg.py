@@ -16,7 +16,12 @@ def test_a_validation_split_of_one_class_is_a_clear_error(tiny_splits):
     train, valid, _ = tiny_splits
     one_class = valid.subset(np.flatnonzero(valid.labels == 0))
     with pytest.raises(UnusableValidationError, match="validation needs at least two classes"):
-        build("tfidf_logreg", min_df=1).fit(train, one_class)
+        build("tfidf_logreg", min_df=1, choose_on="validation").fit(train, one_class)
+    # inner CV chooses on the whole budget: a one-class validation part is fine, a one-class budget is not
+    assert build("tfidf_logreg", min_df=1).fit(train, one_class).selection_.rule == "inner_cv"
+    only_ham = train.subset(np.flatnonzero(train.labels == 0))
+    with pytest.raises(UnusableValidationError, match="at least two classes"):
+        build("tfidf_logreg", min_df=1).fit(only_ham, one_class)
 
 
 def unsegmented_chinese(seed: int, per_class: int):
@@ -45,14 +50,14 @@ def test_the_analyzer_is_chosen_on_validation_and_char_ngrams_win_on_unsegmented
     from common.selection import validation_average_precision
 
     train, valid = unsegmented_chinese(0, 40), unsegmented_chinese(1, 20)
-    model = build("tfidf_logreg", analyzers="word,char_wb_1_3,char_wb_2_4").fit(train, valid)
+    model = build("tfidf_logreg", analyzers="word,char_wb_1_3,char_wb_2_4", choose_on="validation").fit(train, valid)
     info = model.fit_info_
     scores = {c["analyzer"]: c["valid_average_precision"] for c in info["analyzer_candidates"]}
     assert list(scores) == ["word", "char_wb_1_3", "char_wb_2_4"]
     assert info["analyzer"] == model.analyzer_ == max(scores, key=scores.get) and info["analyzer"] != "word"
     assert scores["word"] < 0.75 < 0.95 < scores["char_wb_1_3"]  # the clause-as-a-word reading sees only " ok"
     # the recorded score is the candidate's own validation AP (not a test score): refit it alone and score valid
-    alone = build("tfidf_logreg", analyzers="word").fit(train, valid)
+    alone = build("tfidf_logreg", analyzers="word", choose_on="validation").fit(train, valid)
     assert alone.analyzer_ == "word" and alone.fit_info_["analyzer_candidates"] == [
         {"analyzer": "word", "valid_average_precision": scores["word"]}]
     assert validation_average_precision(valid.labels, alone.predict_proba(valid.texts), 1) == pytest.approx(scores["word"])
@@ -68,7 +73,7 @@ def test_jieba_is_offered_only_on_chinese_training_texts(tiny_splits):
     assert "skipped" in english[-1] and "valid_average_precision" not in english[-1]
     chinese = build("tfidf_logreg", analyzers="word,jieba").fit(unsegmented_chinese(0, 40), unsegmented_chinese(1, 20))
     assert [c["analyzer"] for c in chinese.fit_info_["analyzer_candidates"]] == ["word", "jieba"]
-    assert all("valid_average_precision" in c for c in chinese.fit_info_["analyzer_candidates"])
+    assert all("inner_cv_average_precision" in c for c in chinese.fit_info_["analyzer_candidates"])
 
 
 def test_unknown_analyzer_is_one_clear_line():
@@ -103,5 +108,34 @@ def test_auto_lets_every_analyzer_compete_on_chinese_and_keeps_words_on_english(
     seed_course = build("tfidf_logreg", min_df=1, analyzers="word").fit(train, valid)
     assert (english.predict_proba(valid.texts) == seed_course.predict_proba(valid.texts)).all()
     chinese = build("tfidf_logreg").fit(unsegmented_chinese(0, 40), unsegmented_chinese(1, 20)).fit_info_
-    competed = [c["analyzer"] for c in chinese["analyzer_candidates"] if "valid_average_precision" in c]
+    competed = [c["analyzer"] for c in chinese["analyzer_candidates"] if "inner_cv_average_precision" in c]
     assert competed[:3] == ["word", "char_wb_1_3", "char_wb_2_4"] and chinese["analyzer"].startswith("char_wb")
+
+
+def test_inner_cv_chooses_on_the_budget_refits_on_all_of_it_and_never_sees_the_test_part(tiny_splits, monkeypatch):
+    """The default recipe (issue 63): min_df and C chosen by inner CV on training + validation texts, the choice
+    refitted on all of them, the threshold from out-of-fold probabilities; no test text reaches any fit."""
+    import numpy as np
+
+    from backends.tfidf_logreg import model as tfidf
+    from common.scoring import score_fitted
+
+    train, valid, test = tiny_splits
+    seen = []
+    original = tfidf.Pipeline.fit
+    monkeypatch.setattr(tfidf.Pipeline, "fit", lambda self, texts, labels: seen.append(list(texts)) or
+                        original(self, texts, labels))
+    model = build("tfidf_logreg").fit(train, valid)
+    budget = set(train.texts) | set(valid.texts)
+    assert all(set(texts) <= budget for texts in seen) and not any(set(texts) & (set(test.texts) - budget)
+                                                                    for texts in seen)
+    assert sorted(seen[-1]) == sorted(list(train.texts) + list(valid.texts))  # the refit: the whole budget
+    selection = model.selection_
+    grid = {(c["candidate"]["min_df"], c["candidate"]["C"]) for c in selection.candidates}
+    assert grid == {(m, c) for m in tfidf.CHOICES_MIN_DF for c in tfidf.CHOICES_C}
+    assert len(seen) == len(grid) * selection.folds + 1
+    assert selection.chosen == max(selection.candidates, key=lambda c: c["inner_cv_average_precision"])["candidate"]
+    assert selection.proba.shape == (len(train) + len(valid), 2) and np.isfinite(selection.proba).all()
+    scored = score_fitted(model, valid, test, 1)
+    assert "on inner-CV out-of-fold predictions" in scored.threshold_rule
+    assert scored.valid["average_precision"] == max(c["inner_cv_average_precision"] for c in selection.candidates)

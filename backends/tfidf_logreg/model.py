@@ -1,4 +1,4 @@
-"""TF-IDF (min_df 2, 20,000 features, sublinear tf) + balanced LogisticRegression, its analyzer chosen on validation.
+"""TF-IDF (20,000 features, sublinear tf) + balanced LogisticRegression, its choices made by inner CV on the budget.
 
 What the vectorizer counts is a choice made inside fit, on validation average precision, like
 every other recipe choice (issue 25): each candidate analyzer is fitted on the training texts and
@@ -22,6 +22,15 @@ analyzers=ALL_ANALYZERS to let English choose too.)
   ideograph); skipped, and recorded as skipped, without jieba installed.
 
 A candidate that keeps no n-gram (none seen min_df times) is recorded as skipped.
+
+How choices are made (`choose_on`, issue 63; common/small_budget.py):
+- "inner_cv" (the default, at every budget): the analyzer, min_df (1 or 2 unless set) and C (CHOICES_C unless set)
+  are chosen by stratified inner cross-validation on the whole label budget (training and validation texts
+  together), the chosen pipeline is refitted on all of it (GridSearchCV's refit), and the decision threshold
+  comes from the chosen candidate's out-of-fold probabilities. Fitting is cheap, so every label is used; at 40
+  training texts min_df 2 keeps few n-grams (the recipe audit: results/recipe_audit/).
+- "validation": the seed course's way: min_df and C as set, the analyzer chosen on the validation part, fitted
+  on the training part. The variant `tfidf_logreg:seed` (min_df 2, C 1) reproduces the seed's figures.
 """
 from __future__ import annotations
 
@@ -39,6 +48,7 @@ from common.datasets import LabelledTexts
 from common.errors import UserInputError
 from common.segmentation import JIEBA_INSTALL, cjk_share, jieba_available
 from common.selection import check_validation_labels, validation_average_precision
+from common.small_budget import Selection, choose_by_inner_cv, labelled_budget
 from common.unknown_tokens import unknown_token_counts
 from common.vocabulary import jieba_tokens
 
@@ -47,6 +57,9 @@ ALL_ANALYZERS = ",".join(ANALYZERS)
 AUTO = "auto"  # every analyzer on Chinese training texts, "word" on others
 MIN_CJK_SHARE = 0.1  # Chinese training texts: at least this share holds a CJK character (auto, jieba)
 UNKNOWN_FEATURE = "<not a kept n-gram>"
+CHOICES_MIN_DF = (1, 2)           # min_df=None: inner CV chooses among these
+CHOICES_C = (1.0, 10.0, 100.0)    # C=None: inner CV chooses among these inverse regularisation strengths
+CHOOSE_ON = ("inner_cv", "validation")
 
 
 def parse_analyzers(value: str, texts: Sequence[str] = ()) -> list[str]:
@@ -77,10 +90,11 @@ class TfidfLogReg(Backend):
 
     name = "tfidf_logreg"
 
-    def __init__(self, ngram_max: int = 2, min_df: int = 2, max_features: int = 20000,
-                 sublinear_tf: bool = True, C: float = 1.0, max_iter: int = 1000,
+    def __init__(self, ngram_max: int = 2, min_df: int | None = None, max_features: int = 20000,
+                 sublinear_tf: bool = True, C: float | None = None, max_iter: int = 1000,
                  class_weight: str | None = "balanced", seed: int = 20260812,
-                 analyzers: str = AUTO):
+                 analyzers: str = AUTO, choose_on: str = "inner_cv"):
+        self.choose_on = choose_on  # "inner_cv" (every label used) | "validation" (the seed's way)
         self.analyzers = analyzers
         self.ngram_max = ngram_max
         self.min_df = min_df
@@ -94,6 +108,10 @@ class TfidfLogReg(Backend):
     def fit(self, train: LabelledTexts, valid: LabelledTexts) -> "TfidfLogReg":
         # the analyzer and the decision threshold are chosen on valid: it must be scorable (both
         # classes), else a clear UnusableValidationError now rather than a NaN later
+        if self.choose_on not in CHOOSE_ON:
+            raise UserInputError(f"tfidf_logreg choose_on={self.choose_on!r}: give one of {', '.join(CHOOSE_ON)}")
+        if self.choose_on == "inner_cv":
+            return self._fit_inner_cv(train, valid)
         check_validation_labels(valid.labels, train.n_classes)
         candidates, skipped = self._candidates(train)
         scored, best = [], None
@@ -120,7 +138,53 @@ class TfidfLogReg(Backend):
                           "analyzers": self.analyzers, "cjk_share_of_training_texts": cjk_share(train.texts),
                           "analyzer_candidates": scored + skipped,
                           "chosen_on": "validation average precision (ties: the earlier candidate); test never scored"}
+        self.selection_ = Selection(rule="validation", chosen=self.analyzer_, candidates=scored)
+        self.fit_info_["selection"] = self.selection_.summary()
         return self
+
+    def _fit_inner_cv(self, train: LabelledTexts, valid: LabelledTexts) -> "TfidfLogReg":
+        """Analyzer, min_df and C chosen by inner CV on the whole budget; the choice refitted on all of it."""
+        budget = labelled_budget(train, valid)
+        check_validation_labels(budget.labels, train.n_classes)  # the budget must hold two classes
+        analyzers, skipped = self._candidates(budget)
+        min_dfs = CHOICES_MIN_DF if self.min_df is None else (self.min_df,)
+        grid = [{"analyzer": a, "min_df": m, "C": c} for a in analyzers for m in min_dfs
+                for c in (CHOICES_C if self.C is None else (self.C,))]
+
+        def fit_predict(candidate: dict, fit_rows, held_rows) -> np.ndarray:
+            proba = np.full((len(held_rows), budget.n_classes), np.nan)
+            try:
+                pipeline = self._pipeline(**candidate).fit([budget.texts[i] for i in fit_rows], budget.labels[fit_rows])
+            except ValueError as exc:  # an inner fold that keeps no n-gram at this min_df
+                if "empty vocabulary" not in str(exc):
+                    raise
+                return proba
+            proba[:] = 0.0
+            proba[:, pipeline.classes_] = pipeline.predict_proba([budget.texts[i] for i in held_rows])
+            return proba
+
+        self.selection_ = choose_by_inner_cv(grid, fit_predict, budget.labels, budget.n_classes,
+                                             budget.positive_index, self.seed)
+        chosen = self.selection_.chosen
+        self.analyzer_ = chosen["analyzer"]
+        self.pipeline_ = self._pipeline(**chosen).fit(budget.texts, budget.labels)
+        self.classes_ = np.arange(train.n_classes)
+        self.fit_info_ = {"analyzer": self.analyzer_, "analyzers": self.analyzers, "min_df": chosen["min_df"],
+                          "C": chosen["C"], "cjk_share_of_training_texts": cjk_share(budget.texts),
+                          "analyzer_candidates": self._best_per_analyzer(analyzers) + skipped,
+                          "selection": self.selection_.summary(),
+                          "chosen_on": "inner cross-validation on training and validation texts together "
+                                       "(common/small_budget.py); test never scored"}
+        return self
+
+    def _best_per_analyzer(self, analyzers: list[str]) -> list[dict]:
+        """{"analyzer", "inner_cv_average_precision"}: each analyzer's best candidate score under inner CV."""
+        best = {}
+        for entry in self.selection_.candidates:
+            name, score = entry["candidate"]["analyzer"], entry["inner_cv_average_precision"]
+            if name not in best or score > best[name]:
+                best[name] = score
+        return [{"analyzer": name, "inner_cv_average_precision": best[name]} for name in analyzers if name in best]
 
     def _candidates(self, train: LabelledTexts) -> tuple[list[str], list[dict]]:
         """The analyzers to try, and {"analyzer", "skipped"} for those that cannot apply here."""
@@ -137,11 +201,13 @@ class TfidfLogReg(Backend):
                 candidates.append(analyzer)
         return candidates, skipped
 
-    def _pipeline(self, analyzer: str) -> Pipeline:
+    def _pipeline(self, analyzer: str, min_df: int | None = None, C: float | None = None) -> Pipeline:
+        min_df = (self.min_df if self.min_df is not None else CHOICES_MIN_DF[-1]) if min_df is None else min_df
+        C = (self.C if self.C is not None else 1.0) if C is None else C
         return Pipeline([
-            ("tfidf", TfidfVectorizer(min_df=self.min_df, max_features=self.max_features,
+            ("tfidf", TfidfVectorizer(min_df=min_df, max_features=self.max_features,
                                       sublinear_tf=self.sublinear_tf, **vectorizer_settings(analyzer, self.ngram_max))),
-            ("logreg", LogisticRegression(C=self.C, max_iter=self.max_iter,
+            ("logreg", LogisticRegression(C=C, max_iter=self.max_iter,
                                           class_weight=self.class_weight, random_state=self.seed)),
         ])
 
