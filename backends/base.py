@@ -95,6 +95,7 @@ BACKENDS: dict[str, tuple[str, str, tuple[str, ...]]] = {
     "torch_scratch": ("backends.torch_scratch", "TorchScratchBackend", ("torch",)),
     "keras_layers": ("backends.keras_layers", "KerasLayersBackend", ("keras",)),
     "hf_bert": ("backends.hf_bert", "HfBertBackend", ("torch", "transformers")),
+    "setfit_minilm": ("backends.setfit_minilm", "SetFitMiniLM", ("torch", "transformers", "setfit")),
 }
 
 # The one table of variants: a backend plus parameters.
@@ -106,7 +107,14 @@ VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {
     "keras_layers": ("keras_layers", {}),
     "hf_bert:frozen": ("hf_bert", {"mode": "frozen"}),
     "hf_bert:full": ("hf_bert", {"mode": "full"}),
+    # SetFit on the same MiniLM (backends/setfit_minilm): the field's few-shot recipe; not in the default plan
+    "hf_bert:setfit": ("setfit_minilm", {}),
 }
+
+
+# What a plan runs when it names none (`--backends` default): the five the suite compares; the seed's TF-IDF and
+# SetFit are asked for by name (--backends ...,hf_bert:setfit).
+DEFAULT_VARIANTS: tuple[str, ...] = ("tfidf_logreg", "torch_scratch", "keras_layers", "hf_bert:frozen", "hf_bert:full")
 
 
 def resolve_variant(variant: str) -> tuple[str, dict[str, Any]]:

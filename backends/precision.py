@@ -26,8 +26,8 @@ CPU_BF16_FLAGS = ("avx512_bf16", "amx_bf16")  # torch.cpu.get_capabilities() key
 # "Precision"). torch_scratch and keras_layers have a bf16 path (--precision bf16) but were slower under it
 # on an AVX512-BF16 CPU: their matrices are small (d_model 64), so casting and bf16 kernel set-up per shape
 # cost more than the bf16 multiply saves.
-AUTO_BF16_BACKENDS = ("hf_bert",)
-BF16_BACKENDS = ("hf_bert", "torch_scratch", "keras_layers")
+AUTO_BF16_BACKENDS = ("hf_bert", "setfit_minilm")  # setfit_minilm: the same MiniLM
+BF16_BACKENDS = ("hf_bert", "setfit_minilm", "torch_scratch", "keras_layers")
 
 
 def check_precision(value: str) -> str:

@@ -38,8 +38,9 @@ FIXED_SCHEDULE_RULE = "arg-max (0.5): a fixed schedule trained on the whole budg
 
 def rarer_class_count(labels) -> int:
     """Texts of the rarest class present (0 for no labels)."""
-    labels = np.asarray(labels)
-    return int(np.bincount(labels).min(initial=0)) if labels.size and len(np.unique(labels)) > 1 else 0
+    counts = np.bincount(np.asarray(labels, dtype=np.int64))
+    present = counts[counts > 0]
+    return int(present.min()) if len(present) > 1 else 0
 
 
 def validation_can_choose(valid_labels, n_classes: int) -> bool:

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 from common.arguments import OneLineParser
-from backends.base import VARIANTS
+from backends.base import DEFAULT_VARIANTS, VARIANTS
 from common.corpora import CORPORA
 from common.errors import UserInputError
 from common.splits import DEFAULT_DRAWS, DEFAULT_SPLIT_SEED, DRAWS_UP_TO, LABEL_BUDGETS
@@ -30,8 +30,9 @@ from comparisons.stats.design_variance import VARIANCE_METHODS
 
 def add_plan_options(command: argparse.ArgumentParser, out_help: str = "runs/<profile>") -> None:
     """The options of a plan, shared by `run` (one data set) and `benchmark` (several corpora)."""
-    command.add_argument("--backends", default=",".join(VARIANTS),
-                         help=f"comma-separated variants (default: all): {', '.join(VARIANTS)}")
+    command.add_argument("--backends", default=",".join(DEFAULT_VARIANTS),
+                         help=f"comma-separated variants (default: {', '.join(DEFAULT_VARIANTS)}): any of "
+                              f"{', '.join(VARIANTS)}")
     command.add_argument("--seeds", type=int, default=1, help="model seeds 0..N-1 per variant (default 1)")
     command.add_argument("--split-seed", type=int, default=DEFAULT_SPLIT_SEED)
     command.add_argument("--cv", type=int, metavar="K",

@@ -27,12 +27,12 @@ from common.splits import DEFAULT_DRAWS, DEFAULT_SPLIT_SEED, LABEL_BUDGETS, pars
 from comparisons.stats.family import DEFAULT_MARGINS
 from comparisons.run_folder import default_out
 
-from backends.base import VARIANTS
+from backends.base import DEFAULT_VARIANTS, VARIANTS
 
 if TYPE_CHECKING:
     from common.datasets import DataSpec
 
-ALL_VARIANTS = tuple(VARIANTS)  # the command line's default --backends
+ALL_VARIANTS = tuple(DEFAULT_VARIANTS)  # the command line's default --backends
 
 
 def check_fields(plan: "Plan") -> None:

@@ -52,7 +52,10 @@ def tiny_model_dir(tmp_path_factory, tiny_splits):
 
 
 def tiny(folder, **settings) -> HfBertBackend:
-    defaults = {"model": str(folder), "epochs": 2, "batch_size": 16, "min_steps": 0, "progress": False, "device": "cpu"}
+    # the validation machinery (epoch choice, the course's linear head); the small-budget policy and the logistic
+    # head have their own tests (test_small_budget.py)
+    defaults = {"model": str(folder), "epochs": 2, "batch_size": 16, "min_steps": 0, "progress": False, "device": "cpu",
+                "choose_on": "validation", "head": "linear"}
     return HfBertBackend(**{**defaults, **settings})
 
 
@@ -278,3 +281,40 @@ def test_bf16_gives_finite_probabilities_and_keeps_padding_invariance(mode, tiny
     np.testing.assert_allclose(batched.sum(axis=1), 1.0, atol=1e-9)
     one_by_one = np.vstack([backend.predict_proba([text]) for text in test.texts])
     np.testing.assert_allclose(batched, one_by_one, atol=BF16_PADDING_TOLERANCE)
+
+
+def test_frozen_default_is_a_logistic_regression_on_normalised_features_chosen_by_inner_cv(tiny_model_dir,
+                                                                                          tiny_splits, tmp_path):
+    """Issue 63: the compared frozen variant: L2-normalised masked mean, LogisticRegression with C by inner CV on the
+    whole budget, copied into the linear head; the threshold from out-of-fold predictions; save and load agree."""
+    from common.scoring import score_fitted
+
+    train, valid, test = tiny_splits
+    backend = tiny(tiny_model_dir, mode="frozen", head="logreg", choose_on="auto").fit(train, valid)
+    selection = backend.selection_
+    assert selection.rule == "inner_cv" and backend.head_.normalize
+    assert selection.proba.shape == (len(train) + len(valid), train.n_classes)
+    assert backend.fit_info_["selection"]["chosen"] in [c["candidate"] for c in selection.candidates]
+    scored = score_fitted(backend, valid, test, 1)
+    assert "out-of-fold" in scored.threshold_rule
+    backend.save(tmp_path)
+    loaded = HfBertBackend.load(tmp_path, device="cpu")
+    assert loaded.head_.normalize
+    assert np.abs(loaded.predict_proba(test.texts) - backend.predict_proba(test.texts)).max() < 1e-6
+
+
+def test_full_mode_on_a_small_budget_follows_the_fixed_schedule_on_every_label(tiny_model_dir, tiny_splits):
+    """Validation too small to choose: the whole budget, a fixed number of steps, the last kept, arg-max decisions."""
+    from common.scoring import score_fitted
+    from common.small_budget import FIXED_SCHEDULE_RULE
+
+    train, valid, test = tiny_splits
+    backend = tiny(tiny_model_dir, mode="full", choose_on="auto", small_budget_steps=6).fit(train, valid)
+    assert backend.selection_.rule == "fixed_schedule" and backend.fit_info_["best_epoch"] is None
+    chosen = backend.selection_.chosen
+    assert chosen["steps"] >= 6 and backend.fit_info_["history"][-1]["steps"] == chosen["steps"]
+    scored = score_fitted(backend, valid, test, 1)
+    assert scored.threshold == 0.5 and scored.threshold_rule == FIXED_SCHEDULE_RULE
+    assert scored.valid["average_precision"] is None
+    with_validation = tiny(tiny_model_dir, mode="full", choose_on="validation", epochs=1).fit(train, valid)
+    assert with_validation.selection_.rule == "validation" and with_validation.fit_info_["best_epoch"] == 1

@@ -46,6 +46,7 @@ class Recipe:
     progress: bool
     label: str  # shown in progress lines, e.g. "hf_bert:full"
     bf16: bool = False  # bf16 autocast with fp32 weights (backends/precision.py decides where)
+    evaluate: bool = True  # False: a fixed schedule (small budgets): no validation, the last step's weights kept
 
 
 class EncodedTexts(torch.utils.data.Dataset):
@@ -131,11 +132,11 @@ def training_arguments(recipe: Recipe, output_dir: str) -> TrainingArguments:
         optim="adamw_torch_fused",
         max_grad_norm=recipe.clip_norm,
         train_sampling_strategy="group_by_length",  # batches of similar length: little padding
-        eval_strategy="epoch",
-        save_strategy="epoch",
+        eval_strategy="epoch" if recipe.evaluate else "no",
+        save_strategy="epoch" if recipe.evaluate else "no",
         save_only_model=True,                   # weights only: the best epoch's, no optimiser state
         save_total_limit=1,                     # with load_best_model_at_end: the best and the latest
-        load_best_model_at_end=True,
+        load_best_model_at_end=recipe.evaluate,
         metric_for_best_model=METRIC,
         greater_is_better=True,                 # strictly greater: ties keep the earlier epoch
         logging_strategy="epoch",
@@ -162,11 +163,13 @@ def remove_stale_checkpoints() -> None:
             pass  # alive, someone else's
 
 
-def fine_tune(network, tokenizer, train_encoded: dict, train_labels: np.ndarray, valid_encoded: dict,
-              valid_labels: np.ndarray, positive_index: int | None, recipe: Recipe) -> tuple[list[dict], int]:
-    """Train every weight of `network` in place; it ends holding the best epoch's weights.
+def fine_tune(network, tokenizer, train_encoded: dict, train_labels: np.ndarray, valid_encoded: dict | None,
+              valid_labels: np.ndarray | None, positive_index: int | None, recipe: Recipe) -> tuple[list[dict], int]:
+    """Train every weight of `network` in place; it ends holding the best epoch's weights (recipe.evaluate) or
+    the last step's (a fixed schedule: valid_encoded None).
 
-    Returns (history, best epoch). Raises UnusableValidationError when no epoch had a finite AP.
+    Returns (history, best epoch; None for a fixed schedule). Raises UnusableValidationError when no epoch had a
+    finite AP.
     """
     report = EpochReport(recipe)
     remove_stale_checkpoints()
@@ -176,14 +179,17 @@ def fine_tune(network, tokenizer, train_encoded: dict, train_labels: np.ndarray,
             model=network,
             args=training_arguments(recipe, checkpoints),
             train_dataset=EncodedTexts(train_encoded, train_labels),
-            eval_dataset=EncodedTexts(valid_encoded, valid_labels),
+            eval_dataset=EncodedTexts(valid_encoded, valid_labels) if recipe.evaluate else None,
             processing_class=tokenizer,
             data_collator=DataCollatorWithPadding(tokenizer),
-            compute_metrics=average_precision_metric(positive_index),
+            compute_metrics=average_precision_metric(positive_index) if recipe.evaluate else None,
             callbacks=[report],
         )
         trainer.remove_callback(PrinterCallback)  # what disable_tqdm puts in the bar's place: EpochReport prints
         trainer.train()
+        if not recipe.evaluate:
+            network.eval()
+            return [{"epoch": recipe.epochs, "train_loss": report._loss, "steps": trainer.state.global_step}], None
         best = report.best.require()
         kept = trainer.state.best_global_step
         assert kept == best.best_state, f"Trainer kept step {kept}, validation chose step {best.best_state}"

