@@ -110,7 +110,8 @@ def test_bad_input_from_the_shell_has_no_traceback(tmp_path):
     result = run_cli("run", "--backends", "nope", "--out", str(tmp_path / "o"))
     assert result.returncode == 2 and "Traceback" not in result.stderr
     assert result.stderr.strip() == "error: unknown backend 'nope'; choose from " \
-        "tfidf_logreg, torch_scratch, keras_layers, hf_bert:frozen, hf_bert:full, or name an outside backend as " \
+        "tfidf_logreg, tfidf_logreg:seed, torch_scratch, keras_layers, hf_bert:frozen, hf_bert:full, hf_bert:setfit, " \
+        "or name an outside backend as " \
         "MODULE:CLASS (docs/adding_a_backend.md)"
 
 
@@ -141,7 +142,7 @@ def test_tfidf_run_reproduces_the_seed_and_resumes(tmp_path, capfd):
 
     kept = {p: p.read_bytes() for p in [*(out / "runs").iterdir(), *(out / "predictions").iterdir()]}
     mtimes = {p: p.stat().st_mtime_ns for p in kept}
-    second = run_main(capfd, "run", "--backends", "tfidf_logreg", "--out", str(out))
+    second = run_main(capfd, "run", "--backends", "tfidf_logreg:seed", "--out", str(out))
     assert second.returncode == 0 and "finished earlier, kept" in second.stderr
     assert all(p.read_bytes() == kept[p] and p.stat().st_mtime_ns == mtimes[p] for p in kept)
     assert_no_raw_text(out)

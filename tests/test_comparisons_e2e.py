@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 from sklearn.metrics import average_precision_score
 
-from backends.base import VARIANTS
+from backends.base import DEFAULT_VARIANTS as VARIANTS
 from common.datasets import DataSpec, load
 from tests.test_cli import REQUIRED_COLUMNS, assert_no_raw_text, expected_tfidf_ap, run_cli
 

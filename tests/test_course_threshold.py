@@ -19,7 +19,7 @@ def test_threshold_quick_tfidf(tmp_path, tiny_splits):
     choice = report["choice"]
     # the choice is reproducible from validation scores alone
     _, valid, test = tiny_splits
-    model = threshold.build("tfidf_logreg").fit(tiny_splits[0], valid)
+    model = threshold.build("tfidf_logreg:seed").fit(tiny_splits[0], valid)
     again = choose_threshold(valid.labels, model.predict_proba(valid.texts)[:, 1], precision_floor=0.9)
     assert choice["threshold"] == pytest.approx(again["threshold"])
     valid_row, test_row, default_row = report["rows"]

@@ -102,13 +102,13 @@ def test_report_leaves_out_runs_of_another_thread_count_and_run_reruns_them(tmp_
 def test_report_recomputes_verdicts_from_the_predictions_alone(tmp_path, capfd):
     """verdicts.csv from predictions/*.npz + thresholds in the run records: a copied folder, figures and all."""
     out = tmp_path / "run"
-    assert run_main(capfd, "run", "--backends", "tfidf_logreg", "--seeds", "1", *SMALL, "--profile", "tiny",
+    assert run_main(capfd, "run", "--backends", "tfidf_logreg:seed", "--seeds", "1", *SMALL, "--profile", "tiny",
                     "--quality-only", "--out", str(out)).returncode == 0
-    record_path = out / "runs" / "tfidf_logreg__seed0.json"
+    record_path = out / "runs" / "tfidf_logreg-seed__seed0.json"
     twin = json.loads(record_path.read_text())
     twin["variant"] = "torch_scratch"  # a second "variant" with the very same predictions
     (out / "runs" / "torch_scratch__seed0.json").write_text(json.dumps(twin))
-    (out / "predictions" / "torch_scratch__seed0.npz").write_bytes((out / "predictions" / "tfidf_logreg__seed0.npz").read_bytes())
+    (out / "predictions" / "torch_scratch__seed0.npz").write_bytes((out / "predictions" / "tfidf_logreg-seed__seed0.npz").read_bytes())
     manifest = json.loads((out / "manifest.json").read_text())
     manifest["variants"]["torch_scratch"] = {"backend": "torch_scratch", "params": {}}
     (out / "manifest.json").write_text(json.dumps(manifest))
@@ -120,7 +120,7 @@ def test_report_recomputes_verdicts_from_the_predictions_alone(tmp_path, capfd):
     assert (verdicts["difference"] == 0).all() and (verdicts["p_value"] == 1).all()
     assert set(verdicts["verdict"]) == {"equivalent"}, "identical predictions: no gap, no spread"
     assert set(pd.read_csv(out / "zh" / "verdicts.csv")["verdict"]) == {"在容差内等价"}
-    assert "torch_scratch − tfidf_logreg" in (out / "verdicts.md").read_text()
+    assert "torch_scratch − tfidf_logreg:seed" in (out / "verdicts.md").read_text()
     assert (out / "figures" / "forest.png").stat().st_size > 5000 and (out / "zh" / "verdicts.md").exists()
     aggregate = pd.read_csv(out / "aggregate.csv")
     assert (aggregate["average_precision_ci_low"] < aggregate["average_precision_mean"]).all()

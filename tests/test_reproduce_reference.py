@@ -17,6 +17,8 @@ the cross-kernel tolerance measured for that recipe:
   tolerance (no cross-kernel figure was measured for it); it is reported in reproduce.md.
 """
 import re
+
+import pytest
 from pathlib import Path
 
 import pandas as pd
@@ -27,6 +29,8 @@ EXACT = 1e-6
 ACROSS_KERNELS = {"tfidf_logreg": 1e-6, "torch_scratch": 0.0036}
 
 
+@pytest.mark.xfail(strict=True, reason="issue 63 changed tfidf_logreg's recipe (inner CV on the whole budget); the "
+                   "committed reference was made with the old one and differs (AP 0.0022 on r0f0) until it is remade")
 def test_the_committed_reference_s_cheap_runs_come_back(tmp_path, capfd):
     reference = Path(ROOT) / "results" / "reference"
     for backends, partitions in (("tfidf_logreg", "r0f0,r0f1"),):  # 2 of the 15 (make reproduce-reference: all)

@@ -29,7 +29,7 @@ def test_the_threshold_comes_from_validation_and_test_is_scored_at_it_as_scikit_
     data = load(DataSpec(limit_per_class=60))
     split = stratified_split(data)
     train, valid, test = (data.subset(rows) for rows in (split.train, split.valid, split.test))
-    scored = fit_and_score(build("tfidf_logreg", seed=0), train, valid, test)
+    scored = fit_and_score(build("tfidf_logreg:seed", seed=0), train, valid, test)
     positive = data.positive_index
     score, truth = scored.test_proba[:, positive], test.labels == positive
     assert scored.test["average_precision"] == pytest.approx(average_precision_score(truth, score))

@@ -156,7 +156,7 @@ class TfidfLogReg(Backend):
             try:
                 pipeline = self._pipeline(**candidate).fit([budget.texts[i] for i in fit_rows], budget.labels[fit_rows])
             except ValueError as exc:  # an inner fold that keeps no n-gram at this min_df
-                if "empty vocabulary" not in str(exc):
+                if "empty vocabulary" not in str(exc) and "no terms remain" not in str(exc):
                     raise
                 return proba
             proba[:] = 0.0

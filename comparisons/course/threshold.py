@@ -276,7 +276,7 @@ def run(args: argparse.Namespace) -> int:
 
 def main(argv=None) -> int:
     parser = course_parser(MODULE, __doc__, seeds=1)
-    parser.add_argument("--backend", default="tfidf_logreg",
+    parser.add_argument("--backend", default="tfidf_logreg:seed",
                         help="variant to train (default tfidf_logreg, instant; torch_scratch allowed)")
     parser.add_argument("--precision-floor", type=float, default=0.98,
                         help="minimum spam precision on validation (default 0.98)")
