@@ -14,7 +14,7 @@ OUT ?= runs/fast
 # (8 min 39 s -> 8 min 2 s measured on 1 December 2026).
 TEST_WORKERS ?= 2
 
-.PHONY: replay sequential-tweets power-plan coverage compare test reference reproduce-reference cross-corpus cross-corpus-preview single-split serving calibration learning-curve notebooks clean-venv precision-study
+.PHONY: few-shot-schedule replay sequential-tweets power-plan coverage compare test reference reproduce-reference cross-corpus cross-corpus-preview single-split serving calibration learning-curve notebooks clean-venv precision-study
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -80,6 +80,12 @@ single-split: $(STAMP) $(BROWSER_STAMP)
 serving: $(STAMP) $(BROWSER_STAMP)
 	$(BIN)/python -m comparisons run --profile full --seeds 1 --threads $(THREADS) \
 	  --serve native,onnx,onnx-int8,torch-int8 --lang zh --out results/serving
+
+# hf_bert:full's fixed small-budget schedule (issue 63): candidate schedules on tweets draws of 50 and 200
+# labels, paired, scored on 1,000 other tweets (no SMS text informs it); results/recipe_audit/few_shot_schedule.*.
+# About 15 min on 2 cores, nothing else on them.
+few-shot-schedule: $(STAMP)
+	$(BIN)/python -m comparisons.studies.few_shot_schedule --draws 2 --out results/recipe_audit
 
 # Power before the run (issue 37): from a reported partition design with declared contrasts (PILOT), the repeats each
 # contrast needs for 80% power and the projected wall time here and on Ray clusters; PILOT/power_plan.md.

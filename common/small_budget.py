@@ -10,14 +10,15 @@ draws), and a threshold is fitted to one message. docs/measurement.md "Small lab
   moves a class's AP by at most about a tenth; below it the choice follows single texts). On the SMS data
   (13.4% spam, a fifth of the budget for validation) the rule holds from 500 labels up: at 50, 100 and 200
   labels the validation part holds 1-2, 2-3 and 5 spam messages.
-- when it cannot, the budget is used whole (training and validation texts together, `labelled`) and
-  - cheap recipes (TF-IDF + logistic regression, the frozen encoder's head) choose by stratified inner
-    cross-validation on it (`choose_by_inner_cv`: out-of-fold probabilities, pooled AP over the budget), refit
-    the chosen candidate on the whole budget, and take the decision threshold from the out-of-fold
-    probabilities of the chosen candidate;
-  - expensive recipes (fine-tuning, SetFit, the scratch encoders) follow a fixed schedule chosen beforehand on
-    pilot draws of partitions the compared runs do not test on, keep the last step's weights, and decide at
-    the arg-max (0.5 on two classes): no held-out text is left to choose a threshold on.
+- cheap recipes (TF-IDF + logistic regression, the frozen encoder's head) use the budget whole (training and
+  validation texts together, `labelled_budget`) at every size: they choose by stratified inner
+  cross-validation on it (`choose_by_inner_cv`: out-of-fold probabilities, pooled AP over the budget), refit the
+  chosen candidate on all of it, and take the decision threshold from its out-of-fold probabilities;
+- expensive recipes follow a fixed schedule where validation cannot choose: hf_bert:full (its schedule piloted
+  on another corpus) and SetFit (always) train on the whole budget, keep the last step's weights, and decide at
+  the arg-max (0.5 on two classes): no held-out text is left to choose a threshold on. Above the rule
+  validation chooses their epoch as before. The scratch encoders still choose their epoch on validation at
+  every size (not yet moved).
 
 The test part is never seen here: backends receive only the run's training and validation texts.
 A backend records what chose in `selection_` (a `Selection`); common/scoring.py reads it for the threshold.

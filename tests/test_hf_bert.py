@@ -257,7 +257,8 @@ def test_unknown_mode_is_a_user_input_error(tiny_model_dir, tiny_splits):
 def test_shipped_minilm_fine_tunes_offline(tiny_splits, monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     train, valid, test = tiny_splits
-    backend = HfBertBackend(mode="full", epochs=1, min_steps=0, progress=False, device="cpu").fit(train, valid)
+    backend = HfBertBackend(mode="full", epochs=1, min_steps=0, progress=False, device="cpu",
+                            choose_on="validation").fit(train, valid)  # one epoch: the fixed schedule has its own test
     proba = backend.predict_proba(test.texts)
     assert proba.shape == (len(test), 2) and np.isfinite(proba).all()
     np.testing.assert_allclose(proba.sum(axis=1), 1.0, atol=1e-6)
@@ -309,10 +310,11 @@ def test_full_mode_on_a_small_budget_follows_the_fixed_schedule_on_every_label(t
     from common.small_budget import FIXED_SCHEDULE_RULE
 
     train, valid, test = tiny_splits
-    backend = tiny(tiny_model_dir, mode="full", choose_on="auto", small_budget_steps=6).fit(train, valid)
+    backend = tiny(tiny_model_dir, mode="full", choose_on="auto", small_budget_steps=20).fit(train, valid)
     assert backend.selection_.rule == "fixed_schedule" and backend.fit_info_["best_epoch"] is None
     chosen = backend.selection_.chosen
-    assert chosen["steps"] >= 6 and backend.fit_info_["history"][-1]["steps"] == chosen["steps"]
+    assert chosen["steps"] >= 20 and backend.fit_info_["history"][-1]["steps"] == chosen["steps"]
+    assert backend.fit_info_["epochs_run"] == backend.fit_info_["history"][-1]["epoch"] > 1  # every epoch counted
     scored = score_fitted(backend, valid, test, 1)
     assert scored.threshold == 0.5 and scored.threshold_rule == FIXED_SCHEDULE_RULE
     assert scored.valid["average_precision"] is None

@@ -15,6 +15,7 @@ Saved with the library's save_pretrained (body + head), loaded with from_pretrai
 from __future__ import annotations
 
 import json
+import tempfile
 import time
 from pathlib import Path
 from typing import Sequence
@@ -73,22 +74,21 @@ class SetFitMiniLM(Backend):
         torch.manual_seed(self.seed)
         source, local_only = resolve_model(self.model)
         started = time.perf_counter()
-        with quiet_transformers():
+        with quiet_transformers(), tempfile.TemporaryDirectory(prefix="setfit_") as scratch:
             network = SetFitModel.from_pretrained(source, local_files_only=local_only, device=device)
             network.model_body.max_seq_length = self.max_length
             arguments = TrainingArguments(batch_size=self.batch_size, num_epochs=1, num_iterations=self.num_iterations,
                                           max_steps=self.max_steps, body_learning_rate=self.body_learning_rate,
                                           seed=self.seed, report_to="none", show_progress_bar=self.progress,
-                                          save_strategy="no", logging_strategy="no", output_dir=_scratch_folder())
+                                          save_strategy="no", logging_strategy="no", output_dir=scratch)
             trainer = Trainer(model=network, args=arguments,
                               train_dataset=Dataset.from_dict({"text": list(budget.texts),
                                                                "label": [int(y) for y in budget.labels]}))
             with autocast(device.split(":")[0], self.precision_):
                 trainer.train()
         self.network_, self.n_classes_, self.device_ = network, train.n_classes, device
-        self.selection_ = Selection(rule="fixed_schedule", chosen={
-            "steps": int(trainer.state.global_step) if hasattr(trainer, "state") else None,
-            "max_steps": self.max_steps, "num_iterations": self.num_iterations})
+        self.selection_ = Selection(rule="fixed_schedule", chosen={"max_steps": self.max_steps,
+                                                                   "num_iterations": self.num_iterations})
         self.fit_info_ = {"device": device, "precision": self.precision_, "model": self.model or DEFAULT_NAME,
                           "epochs_run": 1, "labelled_texts": len(budget), "selection": self.selection_.summary(),
                           "train_seconds": time.perf_counter() - started}
@@ -146,9 +146,3 @@ class SetFitMiniLM(Backend):
                              "precision": backend.precision_}
         return backend
 
-
-def _scratch_folder() -> str:
-    """A temporary output folder for the library's Trainer (it writes nothing with save_strategy "no")."""
-    import tempfile
-
-    return tempfile.mkdtemp(prefix="setfit_")
