@@ -14,7 +14,7 @@ OUT ?= runs/fast
 # (8 min 39 s -> 8 min 2 s measured on 1 December 2026).
 TEST_WORKERS ?= 2
 
-.PHONY: few-shot-schedule replay sequential-tweets power-plan coverage compare test reference reproduce-reference cross-corpus cross-corpus-preview single-split serving calibration learning-curve notebooks clean-venv precision-study
+.PHONY: few-shot-schedule recipe-audit replay sequential-tweets power-plan coverage compare test reference reproduce-reference cross-corpus cross-corpus-preview single-split serving calibration learning-curve notebooks clean-venv precision-study
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -86,6 +86,15 @@ serving: $(STAMP) $(BROWSER_STAMP)
 # About 15 min on 2 cores, nothing else on them.
 few-shot-schedule: $(STAMP)
 	$(BIN)/python -m comparisons.studies.few_shot_schedule --draws 2 --out results/recipe_audit
+
+# The recipe audit (issue 63): each variant with a textbook peer (tfidf_logreg, hf_bert:frozen at every size;
+# hf_bert:setfit at 50 labels, where the library's default pair count stays affordable) against that peer written
+# plainly in the study, on the committed learning curve's 5 partitions x 3 draws at 50-1,000 labels, paired
+# through the engine; then the scratch encoders' fixed schedule pilot on tweets. results/recipe_audit/. Resumes.
+# About 50 min on 2 cores, nothing else on them.
+recipe-audit: $(STAMP)
+	$(BIN)/python -m comparisons.studies.recipe_audit --curve results/learning_curve --out results/recipe_audit
+	$(BIN)/python -m comparisons.studies.few_shot_schedule --variant torch_scratch --draws 3 --out results/recipe_audit
 
 # Power before the run (issue 37): from a reported partition design with declared contrasts (PILOT), the repeats each
 # contrast needs for 80% power and the projected wall time here and on Ray clusters; PILOT/power_plan.md.

@@ -17,8 +17,9 @@ draws), and a threshold is fitted to one message. docs/measurement.md "Small lab
 - expensive recipes follow a fixed schedule where validation cannot choose: hf_bert:full (its schedule piloted
   on another corpus) and SetFit (always) train on the whole budget, keep the last step's weights, and decide at
   the arg-max (0.5 on two classes): no held-out text is left to choose a threshold on. Above the rule
-  validation chooses their epoch as before. The scratch encoders still choose their epoch on validation at
-  every size (not yet moved).
+  validation chooses their epoch as before. The scratch encoders (torch_scratch and its twin keras_layers) do
+  the same with their recipe's planned budget (common/batching.training_budget: at least `min_steps` steps,
+  at most `max_epochs`), run to the end (`fixed_schedule_applies`, `schedule_selection`).
 
 The test part is never seen here: backends receive only the run's training and validation texts.
 A backend records what chose in `selection_` (a `Selection`); common/scoring.py reads it for the threshold.
@@ -30,6 +31,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from common.errors import UserInputError
 from common.labelled_texts import LabelledTexts
 
 MIN_RARER_IN_VALIDATION = 10  # the rarer class's texts in the validation part for validation to choose
@@ -48,6 +50,21 @@ def validation_can_choose(valid_labels, n_classes: int) -> bool:
     """True when every class of the data has at least MIN_RARER_IN_VALIDATION texts in the validation part."""
     counts = np.bincount(np.asarray(valid_labels, dtype=np.int64), minlength=n_classes)
     return bool(counts.size) and int(counts.min()) >= MIN_RARER_IN_VALIDATION
+
+
+CHOOSE_ON = ("auto", "validation")  # auto: this policy decides; validation: the validation part always chooses
+
+
+def fixed_schedule_applies(choose_on: str, valid_labels, n_classes: int) -> bool:
+    """An expensive recipe's switch: True when choose_on is "auto" and validation is too small to choose."""
+    if choose_on not in CHOOSE_ON:
+        raise UserInputError(f"choose_on={choose_on!r} is not one of {CHOOSE_ON}")
+    return choose_on == "auto" and not validation_can_choose(valid_labels, n_classes)
+
+
+def schedule_selection(fixed: bool, **chosen) -> "Selection":
+    """What an expensive recipe records: the fixed schedule it followed (`chosen`), or that validation chose."""
+    return Selection(rule="fixed_schedule", chosen=chosen) if fixed else Selection(rule="validation")
 
 
 def labelled_budget(train: LabelledTexts, valid: LabelledTexts) -> LabelledTexts:

@@ -257,7 +257,8 @@ def test_keras_fit_goes_through_model_fit_and_restores_the_best_epoch(tiny_split
 
     monkeypatch.setattr(keras.Model, "fit", spying_fit)
     monkeypatch.setattr("backends.keras_layers.backend.validation_average_precision", lambda *a: next(scripted))
-    backend = KerasLayersBackend(config={**TINY, "epochs": 3}, seed=0, progress=False).fit(train, valid)
+    backend = KerasLayersBackend(config={**TINY, "epochs": 3}, seed=0, choose_on="validation",
+                                 progress=False).fit(train, valid)
     assert isinstance(seen["data"], SharedOrderBatches)
     assert any(isinstance(c, BestValidationAP) for c in seen["callbacks"])
     assert backend.fit_info_["best_epoch"] == 2 and backend.fit_info_["epochs_run"] == 3
@@ -281,7 +282,7 @@ def test_scratch_twins_fit_on_fifty_messages(make, tiny_data):
     keep = np.concatenate([np.flatnonzero(labels == c)[:25] for c in (0, 1)])
     train = train_all.subset(keep)
     config = {key: TINY[key] for key in ("d_model", "num_heads", "num_layers", "ff_dim", "max_len")}
-    backend = make(config={**config, "min_steps": 40}, seed=0, progress=False).fit(train, valid)
+    backend = make(config={**config, "min_steps": 40}, seed=0, choose_on="validation", progress=False).fit(train, valid)
     info = backend.fit_info_
     assert info["train_rows"] == 50 and info["batch_size"] <= 50 and info["epochs_planned"] > 3  # 3 configured
     assert info["epochs_planned"] * info["steps_per_epoch"] >= 40
@@ -290,6 +291,29 @@ def test_scratch_twins_fit_on_fifty_messages(make, tiny_data):
     assert set(backend.vocabulary_.itos[2:]) <= seen, "the vocabulary comes from the 50 messages only"
     proba = backend.predict_proba(test.texts)
     assert np.isfinite(proba).all() and proba.shape == (len(test), 2)
+
+
+@pytest.mark.parametrize("make", [TorchScratchBackend, KerasLayersBackend], ids=["torch", "keras"])
+def test_scratch_twins_follow_the_fixed_schedule_below_the_small_budget_rule(make, tiny_splits):
+    """Validation with fewer than 10 spam cannot choose (common/small_budget.py): the twins train on training
+    and validation texts together for every planned epoch and keep the last; validation chooses again when asked."""
+    from common.errors import UserInputError
+    from common.small_budget import validation_can_choose
+
+    train, valid, test = tiny_splits
+    assert not validation_can_choose(valid.labels, 2), "the tiny split's validation part is below the rule"
+    config = {key: TINY[key] for key in ("d_model", "num_heads", "num_layers", "ff_dim", "max_len")}
+    fixed = make(config={**config, "epochs": 3}, seed=0, progress=False).fit(train, valid)
+    info = fixed.fit_info_
+    assert fixed.selection_.rule == "fixed_schedule" and info["selection"]["rule"] == "fixed_schedule"
+    assert info["train_rows"] == len(train) + len(valid)
+    assert info["best_epoch"] is None and info["epochs_run"] == info["epochs_planned"]
+    assert all(row["valid_average_precision"] is None for row in info["history"])
+    assert fixed.selection_.chosen["steps"] == info["epochs_planned"] * info["steps_per_epoch"]
+    chosen = make(config={**config, "epochs": 3}, seed=0, choose_on="validation", progress=False).fit(train, valid)
+    assert chosen.selection_.rule == "validation" and chosen.fit_info_["train_rows"] == len(train)
+    with pytest.raises(UserInputError, match="choose_on"):
+        make(config=config, choose_on="test").fit(train, valid)
 
 
 def test_saved_keras_file_loads_with_custom_layers(tmp_path, sms_ids):
@@ -303,7 +327,7 @@ def test_saved_keras_file_loads_with_custom_layers(tmp_path, sms_ids):
 
 @pytest.fixture(scope="module")
 def fitted(tiny_splits):
-    return KerasLayersBackend(config=TINY, seed=0, progress=False).fit(*tiny_splits[:2])
+    return KerasLayersBackend(config=TINY, seed=0, choose_on="validation", progress=False).fit(*tiny_splits[:2])
 
 
 def test_backend_passes_the_contract(tiny_splits, tmp_path):

@@ -113,7 +113,7 @@ def test_auto_lets_every_analyzer_compete_on_chinese_and_keeps_words_on_english(
 
 
 def test_inner_cv_chooses_on_the_budget_refits_on_all_of_it_and_never_sees_the_test_part(tiny_splits, monkeypatch):
-    """The default recipe (issue 63): min_df and C chosen by inner CV on training + validation texts, the choice
+    """The default recipe (issue 63): C chosen by inner CV (min_df 1, not a choice) on training + validation texts, the choice
     refitted on all of them, the threshold from out-of-fold probabilities; no test text reaches any fit."""
     import numpy as np
 
@@ -132,7 +132,7 @@ def test_inner_cv_chooses_on_the_budget_refits_on_all_of_it_and_never_sees_the_t
     assert sorted(seen[-1]) == sorted(list(train.texts) + list(valid.texts))  # the refit: the whole budget
     selection = model.selection_
     grid = {(c["candidate"]["min_df"], c["candidate"]["C"]) for c in selection.candidates}
-    assert grid == {(m, c) for m in tfidf.CHOICES_MIN_DF for c in tfidf.CHOICES_C}
+    assert grid == {(1, c) for c in tfidf.CHOICES_C}
     assert len(seen) == len(grid) * selection.folds + 1
     assert selection.chosen == max(selection.candidates, key=lambda c: c["inner_cv_average_precision"])["candidate"]
     assert selection.proba.shape == (len(train) + len(valid), 2) and np.isfinite(selection.proba).all()

@@ -212,7 +212,9 @@ def test_need_weights_returns_one_map_per_layer():
 
 # -- the backend ----------------------------------------------------------------------------
 def make(seed: int) -> TorchScratchBackend:
-    return build("torch_scratch", config=dict(TINY), seed=seed, device="cpu", progress=False)
+    # choose_on="validation": these tests check the epoch validation keeps (the tiny split's validation part is
+    # below the small-budget rule; the fixed schedule has its own test in test_keras_layers.py)
+    return build("torch_scratch", config=dict(TINY), seed=seed, device="cpu", choose_on="validation", progress=False)
 
 
 def test_torch_scratch_passes_the_contract(tiny_splits, tmp_path):

@@ -48,7 +48,7 @@ from common.metrics import classification_metrics
 from common.unknown_tokens import hf_unknown_counts
 from common.progress import progress_stream
 from common.selection import BestEpoch, check_validation_labels
-from common.small_budget import Selection, choose_by_inner_cv, labelled_budget, validation_can_choose
+from common.small_budget import CHOOSE_ON, Selection, choose_by_inner_cv, labelled_budget, validation_can_choose
 
 MODES = ("frozen", "full")
 # Full-profile defaults, chosen on validation only. full: 4 epochs, lr 5e-5, warm-up 10%, batch 32.
@@ -66,7 +66,6 @@ SMALL_BUDGET_LEARNING_RATE = 5e-5
 
 
 HEADS = ("logreg", "linear")
-CHOOSE_ON = ("auto", "validation")  # auto: the small-budget policy (common/small_budget.py)
 HEAD_C = (0.1, 1.0, 10.0, 100.0)  # the logistic regression's C, chosen by inner CV on the budget
 
 

@@ -42,6 +42,7 @@ from common.progress import progress_line
 from common.initial_weights import initial_state
 from common.recipe import RECIPE
 from common.selection import check_validation_labels, validation_average_precision
+from common.small_budget import fixed_schedule_applies, labelled_budget, schedule_selection
 from common.unknown_tokens import ids_unknown_counts
 from common.vocabulary import UNK, TOKENIZERS, fit_vocabulary, load_vocabulary, trim_padding, vocabulary_sha256
 
@@ -111,7 +112,7 @@ class KerasLayersBackend(Backend):
 
     def __init__(self, config: dict | None = None, seed: int = 0, device: str = "auto", precision: str = "fp32",
                  vectorizer: str = "shared", tokenizer: str = "regex", vocab_min_count: int = 2,
-                 vocab_max_size: int = 8000, progress: bool = True):
+                 vocab_max_size: int = 8000, choose_on: str = "auto", progress: bool = True):
         self.config = config
         self.seed = seed
         self.device = device
@@ -120,6 +121,7 @@ class KerasLayersBackend(Backend):
         self.tokenizer = tokenizer
         self.vocab_min_count = vocab_min_count
         self.vocab_max_size = vocab_max_size
+        self.choose_on = choose_on  # "auto": common/small_budget.py decides; "validation": validation always chooses
         self.progress = progress
 
     # -- text -> ids --------------------------------------------------------------------------
@@ -170,6 +172,9 @@ class KerasLayersBackend(Backend):
 
     def fit(self, train: LabelledTexts, valid: LabelledTexts) -> "KerasLayersBackend":
         self._check_settings(train, valid)
+        fixed = fixed_schedule_applies(self.choose_on, valid.labels, train.n_classes)
+        if fixed:  # validation too small to choose: the whole budget, the recipe's planned epochs, the last kept
+            train = labelled_budget(train, valid)
         self.device_ = resolve_device(self.device)
         keras.utils.set_random_seed(self.seed)  # dropout masks only: weights and batch order come from common
         max_len = self._settings(vocab_size=2, num_classes=train.n_classes).max_len  # needed before the vocabulary
@@ -189,19 +194,22 @@ class KerasLayersBackend(Backend):
             self.model_ = build_keras_model(cfg)
             load_state(self.model_, initial_state(cfg, self.seed), cfg)  # torch_scratch's initial weights
             compile_for_training(self.model_, cfg, budget.total_steps)
-            keeper = BestValidationAP(valid_ap, batches, cfg.patience)
+            keeper = BestValidationAP(None if fixed else valid_ap, batches, cfg.patience)
             # one line per epoch through common.progress (shown unredacted), not Keras's bar: the
             # orchestrator would redact its unmarked counts and losses as if they were phone numbers
             epoch_line = keras.callbacks.LambdaCallback(on_epoch_end=lambda epoch, logs: progress_line(
-                f"keras_layers epoch {epoch + 1}/{budget.epochs}: train loss {keeper.history[-1]['train_loss']:.4f}, "
-                f"valid AP {keeper.history[-1]['valid_average_precision']:.4f}"))
+                f"keras_layers epoch {epoch + 1}/{budget.epochs}: train loss {keeper.history[-1]['train_loss']:.4f}"
+                + ("" if fixed else f", valid AP {keeper.history[-1]['valid_average_precision']:.4f}")))
             self.model_.fit(batches, epochs=budget.epochs, callbacks=[keeper, *([epoch_line] if self.progress else [])],
-                            shuffle=False, verbose=0)  # ends with the best epoch's weights
+                            shuffle=False, verbose=0)  # ends with the best epoch's weights (fixed: the last)
             # the model kept is an uncompiled twin holding the best weights: no optimizer state to save
             trained, self.model_ = self.model_, build_keras_model(cfg)
             self.model_.set_weights(trained.get_weights())
         best = keeper.best
-        self.fit_info_ = {"best_epoch": best.best_epoch, "best_valid_average_precision": best.best_score,
+        self.selection_ = schedule_selection(fixed, epochs=budget.epochs, steps=budget.total_steps,
+                                             batch_size=budget.batch_size)
+        self.fit_info_ = {"best_epoch": best.best_epoch,
+                          "best_valid_average_precision": None if fixed else best.best_score,
                           "epochs_run": len(keeper.history), "epochs_planned": budget.epochs,
                           "batch_size": budget.batch_size, "steps_per_epoch": budget.steps_per_epoch,
                           "train_rows": len(train), "device": self.device_, "precision": self.precision_,
@@ -210,7 +218,8 @@ class KerasLayersBackend(Backend):
                           "vocab_size": vocab_size, "vectorizer": self.vectorizer,
                           "vocabulary_sha256": (vocabulary_sha256(self.vocabulary_) if self.vectorizer == "shared"
                                                 else None),
-                          "keras_backend": keras.backend.backend(), "recipe": RECIPE}
+                          "keras_backend": keras.backend.backend(), "recipe": RECIPE,
+                          "selection": self.selection_.summary()}
         return self
 
     # -- inference -----------------------------------------------------------------------------

@@ -64,9 +64,10 @@ class SharedOrderBatches(keras.utils.PyDataset):
 
 
 class BestValidationAP(keras.callbacks.Callback):
-    """After each epoch: validation AP via `score`; keep the best weights; restore them at the end."""
+    """After each epoch: validation AP via `score`; keep the best weights; restore them at the end.
+    score None (a fixed schedule, common/small_budget.py): no validation, the last epoch's weights stay."""
 
-    def __init__(self, score: Callable[[], float], batches: SharedOrderBatches | None = None, patience: int = 0):
+    def __init__(self, score: Callable[[], float] | None, batches: SharedOrderBatches | None = None, patience: int = 0):
         super().__init__()
         self.score, self.batches, self.patience = score, batches, patience
         self.best, self.history = BestEpoch(), []
@@ -77,15 +78,20 @@ class BestValidationAP(keras.callbacks.Callback):
 
     def on_epoch_end(self, epoch, logs=None):
         logs = logs if logs is not None else {}
-        ap = float(self.score())
-        logs["val_average_precision"] = ap  # shown by the progress bar, which runs after this callback
+        ap = None if self.score is None else float(self.score())  # None: a fixed schedule, no validation
+        if ap is not None:
+            logs["val_average_precision"] = ap  # shown by the progress bar, which runs after this callback
         self.history.append({"epoch": epoch + 1, "train_loss": float(logs.get("row_loss", logs.get("loss", np.nan))),
                              "valid_average_precision": ap})
+        if ap is None:
+            return
         self.best.update(epoch + 1, ap, self.model.get_weights)
         if self.patience and epoch + 1 - (self.best.best_epoch or 0) >= self.patience:
             self.model.stop_training = True  # early stopping: no better validation AP for `patience` epochs
 
     def on_train_end(self, logs=None):
+        if self.score is None:
+            return
         self.model.set_weights(self.best.require().best_state)
 
 

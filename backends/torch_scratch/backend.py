@@ -32,6 +32,7 @@ from common.progress import progress_line, progress_stream
 from common.errors import UserInputError
 from common.recipe import RECIPE
 from common.selection import BestEpoch, check_validation_labels, validation_average_precision
+from common.small_budget import fixed_schedule_applies, labelled_budget, schedule_selection
 from common.unknown_tokens import ids_unknown_counts
 from common.vocabulary import (PAD_ID, TOKENIZERS, UNK, fit_vocabulary, load_vocabulary, trim_padding,
                                vocabulary_sha256)
@@ -72,7 +73,7 @@ class TorchScratchBackend(Backend):
 
     def __init__(self, config: dict | None = None, seed: int = 0, device: str = "auto",
                  attention: str = "scratch", tokenizer: str = "regex", vocab_min_count: int = 2,
-                 vocab_max_size: int = 8000, precision: str = "fp32", progress: bool = True):
+                 vocab_max_size: int = 8000, precision: str = "fp32", choose_on: str = "auto", progress: bool = True):
         self.config = config
         self.seed = seed
         self.device = device
@@ -81,6 +82,7 @@ class TorchScratchBackend(Backend):
         self.vocab_min_count = vocab_min_count
         self.vocab_max_size = vocab_max_size
         self.precision = precision  # fp32 | bf16 (autocast, fp32 weights) | auto (bf16 where native)
+        self.choose_on = choose_on  # "auto": common/small_budget.py decides; "validation": validation always chooses
         self.progress = progress
 
     # -- fitting -----------------------------------------------------------------------------
@@ -100,6 +102,9 @@ class TorchScratchBackend(Backend):
             raise UserInputError(f"tokenizer={self.tokenizer!r} is not one of {TOKENIZERS}")
         self._settings(2, train.n_classes)  # bad settings fail before any work
         check_validation_labels(valid.labels, train.n_classes)
+        fixed = fixed_schedule_applies(self.choose_on, valid.labels, train.n_classes)
+        if fixed:  # validation too small to choose: the whole budget, the recipe's planned epochs, the last kept
+            train = labelled_budget(train, valid)
         self.device_ = resolve_device(self.device)
         self.precision_ = resolve(self.precision, self.device_.type)  # bf16 refused where not native
         self.vocabulary_ = fit_vocabulary(self.tokenizer, train.texts, self.vocab_min_count, self.vocab_max_size)
@@ -143,23 +148,31 @@ class TorchScratchBackend(Backend):
                 schedule.step()
                 total_loss += loss.item() * len(rows)
                 bar.set_postfix(loss=f"{loss.item():.4f}")
-            valid_ap = validation_average_precision(valid.labels, self.predict_proba(valid.texts), valid.positive_index)
+            valid_ap = (None if fixed else
+                        validation_average_precision(valid.labels, self.predict_proba(valid.texts), valid.positive_index))
             history.append({"epoch": epoch, "train_loss": total_loss / len(train), "valid_average_precision": valid_ap})
             if self.progress:  # one line per epoch that stays: our numbers, shown unredacted
-                progress_line(f"torch_scratch epoch {epoch}/{budget.epochs}: train loss {total_loss / len(train):.4f}, "
-                              f"valid AP {valid_ap:.4f}")
+                progress_line(f"torch_scratch epoch {epoch}/{budget.epochs}: train loss {total_loss / len(train):.4f}"
+                              + ("" if fixed else f", valid AP {valid_ap:.4f}"))
+            if fixed:
+                continue  # the fixed schedule keeps the last epoch
             best.update(epoch, valid_ap, lambda: copy.deepcopy(self.model_.state_dict()))
             if cfg.patience and epoch - (best.best_epoch or 0) >= cfg.patience:
                 break  # early stopping: no better validation AP for `patience` epochs
-        self.model_.load_state_dict(best.require().best_state)
+        if not fixed:
+            self.model_.load_state_dict(best.require().best_state)
         self.model_.eval()
-        self.fit_info_ = {"best_epoch": best.best_epoch, "best_valid_average_precision": best.best_score,
+        self.selection_ = schedule_selection(fixed, epochs=budget.epochs, steps=budget.total_steps,
+                                             batch_size=budget.batch_size)
+        self.fit_info_ = {"best_epoch": best.best_epoch,
+                          "best_valid_average_precision": None if fixed else best.best_score,
                           "epochs_run": len(history), "epochs_planned": budget.epochs,
                           "batch_size": budget.batch_size, "steps_per_epoch": budget.steps_per_epoch,
                           "train_rows": len(train), "device": str(self.device_), "precision": self.precision_,
                           "history": history,
                           "tokenizer": self.tokenizer, "vocab_size": len(self.vocabulary_),
-                          "vocabulary_sha256": vocabulary_sha256(self.vocabulary_), "recipe": RECIPE}
+                          "vocabulary_sha256": vocabulary_sha256(self.vocabulary_), "recipe": RECIPE,
+                          "selection": self.selection_.summary()}
         return self
 
     # -- inference ---------------------------------------------------------------------------

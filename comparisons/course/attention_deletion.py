@@ -70,7 +70,8 @@ NOT_CAUSAL_ZH = ("注意力权重不是因果解释：它只说明一个位置�
 def train_classifier(train, valid, seed: int, quick: bool):
     from backends.torch_scratch import TorchScratchBackend
 
-    return TorchScratchBackend(config=scratch_config(quick), seed=seed, device="cpu", progress=False).fit(train, valid)
+    return TorchScratchBackend(config=scratch_config(quick), seed=seed, device="cpu", choose_on="validation",
+                               progress=False).fit(train, valid)
 
 
 def spam_probability(backend, sequences: list[list[int]]) -> np.ndarray:

@@ -82,8 +82,8 @@ def train_classifier(train, valid, seed: int, quick: bool, epochs: int | None = 
     """Fit; the backend keeps the weights of the epoch with the best validation AP (common.selection)."""
     from backends.torch_scratch import TorchScratchBackend
 
-    return TorchScratchBackend(config=map_config(quick, epochs), seed=seed, device="cpu",
-                               progress=False).fit(train, valid)
+    return TorchScratchBackend(config=map_config(quick, epochs), seed=seed, device="cpu", choose_on="validation",
+                               progress=False).fit(train, valid)  # the lesson shows the epoch validation keeps
 
 
 def last_layer_mean(backend, message: str) -> tuple[list[str], np.ndarray]:

@@ -111,7 +111,7 @@ def train_pair(train, valid, seed: int, quick: bool) -> dict:
     from backends.torch_scratch import TorchScratchBackend
 
     config = scratch_config(quick)
-    return {kind: cls(config=config, seed=seed, device="cpu", progress=False).fit(train, valid)
+    return {kind: cls(config=config, seed=seed, device="cpu", choose_on="validation", progress=False).fit(train, valid)
             for kind, cls in (("bidirectional", TorchScratchBackend), ("causal", causal_backend_class()))}
 
 

@@ -103,7 +103,7 @@ def run_sweep(configs: dict[int, dict], seeds: int, splits) -> tuple[list[dict],
     rows, predictions = [], []
     for heads, config in configs.items():
         for seed in range(seeds):
-            model = build("torch_scratch", config=config, seed=seed, progress=False)
+            model = build("torch_scratch", config=config, seed=seed, choose_on="validation", progress=False)
             scored = fit_and_score(model, train, valid, test)  # threshold on validation, test scored once
             best = model.fit_info_["best_epoch"]
             rows.append({"num_heads": heads, "head_dim": config["d_model"] // heads, "seed": seed,

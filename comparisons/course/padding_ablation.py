@@ -57,7 +57,8 @@ def train_classifier(train, valid, seed: int, quick: bool, max_len: int):
     from backends.torch_scratch import TorchScratchBackend
 
     config = scratch_config(quick, max_len=max_len)
-    return TorchScratchBackend(config=config, seed=seed, device="cpu", progress=False).fit(train, valid)
+    return TorchScratchBackend(config=config, seed=seed, device="cpu", choose_on="validation",
+                               progress=False).fit(train, valid)
 
 
 # %% [markdown]

@@ -1,6 +1,7 @@
-"""The fixed schedule hf_bert:full follows where validation is too small to choose (issue 63), chosen on tweets.
+"""The fixed schedules the expensive recipes follow where validation is too small to choose (issue 63), chosen on tweets.
 
-`python -m comparisons.studies.few_shot_schedule --out results/recipe_audit`
+`python -m comparisons.studies.few_shot_schedule --variant hf_bert:full --out results/recipe_audit`
+`python -m comparisons.studies.few_shot_schedule --variant torch_scratch --draws 3 --out results/recipe_audit`
 
 At a small label budget (common/small_budget.py) the fine-tuned MiniLM trains on the whole budget for a fixed
 number of steps and keeps the last (Mosbach et al. 2021: no epoch chosen on a handful of texts; a small learning
@@ -9,7 +10,10 @@ rate, more steps). Which steps and learning rate is chosen here, on pilot draws 
 Each draw: a stratified sample of the budget's size from a pool of tweets, scored on 1,000 other tweets; every
 candidate schedule on the same draws (paired); mean AP and its spread per candidate and size. The schedule with
 the best mean AP over both sizes is the one backends/hf_bert/backend.py names (SMALL_BUDGET_STEPS and
-SMALL_BUDGET_LEARNING_RATE); ties within 0.005 keep the cheaper. Writes few_shot_schedule.{csv,md}.
+SMALL_BUDGET_LEARNING_RATE); ties within 0.005 keep the cheaper. The scratch encoders' fixed schedule is their
+recipe's planned budget run to the end (common/batching.training_budget: at least `min_steps` optimiser steps);
+here its candidates are min_steps values, the twin keras_layers following whatever torch_scratch's pilot picks
+(common/config.py EncoderConfig.min_steps). Writes few_shot_schedule[_<variant>].{csv,md}.
 """
 from __future__ import annotations
 
@@ -24,7 +28,11 @@ from common.datasets import DataSpec, load
 from common.metrics import classification_metrics
 from comparisons.outputs import atomic_write_text
 
-CANDIDATES = ((5e-5, 100), (5e-5, 200), (2e-5, 300))  # (learning rate, steps)
+CANDIDATES = {  # variant -> (candidate's name, the backend's keyword arguments)
+    "hf_bert:full": [(f"lr {rate:g} x {steps} steps", {"small_budget_steps": steps, "small_budget_learning_rate": rate})
+                     for rate, steps in ((5e-5, 100), (5e-5, 200), (2e-5, 300))],
+    "torch_scratch": [(f"min_steps {steps}", {"config": {"min_steps": steps}}) for steps in (100, 200, 400)],
+}
 SIZES = (50, 200)
 TEST_TEXTS = 1000
 
@@ -46,27 +54,31 @@ def main(argv=None) -> int:
     parser = OneLineParser(prog="python -m comparisons.studies.few_shot_schedule", description=__doc__.splitlines()[0])
     parser.add_argument("--out", default="results/recipe_audit")
     parser.add_argument("--draws", type=int, default=2)
+    parser.add_argument("--variant", choices=sorted(CANDIDATES), default="hf_bert:full")
     args = parser.parse_args(argv)
     rows = []
     for size, draw, train, valid, test in pilot_draws(args.draws):
-        for rate, steps in CANDIDATES:
+        for name, params in CANDIDATES[args.variant]:
             started = time.perf_counter()
-            model = build("hf_bert:full", seed=draw, precision="auto", progress=False, small_budget_steps=steps,
-                          small_budget_learning_rate=rate).fit(train, valid)
+            model = build(args.variant, seed=draw, precision="auto", progress=False, **params).fit(train, valid)
             seconds = time.perf_counter() - started
             assert model.selection_.rule == "fixed_schedule", model.selection_.rule
             ap = classification_metrics(test.labels, model.predict_proba(test.texts), test.positive_index)
-            rows.append({"size": size, "draw": draw, "learning_rate": rate, "steps": steps,
+            rows.append({"size": size, "draw": draw, "candidate": name, "steps": model.selection_.chosen["steps"],
                          "average_precision": round(float(ap["average_precision"]), 6), "fit_seconds": round(seconds, 1)})
             print(rows[-1], flush=True)
     frame = pd.DataFrame(rows)
-    frame.to_csv(f"{args.out}/few_shot_schedule.csv", index=False)
-    table = frame.groupby(["learning_rate", "steps", "size"])["average_precision"].agg(["mean", "std"]).unstack("size")
-    atomic_write_text(f"{args.out}/few_shot_schedule.md",
-                      "# hf_bert:full's fixed small-budget schedule, chosen on tweets\n\n"
-                      f"`python -m comparisons.studies.few_shot_schedule --draws {args.draws}` ({len(rows)} fits; "
-                      f"{TEST_TEXTS} test tweets; draws paired across candidates). Mean and std of test AP:\n\n"
-                      + table.round(4).to_markdown() + "\n")
+    stem = "few_shot_schedule" + ("" if args.variant == "hf_bert:full" else "_" + args.variant)
+    frame.to_csv(f"{args.out}/{stem}.csv", index=False)
+    table = frame.groupby(["candidate", "size"]).agg(ap_mean=("average_precision", "mean"),
+                                                     ap_std=("average_precision", "std"),
+                                                     steps=("steps", "median"), fit_seconds=("fit_seconds", "median"))
+    atomic_write_text(f"{args.out}/{stem}.md",
+                      f"# {args.variant}'s fixed small-budget schedule, chosen on tweets\n\n"
+                      f"`python -m comparisons.studies.few_shot_schedule --variant {args.variant} --draws {args.draws}` "
+                      f"({len(rows)} fits; {TEST_TEXTS} test tweets; draws paired across candidates). Test AP mean and "
+                      "std over the draws, median steps and fit seconds:\n\n"
+                      + table.unstack("size").round(4).to_markdown() + "\n")
     return 0
 
 
