@@ -52,3 +52,31 @@ def test_a_variant_without_a_peer_is_refused_in_one_line(tmp_path, capsys):
     assert stop.value.code == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "no textbook peer" in err[0]
+
+
+def test_small_budgets_sets_a_rerun_beside_the_committed_curve_on_the_same_draws(tmp_path):
+    """--rerun: per variant and size, the committed curve's mean AP on the draws the rerun holds, the rerun's, and
+    their change; a rerun whose draws hold other texts is refused."""
+    import shutil
+
+    committed = recipe_audit.Path("results/learning_curve")
+    after = tmp_path / "after"
+    for partition in ("r0f0", "r0f1"):
+        (after / "partitions" / partition / "runs").mkdir(parents=True)
+        shutil.copy(committed / "partitions" / partition / "splits.json", after / "partitions" / partition)
+        for path in (committed / "partitions" / partition / "runs").glob("tfidf_logreg__n50__*.json"):
+            record = json.loads(path.read_text())
+            record["average_precision"] = record["average_precision"] + 0.01  # a rerun 0.01 better everywhere
+            (after / "partitions" / partition / "runs" / path.name).write_text(json.dumps(record))
+    table = recipe_audit.small_budgets(committed, after)
+    assert list(table["variant"]) == ["tfidf_logreg"] and list(table["train_size"]) == [50]
+    row = table.iloc[0]
+    assert row["draws"] == 6 and row["change"] == pytest.approx(0.01)
+    before = [json.loads(p.read_text())["average_precision"] for partition in ("r0f0", "r0f1")
+              for p in (committed / "partitions" / partition / "runs").glob("tfidf_logreg__n50__*.json")]
+    assert row["ap_before"] == pytest.approx(np.mean(before))
+    splits = json.loads((after / "partitions" / "r0f0" / "splits.json").read_text())
+    splits["train_subsets"]["draws"]["50"][sorted(splits["train_subsets"]["draws"]["50"])[0]]["train"][0] += 1
+    (after / "partitions" / "r0f0" / "splits.json").write_text(json.dumps(splits))
+    with pytest.raises(SystemExit, match="draws other texts"):
+        recipe_audit.small_budgets(committed, after)

@@ -9,7 +9,8 @@ common/small_budget.py, and decisions are at the arg-max.
 Cost is bounded: `num_iterations` pairs per text (the SetFit paper's 20) and at most `max_steps` optimisation
 steps of `batch_size` pairs, so a 50-label fit takes about a minute on 2 cores and larger budgets cost the same
 contrastive steps (the head still sees every label). `precision` bf16 runs the contrastive phase and the
-embeddings under bf16 autocast (fp32 weights) where the hardware multiplies bf16 natively (backends/precision.py).
+embeddings under bf16 autocast (fp32 weights) where the hardware multiplies bf16 natively; `auto` keeps fp32 here,
+as bf16 cost 0.03-0.06 AP at 50 labels (backends/precision.py, comparisons/studies/setfit_precision.py).
 Saved with the library's save_pretrained (body + head), loaded with from_pretrained, offline.
 """
 from __future__ import annotations

@@ -113,15 +113,22 @@ def load_data(args: argparse.Namespace):
 # %% [markdown]
 # ## 2. 训练：每个模型、每个训练样本数、每个随机种子各训练一次
 #
-# 预算随数据缩放：训练集很小时，批量 (batch size) 不超过样本数，轮次 (epoch) 增加到至少若干次参数更新，
-# 验证集仍然选出最好的一轮。每次训练后，在验证集上选垃圾短信的判定阈值，再在测试集上打分一次。
+# 预算随数据缩放：训练集很小时，批量 (batch size) 不超过样本数，轮次 (epoch) 增加到至少若干次参数更新。
+# 谁来做选择取决于验证集够不够大 (`common/small_budget.py`，issue 63)：验证集里每类至少 10 条时，验证集选轮次和
+# 阈值；少于 10 条时 (SMS 上 50、100、200 条标注都是如此，验证集只有 1 到 5 条垃圾短信)，便宜的配方
+# (TF-IDF、冻结编码器的逻辑回归头) 在全部标注上做分层内部交叉验证来选，贵的配方 (微调、SetFit、从零训练的编码器)
+# 按事先在另一个语料 (推文) 上定好的固定步数训练到底，保留最后一步。测试集只打一次分。
 #
 # <!-- en -->
 # ## 2. Training: every model, every training size, every seed, once
 #
 # Budgets scale with the data: on a tiny training set the batch is never larger than the data and
-# training runs for enough optimisation steps, while validation still picks the best epoch. After
-# each fit the spam threshold is chosen on validation and the test split is scored once.
+# training runs for enough optimisation steps. Who makes the choices depends on the validation part's size
+# (`common/small_budget.py`, issue 63): with at least 10 texts of each class, validation picks the epoch and the
+# threshold; below that (on SMS at 50, 100 and 200 labels, whose validation parts hold 1 to 5 spam) the cheap
+# recipes (TF-IDF, the frozen encoder's logistic-regression head) choose by stratified inner cross-validation on
+# all the labels, and the expensive ones (fine-tuning, SetFit, the scratch encoders) train on all of them for a
+# fixed number of steps fixed beforehand on another corpus (tweets), keeping the last. Test is scored once.
 
 # %%
 def budget(variant: str, quick: bool, seed: int) -> dict:
@@ -225,6 +232,12 @@ def sentences(found: dict[str, int | None], sizes: list[int], lang: str) -> list
 # （那个因子在 50 条时是 22.5，区间比量表还宽）。下面读出它的结论和"节省的标注"表；"无定论"说的是
 # 数据不足以判断，不是"相等"。
 #
+# **注意：提交的曲线用的是在全量数据上选定的配方**，在 50 条标注时它们远低于教科书做法 (issue 63)：冻结的
+# MiniLM 的 AP 不到"归一化句向量 + 逻辑回归"的一半，TF-IDF 的 min_df 2 在 40 条短信里只留下很少的 n-gram。
+# 所以提交曲线里"50 条时从零训练的编码器不输预训练模型"是配方的问题，不是预训练的问题。配方审计
+# `results/recipe_audit/` (`make recipe-audit`) 把每个配方和一个直接写出的教科书同行在同样的抽样上配对比较，
+# 并用新配方重跑了 50、100、200 条 (`small_budgets.md`，下面读出)；带着足够检验力的完整曲线是下一个 issue 的事。
+#
 # <!-- en -->
 # ## 4. This is a preview: verdicts about recipes come from the committed learning curve
 #
@@ -238,6 +251,14 @@ def sentences(found: dict[str, int | None], sizes: list[int], lang: str) -> list
 # correlation is Nadeau–Bengio's capped at the recorded training overlap, not k-fold's n_test/n_train (a
 # factor of 22.5 at 50 labels, which drew intervals wider than the scale). Below are its verdicts and its
 # labels-saved table; "inconclusive" says the data cannot decide, not that the recipes are equal.
+#
+# **Mind: the committed curve ran the recipes chosen at full size**, and at 50 labels they fall far below the
+# textbook ones (issue 63): the frozen MiniLM's AP was less than half what normalised sentence embeddings +
+# logistic regression reach, and TF-IDF's min_df 2 keeps few n-grams of 40 messages. So the committed curve's
+# "at 50 labels the scratch encoder is no worse than pretraining" is the recipes' doing, not pretraining's. The
+# recipe audit `results/recipe_audit/` (`make recipe-audit`) pairs every recipe with a plainly written textbook
+# peer on the same draws and reruns 50, 100 and 200 labels with the new recipes (`small_budgets.md`, read below);
+# the full curve, with a design powered to decide, is the next issue's.
 
 # %%
 COMMITTED = ROOT / "results" / "learning_curve"  # the checkout's (a notebook has no __file__)
@@ -260,6 +281,16 @@ def committed_curve(folder: Path = COMMITTED) -> tuple[pd.DataFrame, pd.DataFram
     saved_path = folder / "labels_saved.csv"
     saved = pd.read_csv(saved_path, dtype={"train_size": str}) if saved_path.is_file() else pd.DataFrame()
     return shown.reset_index(drop=True), saved
+
+
+AUDIT = ROOT / "results" / "recipe_audit"
+
+
+def audited_lines(folder: Path = AUDIT) -> list[str]:
+    """The recipe audit's rerun of the small sizes (small_budgets.md, comparisons/studies/recipe_audit.py) as
+    committed; nothing where this checkout has none."""
+    path = folder / "small_budgets.md"
+    return [path.read_text().replace("# ", "## ", 1)] if path.is_file() else []
 
 
 def committed_lines(found: tuple[pd.DataFrame, pd.DataFrame] | None, lang: str) -> list[str]:
@@ -299,7 +330,7 @@ def run(args: argparse.Namespace) -> int:
                "（预览：一次划分；关于配方的结论见下面提交的学习曲线）", args.lang))
     for line in sentences(found, sizes, args.lang):
         print(line)
-    committed = committed_lines(committed_curve(), args.lang)
+    committed = committed_lines(committed_curve(), args.lang) + audited_lines()
     print("\n".join(committed))
     written.append(atomic_write_text(args.out / "committed_curve.md", "\n".join(committed) + "\n"))
     written.append(atomic_write_json(args.out / "summary.json", {

@@ -24,11 +24,16 @@ shown worse than its peer is a defect in its recipe.
 Resumes: audit_runs.csv gains a row per (pair, size, partition, draw) as each finishes; a rerun skips those done.
 Writes audit_runs.csv, audit.csv (verdict rows) and audit.md. Quality figures do not depend on load; the seconds
 do (run it with nothing else on the cores).
+
+`--rerun FOLDER` fits nothing: it sets a rerun of the curve's small sizes with the new recipes (a `comparisons run`
+folder on the same partitions and draws) beside the committed curve, per variant and size on the draws both hold:
+small_budgets.{csv,md}, which the lesson scratch_vs_pretrained shows.
 """
 from __future__ import annotations
 
 import inspect
 import json
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -202,6 +207,43 @@ def audit_markdown(runs: pd.DataFrame, verdicts: pd.DataFrame, command: str) -> 
     return "\n".join(lines) + "\n"
 
 
+# -- the curve's small sizes before and after ------------------------------------------------------------------
+def small_budgets(before: Path, after: Path) -> pd.DataFrame:
+    """Per variant and size: mean test AP and median train seconds of the committed curve (before) and of a rerun
+    with the new recipes (after), on the (partition, draw) both ran; the draws' indices must be the same."""
+    from comparisons.run_folder import read_runs
+
+    rows = []
+    for when, folder in (("before", before), ("after", after)):
+        for path in sorted((folder / "partitions").glob("*/splits.json")):
+            if when == "after":
+                mine = json.loads(path.read_text())["train_subsets"]["draws"]
+                theirs = json.loads((before / "partitions" / path.parent.name / "splits.json").read_text())
+                if any(mine[size] != theirs["train_subsets"]["draws"].get(size) for size in mine):
+                    raise SystemExit(f"error: {path} draws other texts than {before}'s; rerun on the same partitions")
+            rows += [{"when": when, "variant": r.variant, "train_size": r.train_size, "partition": path.parent.name,
+                      "draw": r.seed, "ap": r["average_precision"], "seconds": r.get("train_seconds")}
+                     for r in read_runs(path.parent) if r.ok and r.train_size is not None]
+    frame = pd.DataFrame(rows)
+    after_runs = frame[frame["when"] == "after"]
+    keys = ["variant", "train_size", "partition", "draw"]
+    paired = after_runs.merge(frame[frame["when"] == "before"], on=keys, how="left", suffixes=("_after", "_before"))
+    table = paired.groupby(["train_size", "variant"], sort=True).agg(
+        draws=("ap_after", "size"), ap_before=("ap_before", "mean"), ap_after=("ap_after", "mean"),
+        train_seconds_before=("seconds_before", "median"), train_seconds_after=("seconds_after", "median"))
+    table.insert(3, "change", table["ap_after"] - table["ap_before"])
+    return table.reset_index()
+
+
+def small_budgets_markdown(table: pd.DataFrame, command: str) -> str:
+    return ("# The curve's small sizes with the audited recipes\n\n"
+            f"`{command}`\n\n"
+            "Per variant and size: mean test AP over the draws the rerun finished, with the committed curve's figure "
+            "on the same draws (before: the recipes chosen at full size; after: issue 63's small-budget recipes), "
+            "and the median train seconds a run. No interval here: the paired verdicts of the course's contrasts "
+            "are the rerun folder's verdicts.csv.\n\n" + table.round(4).to_markdown(index=False) + "\n")
+
+
 def main(argv=None) -> int:
     parser = OneLineParser(prog="python -m comparisons.studies.recipe_audit", description=__doc__.splitlines()[0])
     parser.add_argument("--curve", default="results/learning_curve", help="a learning curve's folder (its draws)")
@@ -210,7 +252,16 @@ def main(argv=None) -> int:
     parser.add_argument("--sizes", type=int, nargs="+", default=list(SIZES))
     parser.add_argument("--setfit-sizes", type=int, nargs="+", default=[50])
     parser.add_argument("--partitions", type=int, default=None, help="the first N partitions only (tests)")
+    parser.add_argument("--rerun", default=None, help="a rerun folder of the curve's small sizes: before/after only")
     args = parser.parse_args(argv)
+    command = "python -m comparisons.studies.recipe_audit " + " ".join(argv if argv is not None else sys.argv[1:])
+    if args.rerun:
+        table = small_budgets(Path(args.curve), Path(args.rerun))
+        Path(args.out).mkdir(parents=True, exist_ok=True)
+        atomic_write_text(Path(args.out) / "small_budgets.csv", table.to_csv(index=False))
+        atomic_write_text(Path(args.out) / "small_budgets.md", small_budgets_markdown(table, command.strip()))
+        print((Path(args.out) / "small_budgets.md").read_text())
+        return 0
     pairs = [v for v in args.variants.split(",") if v]
     unknown = [v for v in pairs if v not in PEERS]
     if unknown:
@@ -220,7 +271,6 @@ def main(argv=None) -> int:
     runs = audit_runs(curve, out, pairs, args.sizes, args.setfit_sizes, args.partitions)
     verdicts = audit_verdicts(runs, curve)
     atomic_write_text(out / "audit.csv", verdicts.to_csv(index=False))
-    command = "python -m comparisons.studies.recipe_audit " + " ".join(argv if argv is not None else __import__("sys").argv[1:])
     atomic_write_text(out / "audit.md", audit_markdown(runs, verdicts, command.strip()))
     print((out / "audit.md").read_text())
     return 0
