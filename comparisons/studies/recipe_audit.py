@@ -105,7 +105,8 @@ def sentence_embedder():
 
 # -- the draws -------------------------------------------------------------------------------------------------
 def curve_draws(curve: Path, sizes, partitions: int | None = None):
-    """(partition, size, draw key, train indices, valid indices, test indices) from the curve's splits.json files."""
+    """(partition, size, draw key, the draw's position in its partition, train indices, valid indices, test indices)
+    from the curve's splits.json files."""
     folders = sorted((curve / "partitions").glob("*/splits.json"))[:partitions]
     if not folders:
         raise SystemExit(f"error: no partitions/*/splits.json under {curve}; give --curve a learning curve's folder")
@@ -113,16 +114,17 @@ def curve_draws(curve: Path, sizes, partitions: int | None = None):
         record = json.loads(path.read_text())
         draws = record["train_subsets"]["draws"]
         for size in sizes:
-            for key in sorted(draws.get(str(size), {}), key=int):
-                yield path.parent.name, size, key, draws[str(size)][key]["train"], draws[str(size)][key]["valid"], \
-                    record["test"]
+            for position, key in enumerate(sorted(draws.get(str(size), {}), key=int)):
+                yield path.parent.name, size, key, position, draws[str(size)][key]["train"], \
+                    draws[str(size)][key]["valid"], record["test"]
 
 
 def average_precision(test, proba: np.ndarray) -> float:
     return round(float(classification_metrics(test.labels, proba, test.positive_index)["average_precision"]), 6)
 
 
-def audit_runs(curve: Path, out: Path, pairs: list[str], sizes, setfit_sizes, partitions: int | None) -> pd.DataFrame:
+def audit_runs(curve: Path, out: Path, pairs: list[str], sizes, setfit_sizes, partitions: int | None,
+               setfit_draws: int | None = None) -> pd.DataFrame:
     """Fit every (pair, size, partition, draw) not yet in out/audit_runs.csv; the whole table."""
     from backends.base import backend_class, build, resolve_variant
     from comparisons.run.precision import plan_precisions
@@ -143,9 +145,11 @@ def audit_runs(curve: Path, out: Path, pairs: list[str], sizes, setfit_sizes, pa
     data = load(DataSpec())
     embed = sentence_embedder() if "hf_bert:frozen" in pairs else None
     rows = done.to_dict("records")
-    for partition, size, key, train, valid, test in curve_draws(curve, sizes, partitions):
+    for partition, size, key, position, train, valid, test in curve_draws(curve, sizes, partitions):
         for variant in pairs:
-            if (variant, size, partition, int(key)) in seen or (variant == "hf_bert:setfit" and size not in setfit_sizes):
+            setfit_skipped = variant == "hf_bert:setfit" and (
+                size not in setfit_sizes or (setfit_draws is not None and position >= setfit_draws))
+            if (variant, size, partition, int(key)) in seen or setfit_skipped:
                 continue
             train_part, valid_part, test_part = data.subset(train), data.subset(valid), data.subset(test)
             started = time.perf_counter()
@@ -251,6 +255,8 @@ def main(argv=None) -> int:
     parser.add_argument("--variants", default=",".join(PEERS), help=f"comma-separated, of {', '.join(PEERS)}")
     parser.add_argument("--sizes", type=int, nargs="+", default=list(SIZES))
     parser.add_argument("--setfit-sizes", type=int, nargs="+", default=[50])
+    parser.add_argument("--setfit-draws", type=int, default=None,
+                        help="SetFit pairs on the first N draws of each partition only (default: every draw)")
     parser.add_argument("--partitions", type=int, default=None, help="the first N partitions only (tests)")
     parser.add_argument("--rerun", default=None, help="a rerun folder of the curve's small sizes: before/after only")
     args = parser.parse_args(argv)
@@ -268,7 +274,7 @@ def main(argv=None) -> int:
         parser.error(f"--variants {','.join(unknown)}: no textbook peer; give some of {', '.join(PEERS)}")
     out, curve = Path(args.out), Path(args.curve)
     out.mkdir(parents=True, exist_ok=True)
-    runs = audit_runs(curve, out, pairs, args.sizes, args.setfit_sizes, args.partitions)
+    runs = audit_runs(curve, out, pairs, args.sizes, args.setfit_sizes, args.partitions, args.setfit_draws)
     verdicts = audit_verdicts(runs, curve)
     atomic_write_text(out / "audit.csv", verdicts.to_csv(index=False))
     atomic_write_text(out / "audit.md", audit_markdown(runs, verdicts, command.strip()))
