@@ -24,11 +24,14 @@ class EncoderConfig:
     ff_dim: int = 256
     dropout: float = 0.1
     max_len: int = 64
-    norm: Literal["pre", "post"] = "pre"
+    norm: Literal["pre", "post", "none"] = "pre"  # "none": no LayerNorm anywhere (an ablation)
     activation: Literal["gelu", "relu"] = "gelu"
     positional: Literal["learned", "sinusoidal"] = "learned"
     pooling: Literal["mean", "cls"] = "mean"
     layer_norm_eps: float = 1e-5
+    # the block's parts the transformer_block lesson removes one at a time (torch_scratch only)
+    residual: bool = True  # False: each sublayer's output replaces x instead of being added to it
+    feed_forward: bool = True  # False: the block is attention only (no position-wise FFN)
     # training
     epochs: int = 3
     batch_size: int = 32
@@ -51,13 +54,24 @@ class EncoderConfig:
                 "choose a head count that divides d_model"
             )
         for name, allowed in (
-            ("norm", ("pre", "post")),
+            ("norm", ("pre", "post", "none")),
             ("activation", ("gelu", "relu")),
             ("positional", ("learned", "sinusoidal")),
             ("pooling", ("mean", "cls")),
         ):
             if getattr(self, name) not in allowed:
                 raise UserInputError(f"{name}={getattr(self, name)!r} is not one of {allowed}")
+
+        for name in ("residual", "feed_forward"):
+            if not isinstance(getattr(self, name), bool):
+                raise UserInputError(f"{name}={getattr(self, name)!r} must be true or false")
+
+    @property
+    def ablations(self) -> list[str]:
+        """The standard block's parts this config removes: [] for every recipe, e.g. ["no residual"] in the lesson."""
+        removed = {"no residual": not self.residual, "no feed-forward": not self.feed_forward,
+                   "no LayerNorm": self.norm == "none"}
+        return [name for name, applies in removed.items() if applies]
 
     @property
     def head_dim(self) -> int:

@@ -9,10 +9,10 @@ the cls vector zero.
     embedding.token_embedding.weight     (vocab_size, d)       row 0 = <pad> = 0
     embedding.position_embedding.weight  (sequence_length, d)  positional == "learned" only
     embedding.cls_token                  (1, 1, d)             pooling == "cls" only
-    blocks.{i}.norm1 / norm2 .weight/.bias           (d,)
+    blocks.{i}.norm1 / norm2 .weight/.bias           (d,)         not with norm == "none"
     blocks.{i}.attn.{q,k,v,out}_proj .weight (d, d) / .bias (d,)
-    blocks.{i}.ff.fc1 .weight (ff, d) / .bias (ff,);  .ff.fc2 .weight (d, ff) / .bias (d,)
-    final_norm.weight / .bias            (d,)
+    blocks.{i}.ff.fc1 .weight (ff, d) / .bias (ff,);  .ff.fc2 .weight (d, ff) / .bias (d,)   feed_forward only
+    final_norm.weight / .bias            (d,)                  not with norm == "none"
     head.weight (C, d) / head.bias (C,)
 """
 from __future__ import annotations
@@ -37,15 +37,17 @@ def parameter_shapes(config: EncoderConfig) -> dict[str, tuple[tuple[int, ...], 
         shapes["embedding.cls_token"] = ((1, 1, d), "zeros")
     for i in range(config.num_layers):
         block = f"blocks.{i}"
-        for norm in ("norm1", "norm2"):
+        for norm in ("norm1", "norm2") if config.norm != "none" else ():
             shapes[f"{block}.{norm}.weight"] = ((d,), "ones")
             shapes[f"{block}.{norm}.bias"] = ((d,), "zeros")
         for projection in ("q_proj", "k_proj", "v_proj", "out_proj"):
             shapes[f"{block}.attn.{projection}.weight"] = ((d, d), "normal")
             shapes[f"{block}.attn.{projection}.bias"] = ((d,), "zeros")
-        shapes[f"{block}.ff.fc1.weight"], shapes[f"{block}.ff.fc1.bias"] = ((ff, d), "normal"), ((ff,), "zeros")
-        shapes[f"{block}.ff.fc2.weight"], shapes[f"{block}.ff.fc2.bias"] = ((d, ff), "normal"), ((d,), "zeros")
-    shapes["final_norm.weight"], shapes["final_norm.bias"] = ((d,), "ones"), ((d,), "zeros")
+        if config.feed_forward:
+            shapes[f"{block}.ff.fc1.weight"], shapes[f"{block}.ff.fc1.bias"] = ((ff, d), "normal"), ((ff,), "zeros")
+            shapes[f"{block}.ff.fc2.weight"], shapes[f"{block}.ff.fc2.bias"] = ((d, ff), "normal"), ((d,), "zeros")
+    if config.norm != "none":
+        shapes["final_norm.weight"], shapes["final_norm.bias"] = ((d,), "ones"), ((d,), "zeros")
     shapes["head.weight"], shapes["head.bias"] = ((config.num_classes, d), "normal"), ((config.num_classes,), "zeros")
     return shapes
 

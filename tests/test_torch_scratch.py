@@ -182,6 +182,20 @@ def test_ignore_padding_ablation_moves_logits():
     assert (broken - correct).abs().max() > 1e-3, "attending to padding must change the logits"
 
 
+def test_each_half_of_the_padding_bug_moves_logits_on_its_own():
+    model = tiny_model()
+    ids = random_ids(torch.Generator().manual_seed(4), [4, 6], 6)
+    padded = torch.cat([ids, torch.zeros(2, 20, dtype=torch.long)], dim=1)
+    with torch.no_grad():
+        correct = model(padded)
+        halves = {half: model(padded, ignore_padding=half) for half in ("keys", "pooling")}
+    for half, logits in halves.items():
+        assert (logits - correct).abs().max() > 1e-3, f"ignoring padding in {half} alone must change the logits"
+    assert (halves["keys"] - halves["pooling"]).abs().max() > 1e-3, "the two halves are different bugs"
+    with pytest.raises(ValueError, match="ignore_padding='both'"):
+        model(padded, ignore_padding="both")
+
+
 def test_all_padding_and_unknown_ids_give_finite_logits():
     model = tiny_model()
     ids = torch.tensor([[0, 0, 0], [1, 1, 0], [1, 0, 0]])  # empty text; <unk> tokens are real

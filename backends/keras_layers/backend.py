@@ -156,7 +156,11 @@ class KerasLayersBackend(Backend):
     def _settings(self, vocab_size: int, num_classes: int) -> EncoderConfig:
         """EncoderConfig from the overrides, with vocab_size and num_classes taken from the data."""
         values = {**RECIPE["config"], **(self.config or {}), "vocab_size": vocab_size, "num_classes": num_classes}
-        return EncoderConfig.from_dict(values)
+        config = EncoderConfig.from_dict(values)
+        if config.ablations:
+            raise UserInputError(f"keras_layers builds the standard block only ({', '.join(config.ablations)} is "
+                                 "torch_scratch's ablation, taught in the transformer_block lesson); use torch_scratch")
+        return config
 
     def _check_settings(self, train: LabelledTexts, valid: LabelledTexts) -> None:
         if self.config is not None and not isinstance(self.config, dict):

@@ -8,10 +8,10 @@ nn.Linear stores its weight as (out, in), so a Keras Dense kernel is its transpo
     embedding.token_embedding.weight     (vocab_size, d)       row 0 = <pad>, kept at zero
     embedding.position_embedding.weight  (sequence_length, d)  learned only; sinusoidal is a buffer
     embedding.cls_token                  (1, 1, d)             pooling == "cls" only
-    blocks.{i}.norm1 / norm2             LayerNorm(d, eps=config.layer_norm_eps)
+    blocks.{i}.norm1 / norm2             LayerNorm(d, eps=config.layer_norm_eps)   absent with norm "none"
     blocks.{i}.attn.{q,k,v,out}_proj     Linear(d, d)
-    blocks.{i}.ff.fc1 / fc2              Linear(d, ff_dim) / Linear(ff_dim, d)
-    final_norm                           LayerNorm(d)
+    blocks.{i}.ff.fc1 / fc2              Linear(d, ff_dim) / Linear(ff_dim, d)     absent without feed_forward
+    final_norm                           LayerNorm(d)                              Identity with norm "none"
     head                                 Linear(d, num_classes)
 
 Data flow: ids -> token embedding (-> cls prepended at position 0) + position -> dropout -> blocks ->
@@ -116,31 +116,48 @@ class FeedForward(nn.Module):
 
 
 class TransformerBlock(nn.Module):
-    """One encoder block: self-attention over real tokens, then feed-forward; pre-LN or post-LN."""
+    """One encoder block: self-attention over real tokens, then feed-forward; pre-LN or post-LN.
+
+    Each sublayer is `x + dropout(sublayer(x))`, with LayerNorm before the sublayer (pre) or after the
+    sum (post). The config's ablations (the transformer_block lesson) drop the residual (the sublayer's
+    output replaces x), every LayerNorm (norm "none") or the feed-forward sublayer.
+    """
 
     def __init__(self, config: EncoderConfig, attention: str = "scratch"):
         super().__init__()
-        self.norm_position = config.norm
-        self.norm1 = nn.LayerNorm(config.d_model, eps=config.layer_norm_eps)
+        self.norm_position, self.residual = config.norm, config.residual
+        with_norm = config.norm != "none"
+        self.norm1 = nn.LayerNorm(config.d_model, eps=config.layer_norm_eps) if with_norm else None
         self.attn = MultiHeadAttention(config.d_model, config.num_heads, config.dropout, attention)
-        self.norm2 = nn.LayerNorm(config.d_model, eps=config.layer_norm_eps)
-        self.ff = FeedForward(config.d_model, config.ff_dim, config.dropout, config.activation)
+        self.norm2 = nn.LayerNorm(config.d_model, eps=config.layer_norm_eps) if with_norm else None
+        self.ff = (FeedForward(config.d_model, config.ff_dim, config.dropout, config.activation)
+                   if config.feed_forward else None)
         self.dropout = nn.Dropout(config.dropout)  # residual dropout, after each sublayer
+
+    def sublayer(self, x: torch.Tensor, norm: nn.Module | None, layer) -> torch.Tensor:
+        """x + dropout(layer(x)): LayerNorm on the layer's input (pre) or on the sum (post)."""
+        out = self.dropout(layer(norm(x) if norm is not None and self.norm_position == "pre" else x))
+        x = x + out if self.residual else out
+        return norm(x) if norm is not None and self.norm_position == "post" else x
 
     def forward(
         self, x: torch.Tensor, key_padding_mask: torch.Tensor | None = None, need_weights: bool = False
     ) -> tuple[torch.Tensor, torch.Tensor | None]:
         """(B, T, d), mask (B, T) True = real -> ((B, T, d), weights (B, H, T, T) or None)."""
-        if self.norm_position == "pre":
-            normed = self.norm1(x)
-            attended, weights = self.attn(normed, normed, normed, key_padding_mask, need_weights=need_weights)
-            x = x + self.dropout(attended)
-            x = x + self.dropout(self.ff(self.norm2(x)))
-        else:
-            attended, weights = self.attn(x, x, x, key_padding_mask, need_weights=need_weights)
-            x = self.norm1(x + self.dropout(attended))
-            x = self.norm2(x + self.dropout(self.ff(x)))
+        weights = None
+
+        def attend(h: torch.Tensor) -> torch.Tensor:
+            nonlocal weights
+            attended, weights = self.attn(h, h, h, key_padding_mask, need_weights=need_weights)
+            return attended
+
+        x = self.sublayer(x, self.norm1, attend)
+        if self.ff is not None:
+            x = self.sublayer(x, self.norm2, self.ff)
         return x, weights
+
+
+IGNORE_PADDING = (False, True, "keys", "pooling")  # the padding ablation's halves (course lesson padding_ablation)
 
 
 class TransformerClassifier(nn.Module):
@@ -153,7 +170,8 @@ class TransformerClassifier(nn.Module):
                                                    config.positional, use_cls_token=config.pooling == "cls")
         self.embedding_dropout = nn.Dropout(config.dropout)
         self.blocks = nn.ModuleList(TransformerBlock(config, attention) for _ in range(config.num_layers))
-        self.final_norm = nn.LayerNorm(config.d_model, eps=config.layer_norm_eps)
+        self.final_norm = (nn.LayerNorm(config.d_model, eps=config.layer_norm_eps) if config.norm != "none"
+                           else nn.Identity())
         self.head = nn.Linear(config.d_model, config.num_classes)
         self.apply(self._init_weights)
 
@@ -169,15 +187,18 @@ class TransformerClassifier(nn.Module):
                 with torch.no_grad():
                     module.weight[module.padding_idx].zero_()
 
-    def forward(self, ids: torch.Tensor, need_weights: bool = False, ignore_padding: bool = False):
+    def forward(self, ids: torch.Tensor, need_weights: bool = False, ignore_padding: bool | str = False):
         """ids (B, T) int64 -> logits (B, C); with need_weights -> (logits, [weights (B, H, T', T')] per layer).
 
-        T' = T, or T + 1 with a cls token (which sits first). ignore_padding=True is the course's
-        deliberately broken ablation: padding is attended to and averaged over as if it were text.
+        T' = T, or T + 1 with a cls token (which sits first). ignore_padding is the course's deliberately
+        broken ablation (padding_ablation): True attends to padding and averages over it as if it were text;
+        "keys" drops only the key mask, "pooling" only the masked mean.
         """
+        if ignore_padding not in IGNORE_PADDING:
+            raise ValueError(f"ignore_padding={ignore_padding!r} is not one of {IGNORE_PADDING}")
         real = padding_mask(ids, prepend_cls=self.config.pooling == "cls")  # (B, T') True = real token
         x = self.embedding_dropout(self.embedding(ids))  # (B, T', d)
-        key_padding_mask = None if ignore_padding else real
+        key_padding_mask = None if ignore_padding in (True, "keys") else real
         all_weights = []
         for block in self.blocks:
             x, weights = block(x, key_padding_mask, need_weights=need_weights)
@@ -185,7 +206,7 @@ class TransformerClassifier(nn.Module):
         x = self.final_norm(x)  # (B, T', d)
         if self.config.pooling == "cls":
             pooled = x[:, 0]  # (B, d)
-        elif ignore_padding:
+        elif ignore_padding in (True, "pooling"):
             pooled = x.mean(dim=1)  # divides by T, padding included: the bug the ablation shows
         else:
             weight = real.unsqueeze(-1).to(x.dtype)  # (B, T, 1)

@@ -26,6 +26,7 @@ from torch import nn
 from backends.torch_scratch.attention import MultiHeadAttention
 from backends.torch_scratch.encoder import FeedForward, PositionalEmbedding, TransformerBlock, TransformerClassifier
 from common.config import EncoderConfig
+from common.errors import UserInputError
 
 
 class DecoderBlock(nn.Module):
@@ -84,6 +85,9 @@ class Seq2SeqTransformer(nn.Module):
         attention: str = "scratch",
     ):
         super().__init__()
+        if config.ablations:
+            raise UserInputError(f"the sine forecaster builds the standard blocks only ({', '.join(config.ablations)} "
+                                 "is the classifier's ablation in the transformer_block lesson)")
         self.config = config
         self.source_length, self.target_length = source_length, target_length
         d = config.d_model
@@ -109,13 +113,19 @@ class Seq2SeqTransformer(nn.Module):
             x, _ = block(x)  # no padding: every series step is real
         return self.encoder_norm(x)
 
-    def decode(self, decoder_input: torch.Tensor, memory: torch.Tensor) -> torch.Tensor:
-        """(B, T, in), memory (B, S, d) -> predictions (B, T, out); position t sees inputs 0..t only."""
+    def decode(self, decoder_input: torch.Tensor, memory: torch.Tensor, need_weights: bool = False):
+        """(B, T, in), memory (B, S, d) -> predictions (B, T, out); position t sees inputs 0..t only.
+
+        need_weights=True -> (predictions, [cross-attention weights (B, H, T, S) per decoder block]): which
+        source steps each target step read (the alignment map of lesson attention_before_transformers)."""
         x = self.target_proj(decoder_input)  # (B, T, d)
         x = self.dropout(x + self.target_position(x.size(1)))
+        cross = []
         for block in self.decoder_blocks:
-            x, _, _ = block(x, memory)
-        return self.out_proj(self.decoder_norm(x))  # (B, T, out)
+            x, _, weights = block(x, memory, need_weights=need_weights)
+            cross.append(weights)
+        predictions = self.out_proj(self.decoder_norm(x))  # (B, T, out)
+        return (predictions, cross) if need_weights else predictions
 
     def forward(self, source: torch.Tensor, decoder_input: torch.Tensor) -> torch.Tensor:
         """Teacher forcing: every target position in one pass -> (B, T, out)."""

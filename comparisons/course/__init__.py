@@ -4,19 +4,22 @@ Each lesson is a script with `# %%` cells (Markdown cells in Chinese and English
 turns into a notebook: `python -m comparisons.course notebooks`.
 """
 
-# Teaching order. scratch_vs_pretrained is written under issue 13, chinese_reviews under issue 25.
+# Teaching order. scratch_vs_pretrained is written under issue 13, chinese_reviews under issue 25,
+# transformer_block and attention_before_transformers under issue 66.
 LESSONS = [
     "eda",
     "attention_by_hand",
     "positional_encoding",
     "padding_ablation",
     "causal_mask",
+    "transformer_block",
     "heads_sweep",
     "attention_cost",
     "attention_map",
     "attention_deletion",
     "threshold",
     "sine_forecast",
+    "attention_before_transformers",
     "scratch_vs_pretrained",
     "chinese_reviews",
 ]

@@ -17,7 +17,7 @@ A straight line fitted to log(cost) against log(T) gives the exponent: about 2 f
     python -m comparisons.course.attention_cost [--out DIR] [--lang en|zh] [--lengths 64 128 ...]
 """
 # %% [markdown]
-# # 第 7 课　注意力的代价：随序列长度 $T$ 的平方增长
+# # 第 8 课　注意力的代价：随序列长度 $T$ 的平方增长
 #
 # 自注意力为每一对 (查询, 键) 算一个得分，得分矩阵是 $T \times T$。批量为 $B$、头数为 $H$ 时，
 # 注意力矩阵有 $B \cdot H \cdot T^2$ 个元素，float32 下占 $4 B H T^2$ 字节：**$T$ 翻倍，元素数变为 4 倍**。
@@ -32,7 +32,7 @@ A straight line fitted to log(cost) against log(T) gives the exponent: about 2 f
 # 在双对数坐标中拟合一条直线，斜率就是指数：矩阵的指数约为 2。
 #
 # <!-- en -->
-# # Lesson 7. The cost of attention grows with the square of the sequence length $T$
+# # Lesson 8. The cost of attention grows with the square of the sequence length $T$
 #
 # Self-attention scores every (query, key) pair: the score matrix is $T \times T$. With batch $B$ and $H$
 # heads the attention matrix has $B \cdot H \cdot T^2$ elements, $4 B H T^2$ bytes in float32: **double $T$

@@ -14,7 +14,7 @@ one thing; it also moves the text off the training distribution.
     python -m comparisons.course.attention_deletion [--out DIR] [--lang en|zh] [--seeds 3] [--k 3] [--quick]
 """
 # %% [markdown]
-# # 第 9 课　删词实验：删掉最受关注的词，比随机删词伤害更大吗？
+# # 第 10 课　删词实验：删掉最受关注的词，比随机删词伤害更大吗？
 #
 # 上一课的注意力图容易让人以为"模型因为这些词才判为垃圾短信"。本课用**干预** (intervention) 来检验：
 # 对每条测试垃圾短信，删掉最后一层中平均被关注最多的 $k$ 个词，再另外随机删掉 $k$ 个词，
@@ -28,7 +28,7 @@ one thing; it also moves the text off the training distribution.
 # (Jain & Wallace 2019, "Attention is not Explanation"; Wiegreffe & Pinter 2019)。
 #
 # <!-- en -->
-# # Lesson 9. Attention deletion: does removing the most-attended tokens hurt more than removing random ones?
+# # Lesson 10. Attention deletion: does removing the most-attended tokens hurt more than removing random ones?
 #
 # The last lesson's map invites "the model called it spam because of these words". This lesson tests that by
 # **intervention**: for every test spam message, delete the $k$ tokens that receive the most last-layer

@@ -10,7 +10,7 @@ printed or written). A map shows where weight went, not why the model decided: s
     python -m comparisons.course.attention_map [--out DIR] [--lang en|zh] [--message N] [--quick]
 """
 # %% [markdown]
-# # 第 8 课　注意力图：最后一层看了哪里
+# # 第 9 课　注意力图：最后一层看了哪里
 #
 # 训练一个小的从零实现的分类器，取一条测试垃圾短信在**最后一层**的注意力权重，把各头取平均，
 # 画成热图：行是发出关注的词 (查询)，列是被关注的词 (键)。坐标轴上的词经过脱敏：电话号码、链接、
@@ -20,10 +20,10 @@ printed or written). A map shows where weight went, not why the model decided: s
 # 在验证集上按平均精度 (AP) 选出**最好的轮次** (validation early stopping，连续 4 轮没有提高就停止)，
 # 画的是这一轮的权重。我们还用**平坦度** (每行权重的熵除以 $\log T$) 量化热图有多平：1 表示完全均匀，越小越集中。
 #
-# 注意：注意力图显示权重流向了哪里，**不**说明模型为什么这样判定 (见第 9 课)。
+# 注意：注意力图显示权重流向了哪里，**不**说明模型为什么这样判定 (见第 10 课)。
 #
 # <!-- en -->
-# # Lesson 8. The attention map: where the last layer looked
+# # Lesson 9. The attention map: where the last layer looked
 #
 # A small scratch classifier is trained; for one test spam message its **last layer's** attention
 # weights, averaged over heads, are drawn as a heatmap: rows are the tokens that look (queries), columns
@@ -35,7 +35,7 @@ printed or written). A map shows where weight went, not why the model decided: s
 # epochs without gain); the map is that epoch's. **Flatness** (mean row entropy over $\log T$) says how flat
 # the map is: 1 is uniform, lower is more focused.
 #
-# A map shows where weight went, **not** why the model decided (see lesson 9).
+# A map shows where weight went, **not** why the model decided (see lesson 10).
 
 # %% imports
 from __future__ import annotations

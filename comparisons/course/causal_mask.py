@@ -176,6 +176,26 @@ def pair_figure(maps: dict, labels: list[str], row: int, lang: str):
 
 
 # %% [markdown]
+# ## 与原文的不同
+#
+# 原文 (手写 Transformer 与正弦预测) 用 `torch.triu(torch.ones(T, T), diagonal=1).bool()` 作为前瞻掩码：它把
+# **未来**标为 True。它的注意力却用 `scores.masked_fill(mask == 0, -1e9)`，遮住等于 0 的位置，也就是**过去和当前**。
+# 两个约定相反，结果是解码器只能看见未来，正好与因果掩码的本意相反，而且不会报错。本项目只用一个约定：
+# 掩码中 True = 可以看 (`attention_allowed` 用 `tril`)，与 `torch.nn.functional.scaled_dot_product_attention`
+# 的布尔 `attn_mask` 相同；上面的检查证明未来的权重严格为 0。
+#
+# <!-- en -->
+# ## How this differs from the source
+#
+# The source (the hand-written Transformer with the sine forecast) builds its look-ahead mask as
+# `torch.triu(torch.ones(T, T), diagonal=1).bool()`, which marks the **future** True, while its attention hides
+# the entries equal to 0 with `scores.masked_fill(mask == 0, -1e9)`: the **past and the present**. The two
+# conventions are opposite, so its decoder sees only the future, the reverse of a causal mask, with no error.
+# This project keeps one convention: True = may look (`attention_allowed` uses `tril`), as in the bool `attn_mask`
+# of `torch.nn.functional.scaled_dot_product_attention`; the check above shows every weight on the future is 0.
+
+
+# %% [markdown]
 # ## 练习
 #
 # 1. 读 `future_weight` 表：因果模型的最大未来权重是多少？双向模型呢？

@@ -14,7 +14,7 @@ Run: python -m comparisons.course.heads_sweep [--heads 1,2,4,8] [--seeds 3] [--e
      [--out DIR] [--lang en|zh] [--quick]
 """
 # %% [markdown]
-# # 第 6 课　多头注意力：头数多少合适？在参数量相同的条件下做一次扫描
+# # 第 7 课　多头注意力：头数多少合适？在参数量相同的条件下做一次扫描
 #
 # **多头注意力** (multi-head attention) 把宽度 $d_{model}$ 分成 $H$ 个头，每个头的宽度是 $d_k = d_{model}/H$，
 # 各自做一次缩放点积注意力，再把结果拼接起来：
@@ -27,7 +27,7 @@ Run: python -m comparisons.course.heads_sweep [--heads 1,2,4,8] [--seeds 3] [--e
 # 本课对 1、2、4、8 个头各训练几个随机种子，在验证集上按平均精度 (AP) 选轮次 (epoch)，在测试集上只评一次。
 #
 # <!-- en -->
-# # Lesson 6. Multi-head attention: how many heads? A sweep at equal parameter count
+# # Lesson 7. Multi-head attention: how many heads? A sweep at equal parameter count
 #
 # **Multi-head attention** splits the width $d_{model}$ into $H$ heads of width $d_k = d_{model}/H$, runs
 # scaled dot-product attention in each and concatenates the results:

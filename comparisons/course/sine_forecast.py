@@ -26,7 +26,7 @@ Run: python -m comparisons.course.sine_forecast [--steps N] [--scheduled-samplin
      [--[no-]normalise] [--train-stride N] [--out DIR] [--lang en|zh] [--seeds N] [--quick]
 """
 # %% [markdown]
-# # 第 11 课　正弦波预测：完整的编码器-解码器 Transformer
+# # 第 12 课　正弦波预测：完整的编码器-解码器 Transformer
 #
 # 前面几课的注意力层和编码器块也能组成**序列到序列** (sequence-to-sequence, seq2seq) 模型：
 # **编码器** (encoder) 读入过去 60 个值，**解码器** (decoder) 写出后面 30 个值。解码器每一步用
@@ -47,7 +47,7 @@ Run: python -m comparisons.course.sine_forecast [--steps N] [--scheduled-samplin
 # 训练的步数由**验证集**上的自回归 MSE 选出，测试集只评一次：$\mathrm{MSE} = \frac{1}{NH}\sum_{i,h}(\hat y_{ih} - y_{ih})^2$。
 #
 # <!-- en -->
-# # Lesson 11. Forecasting a sine wave: the full encoder-decoder Transformer
+# # Lesson 12. Forecasting a sine wave: the full encoder-decoder Transformer
 #
 # The attention layers and encoder blocks of the earlier lessons also build a **sequence-to-sequence**
 # model: the **encoder** reads 60 past values, the **decoder** writes the next 30. At each step the decoder
@@ -77,40 +77,21 @@ Run: python -m comparisons.course.sine_forecast [--steps N] [--scheduled-samplin
 from __future__ import annotations
 
 import argparse
-import copy
-import math
-from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
 from common.errors import UserInputError
 from comparisons.course.shared import course_parser, report_written, run_course
+from comparisons.course.sine_task import (  # the sine task, shared with attention_before_transformers
+    BATCH_SIZE, DATA_SEED, EVAL_EVERY, HISTORY, HORIZON, LEARNING_RATE, NORMALISE, POSITIONAL, QUICK_EVAL_EVERY,
+    QUICK_STEPS, QUICK_TRAIN_STRIDE,
+    SCHEDULED_SAMPLING, STEPS, TRAIN_STRIDE, Windows, cut_windows, forecast_windows, make_series, make_splits,
+    model_config, mse_autoregressive, teacher_forced_mse, train_model, window_scale)
 from comparisons.report.i18n import label, setup_matplotlib, text
 from comparisons.outputs import atomic_write_json, save_figure, write_table
 
 MODULE = "sine_forecast"
-HISTORY, HORIZON = 60, 30
-DATA_SEED = 20260812
-SPLIT_SERIES = {"train": 100, "valid": 20, "test": 30}
-QUICK_SPLIT_SERIES = {"train": 16, "valid": 4, "test": 4}
-# the recipe, chosen on VALIDATION autoregressive MSE (comparisons/course/README.md, "sine_forecast: the recipe";
-# 1 layer, d_model 32, pre-LN, seed 0, one thread; "repeat the last period" scores 0.0362 on validation):
-# - overlapping training windows, one every TRAIN_STRIDE = 10 steps (8200 windows instead of 1000): at 600 steps,
-#   scheduled sampling 0.5, raw values, stride 10 still lost (0.235), so the budget grew to
-# - STEPS = 3000 (batch 32): scheduled sampling 0.5, raw 0.0253 (best at 3000, still falling);
-# - NORMALISE = True: at 3000 steps, scheduled sampling 0.5, normalised 0.0161 against raw 0.0253;
-# - SCHEDULED_SAMPLING = 0 (pure teacher forcing): at 3000 steps, normalised, maximum probability 0 / 0.5 / 1.0
-#   gave 0.0154 / 0.0161 / 0.0158, and 0 is also the cheapest (no extra forward pass);
-# - LEARNING_RATE = 2e-3: 1e-3 gave 0.0192, 4e-3 0.0165 (normalised, teacher forcing, 3000 steps);
-# - POSITIONAL = "learned" (every probe above used it): sinusoidal positions with the same recipe gave 0.0332;
-# - check: the chosen recipe with non-overlapping training windows (--train-stride 90) gave 0.0182 against 0.0154.
-STEPS, EVAL_EVERY, QUICK_STEPS, QUICK_EVAL_EVERY = 3000, 250, 6, 3
-LEARNING_RATE, BATCH_SIZE = 2e-3, 32
-NORMALISE = True
-SCHEDULED_SAMPLING = 0.0
-POSITIONAL = "learned"
-TRAIN_STRIDE, QUICK_TRAIN_STRIDE = 10, 90  # quick: non-overlapping windows, a tiny set for tests
 
 
 # %% [markdown]
@@ -130,51 +111,8 @@ TRAIN_STRIDE, QUICK_TRAIN_STRIDE = 10, 90  # quick: non-overlapping windows, a t
 # test windows do not overlap, 10 per series.
 
 # %%
-@dataclass
-class Windows:
-    """source (N, HISTORY) past values, target (N, HORIZON) future values, the generator's period."""
-
-    source: np.ndarray
-    target: np.ndarray
-    period: np.ndarray
-
-
-def make_series(n_series: int, length: int, rng: np.random.Generator, noise: float = 0.1):
-    """(n_series, length) noisy sines with a random period, amplitude and phase each; and the periods."""
-    period = rng.uniform(12.0, 30.0, size=(n_series, 1))
-    amplitude = rng.uniform(0.5, 1.5, size=(n_series, 1))
-    phase = rng.uniform(0.0, 2 * math.pi, size=(n_series, 1))
-    steps = np.arange(length)[None, :]  # (1, L)
-    clean = amplitude * np.sin(2 * math.pi * steps / period + phase)  # (n, L)
-    return (clean + noise * rng.standard_normal(clean.shape)).astype(np.float32), period[:, 0]
-
-
-def cut_windows(series: np.ndarray, period: np.ndarray, history: int = HISTORY, horizon: int = HORIZON,
-                stride: int | None = None) -> Windows:
-    """Windows of history + horizon steps starting every `stride` steps (default: non-overlapping,
-    series [0:90], [90:180], ...), each split into 60 past + 30 future."""
-    size = history + horizon
-    stride = stride or size
-    starts = np.arange(0, series.shape[1] - size + 1, stride)  # (w,)
-    chunks = series[:, starts[:, None] + np.arange(size)]  # (n, w, 90)
-    chunks = chunks.reshape(-1, size)  # (n * w, 90), windows of a series are consecutive rows
-    return Windows(chunks[:, :history], chunks[:, history:], np.repeat(period, len(starts)))
-
-
-def make_splits(quick: bool, seed: int = DATA_SEED, train_stride: int | None = None) -> dict[str, Windows]:
-    """Train, valid and test windows from DIFFERENT series, each split from its own random stream.
-    Training windows overlap (a new one every `train_stride` steps); valid and test windows do not."""
-    counts = QUICK_SPLIT_SERIES if quick else SPLIT_SERIES
-    length = 2 * (HISTORY + HORIZON) if quick else 10 * (HISTORY + HORIZON)
-    stride = train_stride or (QUICK_TRAIN_STRIDE if quick else TRAIN_STRIDE)
-    return {name: cut_windows(*make_series(n, length, np.random.default_rng([seed, index])),
-                              stride=stride if name == "train" else None)
-            for index, (name, n) in enumerate(counts.items())}
-
-
-def window_scale(source: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(N, 1) mean and (N, 1) std of each window's PAST values: no look at the future it forecasts."""
-    return source.mean(axis=1, keepdims=True), source.std(axis=1, keepdims=True) + 1e-3
+# The data's code is in comparisons/course/sine_task.py (Windows, make_series, cut_windows, make_splits,
+# window_scale), shared with lesson 13; print it with `inspect.getsource(make_splits)`.
 
 
 # %% [markdown]
@@ -237,118 +175,7 @@ def seasonal_naive_forecast(source: np.ndarray, horizon: int = HORIZON) -> tuple
 # With normalisation the model trains and forecasts in normalised units; MSE is always computed after scaling back.
 
 # %%
-def model_config(norm: str, quick: bool, positional: str = POSITIONAL):
-    """The EncoderConfig that sizes the seq2seq model (its vocabulary and pooling fields are unused)."""
-    from common.config import EncoderConfig
-
-    if quick:
-        return EncoderConfig(d_model=16, num_heads=2, num_layers=1, ff_dim=32, dropout=0.0, norm=norm,
-                             positional=positional)
-    return EncoderConfig(d_model=32, num_heads=4, num_layers=1, ff_dim=64, dropout=0.0, norm=norm,
-                         positional=positional)
-
-
-def forecast_windows(model, windows: Windows, normalise: bool, batch_size: int = 512) -> np.ndarray:
-    """(N, HORIZON) autoregressive forecasts in the data's own units (the model sees only its own outputs)."""
-    import torch
-
-    source = windows.source
-    if normalise:
-        mean, scale = window_scale(source)
-        source = (source - mean) / scale
-    model.eval()
-    forecasts = []
-    with torch.no_grad():
-        for start in range(0, len(source), batch_size):
-            batch = torch.as_tensor(source[start : start + batch_size])[..., None]  # (B, S, 1)
-            forecasts.append(model.forecast(batch, windows.target.shape[1])[..., 0].numpy())  # (B, H)
-    forecast = np.concatenate(forecasts)
-    return forecast * scale + mean if normalise else forecast
-
-
-def mse_autoregressive(model, windows: Windows, normalise: bool = False) -> tuple[float, np.ndarray]:
-    """Mean squared error of autoregressive forecasts, in the data's units; and the forecasts."""
-    forecast = forecast_windows(model, windows, normalise)
-    return float(np.mean((forecast - windows.target) ** 2)), forecast
-
-
-def train_model(config, data: dict[str, Windows], steps: int, learning_rate: float = LEARNING_RATE,
-                batch_size: int = BATCH_SIZE, warmup_fraction: float = 0.1, scheduled_sampling: float = SCHEDULED_SAMPLING,
-                seed: int = 0, normalise: bool = NORMALISE, eval_every: int = EVAL_EVERY) -> tuple[object, list[dict], int]:
-    """Train with teacher forcing (+ scheduled sampling up to the given probability); keep the best step.
-
-    Returns (model at the evaluated step with the lowest validation MSE, history, that step).
-    """
-    import torch
-
-    from backends.torch_scratch.backend import warmup_then_linear_decay
-    from backends.torch_scratch.seq2seq import build_seq2seq, shift_right
-
-    torch.manual_seed(seed)
-    train = data["train"]
-    source_np, target_np = train.source, train.target
-    if normalise:
-        mean, scale = window_scale(source_np)
-        source_np, target_np = (source_np - mean) / scale, (target_np - mean) / scale
-    model = build_seq2seq(config, HISTORY, HORIZON)
-    source_all = torch.as_tensor(source_np, dtype=torch.float32)[..., None]  # (N, S, 1)
-    target_all = torch.as_tensor(target_np, dtype=torch.float32)[..., None]  # (N, H, 1)
-    optimizer = torch.optim.AdamW(model.parameters(), lr=learning_rate, weight_decay=0.0)
-    schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, warmup_then_linear_decay(steps, warmup_fraction))
-    shuffler = torch.Generator().manual_seed(seed)
-    history, best_state, best_mse, best_step = [], None, math.inf, 0
-    order, cursor, total, seen = torch.randperm(len(source_all), generator=shuffler), 0, 0.0, 0
-    for step in range(1, steps + 1):
-        if cursor >= len(order):  # a new pass over the training windows, in a new order
-            order, cursor = torch.randperm(len(source_all), generator=shuffler), 0
-        rows = order[cursor : cursor + batch_size]
-        cursor += batch_size
-        # scheduled sampling: the chance of feeding the model's own prediction grows linearly to its maximum
-        sampling = scheduled_sampling * (step - 1) / max(1, steps - 1)
-        model.train()
-        source, target = source_all[rows], target_all[rows]  # (B, S, 1), (B, H, 1)
-        decoder_input = shift_right(source, target)  # teacher forcing: true previous values
-        if sampling > 0:
-            with torch.no_grad():
-                own = shift_right(source, model(source, decoder_input))  # the model's previous predictions
-            use_own = torch.rand(decoder_input.shape, generator=shuffler) < sampling  # (B, H, 1)
-            use_own[:, 0] = False  # the first input is the last observed value, always known
-            decoder_input = torch.where(use_own, own, decoder_input)
-        loss = torch.nn.functional.mse_loss(model(source, decoder_input), target)
-        optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        optimizer.step()
-        schedule.step()
-        total, seen = total + loss.item() * len(rows), seen + len(rows)
-        if step % eval_every == 0 or step == steps:
-            valid_mse, _ = mse_autoregressive(model, data["valid"], normalise)
-            history.append({"step": step, "train_loss": total / seen, "valid_mse": valid_mse,
-                            "sampling_probability": sampling, "learning_rate": schedule.get_last_lr()[0]})
-            total, seen = 0.0, 0
-            if valid_mse < best_mse:
-                best_mse, best_step, best_state = valid_mse, step, copy.deepcopy(model.state_dict())
-    model.load_state_dict(best_state)
-    return model.eval(), history, best_step
-
-
-def teacher_forced_mse(model, windows: Windows, normalise: bool = False) -> float:
-    """MSE (data units) when the decoder is fed the true previous values (what the training loss measures)."""
-    import torch
-
-    from backends.torch_scratch.seq2seq import shift_right
-
-    source_np, target_np = windows.source, windows.target
-    if normalise:
-        mean, scale = window_scale(source_np)
-        source_np, target_np = (source_np - mean) / scale, (target_np - mean) / scale
-    source = torch.as_tensor(source_np, dtype=torch.float32)[..., None]
-    target = torch.as_tensor(target_np, dtype=torch.float32)[..., None]
-    with torch.no_grad():
-        prediction = model.eval()(source, shift_right(source, target))[..., 0].numpy()  # (N, H)
-    if normalise:
-        prediction = prediction * scale + mean
-    return float(np.mean((prediction - windows.target) ** 2))
+# model_config, forecast_windows, train_model and teacher_forced_mse live in comparisons/course/sine_task.py.
 
 
 # %% [markdown]
@@ -428,6 +255,41 @@ def plot(test: Windows, forecasts: dict[str, np.ndarray], histories: dict[str, l
     curve.legend(fontsize=8)
     fig.tight_layout()
     return fig
+
+
+# %% [markdown]
+# ## 与原文的不同
+#
+# 本课照着原文 (手写 Transformer 与正弦预测) 搭模型，但改正了原文代码里的三处问题：
+#
+# 1. **LayerNorm 从未被调用**：原文 `SublayerConnection.forward` 只计算 `x + dropout(sublayer(x))`，它定义的
+#    `self.norm` 只在没有被调用的 `forward_pre` 里出现，所以原文的"post-LN"模型其实没有任何归一化。本项目的块在
+#    pre 和 post 两种位置都真正调用 LayerNorm (第 6 课 `transformer_block` 显示代码，并测量去掉 LayerNorm 的代价)。
+# 2. **前瞻掩码遮住了过去**：原文用 `torch.triu(ones, diagonal=1)` 把"未来"标为 1，注意力里却用
+#    `masked_fill(mask == 0, -1e9)` 遮住等于 0 的位置，也就是遮住了过去和当前，只让解码器看见未来。
+#    本项目的掩码统一为 True = 可以看 (`tril`)，第 5 课 `causal_mask` 检查未来的权重严格为 0。
+# 3. **解码器的第一个输入在训练和推理时不同**：原文训练时以 `tgt[:, :-1]` 为输入、`tgt[:, 1:]` 为目标，
+#    第一个未来值从不是训练目标；推理时却从 `src[:, -1:]` (最后一个观测值) 开始。本项目的 `shift_right`
+#    在训练和推理中都以最后一个观测值开头，30 个未来值都是训练目标。
+#
+# <!-- en -->
+# ## How this differs from the source
+#
+# The lesson builds the model as the source (the hand-written Transformer with the sine forecast) does, and
+# corrects three things in its code:
+#
+# 1. **LayerNorm is never called**: the source's `SublayerConnection.forward` computes only
+#    `x + dropout(sublayer(x))`; the `self.norm` it defines appears only in `forward_pre`, which nothing calls, so
+#    its "post-LN" model has no normalisation at all. This project's blocks call LayerNorm in both positions
+#    (lesson 6, `transformer_block`, shows the code and measures what removing LayerNorm costs).
+# 2. **The look-ahead mask hides the past**: the source marks the future with 1 (`torch.triu(ones, diagonal=1)`)
+#    but its attention hides the entries equal to 0 (`masked_fill(mask == 0, -1e9)`): the past and the present,
+#    so its decoder sees only the future. This project's masks all mean True = may look (`tril`); lesson 5,
+#    `causal_mask`, checks that every weight on the future is exactly 0.
+# 3. **The decoder's first input differs between training and inference**: the source trains on `tgt[:, :-1]` as
+#    input and `tgt[:, 1:]` as target, so the first future value is never a target, yet it starts inference from
+#    `src[:, -1:]`, the last observed value. This project's `shift_right` starts with the last observed value in
+#    training and inference alike, and all 30 future values are targets.
 
 
 # %% [markdown]

@@ -12,7 +12,7 @@ Run: python -m comparisons.course.threshold [--backend tfidf_logreg|torch_scratc
      [--epochs N] [--out DIR] [--lang en|zh] [--quick]
 """
 # %% [markdown]
-# # 第 10 课　决策阈值：在验证集上选定，在测试集上只评一次
+# # 第 11 课　决策阈值：在验证集上选定，在测试集上只评一次
 #
 # 分类器输出的是垃圾短信的概率 $p$，把 $p \ge 0.5$ 判为垃圾短信只是默认做法。如果"误杀" (把正常短信放进垃圾箱)
 # 比"漏掉"一条垃圾短信代价更高，我们会要求一个**精确率下限** (precision floor)，例如
@@ -25,7 +25,7 @@ Run: python -m comparisons.course.threshold [--backend tfidf_logreg|torch_scratc
 # `torch_scratch`) 训练 N 个种子，给出阈值和测试分数在种子之间的均值、标准差和 95% 区间。
 #
 # <!-- en -->
-# # Lesson 10. The decision threshold: chosen on validation, scored once on test
+# # Lesson 11. The decision threshold: chosen on validation, scored once on test
 #
 # A classifier outputs a spam probability $p$; calling $p \ge 0.5$ spam is a default, not a law. When a false
 # alarm (a real message sent to the spam folder) costs more than a missed spam, we ask for a **precision
