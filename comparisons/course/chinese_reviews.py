@@ -11,7 +11,7 @@ Run: python -m comparisons.course.chinese_reviews [--per-class 1000] [--variants
      [--out DIR] [--lang en|zh] [--quick]
 """
 # %% [markdown]
-# # 第 15 课　中文评论：按字、按词还是按子词？英文预训练模型读得懂中文吗？
+# # 第 16 课　中文评论：按字、按词还是按子词？英文预训练模型读得懂中文吗？
 #
 # 前面的课全部用英文短信。中文有一个英文没有的难题：**词与词之间没有空格**。"这家酒店服务很好"对一个
 # 按空格和标点切分的分词器来说是一个"词"，而这样长的"词"在训练集里几乎不会出现第二次。本课在
@@ -26,7 +26,7 @@ Run: python -m comparisons.course.chinese_reviews [--per-class 1000] [--variants
 # `[UNK]`（未知词元）。本课量出它在测试评论上的未知词元比例，再看微调 (fine-tuning) 还能挽回多少。
 #
 # <!-- en -->
-# # Lesson 15. Chinese reviews: characters, words or subwords? Can an English pretrained model read Chinese?
+# # Lesson 16. Chinese reviews: characters, words or subwords? Can an English pretrained model read Chinese?
 #
 # Every earlier lesson used English text messages. Chinese has a problem English does not: **no
 # spaces between words**. To a tokenizer that splits on spaces and punctuation, a whole clause is

@@ -8,11 +8,11 @@ Run: python -m comparisons.course.scratch_vs_pretrained [--sizes 50,200,1000] [-
      [--data sms_spam|hf:ag_news] [--seeds 1] [--out DIR] [--lang en|zh] [--quick]
 """
 # %% [markdown]
-# # 第 14 课　从零训练还是用预训练模型：标注数据越少，预训练越值钱吗？
+# # 第 15 课　从零训练还是用预训练模型：标注数据越少，预训练越值钱吗？
 #
 # 前面的课只训练了从零实现的小编码器，用的是全部 3,901 条训练短信；TF-IDF、两个从零实现的编码器和 MiniLM
-# (冻结与微调) 在全部数据上的比较在套件的参考结果里 (`results/reference/`，`make compare`)，本课是课程里第一次
-# 训练预训练的 MiniLM。可现实中，标注数据常常只有几十、几百条。本课让每个模型只看 50、200、1000 条训练短信，画出
+# (冻结与微调) 在全部数据上的比较在套件的参考结果里 (`results/reference/`，`make compare`)；第 14 课在新闻上比较了
+# 冻结与微调的 MiniLM。可现实中，标注数据常常只有几十、几百条。本课让每个模型只看 50、200、1000 条训练短信，画出
 # **学习曲线** (learning curve)：横轴是训练样本数（对数刻度），纵轴是测试集上的平均精度 (AP) 和宏平均 F1。
 #
 # 四个模型各代表一种思路：
@@ -23,12 +23,12 @@ Run: python -m comparisons.course.scratch_vs_pretrained [--sizes 50,200,1000] [-
 # - **完全微调** (`hf_bert:full`)：预训练权重只是起点，所有参数都跟着训练数据一起更新。
 #
 # <!-- en -->
-# # Lesson 14. From scratch or pretrained: is pretraining worth more when labels are scarce?
+# # Lesson 15. From scratch or pretrained: is pretraining worth more when labels are scarce?
 #
 # The earlier lessons trained only the small scratch encoder, on all 3,901 training messages; TF-IDF, the two
 # scratch encoders and MiniLM (frozen and fine-tuned) are compared at full size in the suite's reference
-# (`results/reference/`, `make compare`), and this lesson is the first in the course to train the pretrained
-# MiniLM. Real projects often have tens or hundreds of labelled messages. Here every model trains on 50, 200 and 1000 messages, and we draw the
+# (`results/reference/`, `make compare`); lesson 14 compared MiniLM frozen and fine-tuned on news. Real projects
+# often have tens or hundreds of labelled messages. Here every model trains on 50, 200 and 1000 messages, and we draw the
 # **learning curve**: training messages (log scale) against test average precision (AP) and macro-F1.
 #
 # The four models stand for four ideas:

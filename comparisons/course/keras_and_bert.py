@@ -1,0 +1,442 @@
+"""Keras layers and BERT mechanics on a multi-class corpus: the AI-For-Beginners Keras model rebuilt from the
+project's layers, the tokenizer walked through, and frozen against full fine-tuning with trainable-parameter counts.
+
+The source (AI-For-Beginners lesson 18) builds a Keras classifier from TokenAndPositionEmbedding and TransformerBlock
+and fine-tunes BERT on AG News. Offline, bbc-news (5 topics, shipped as a package) stands in for AG News;
+`--data hf:ag_news` uses AG News where the user has it cached. The lesson rebuilds the Keras model from
+backends/keras_layers and measures the source's two departures: `key_dim = embed_dim` (each head as wide as the
+model: parameters and time of the attention layer) and GlobalAveragePooling1D without a mask (padding averaged in:
+quality over seeds with paired verdicts, and predictions that move with padding). Then the MiniLM tokenizer on one
+plain sentence ([CLS] 101, [SEP] 102, attention mask, token type ids, truncation), and MiniLM frozen against fully
+fine-tuned, with a learning rate 20 times larger to show why fine-tuning uses a small one.
+
+Run: python -m comparisons.course.keras_and_bert [--per-class 100] [--seeds 3] [--data bbc-news|hf:ag_news]
+     [--out DIR] [--lang en|zh] [--quick]
+"""
+# %% [markdown]
+# # 第 14 课　Keras 层与 BERT 的机制：多类新闻分类
+#
+# 来源 (AI-For-Beginners 第 18 课) 用 Keras 搭了一个 Transformer 分类器 (`TokenAndPositionEmbedding` + `TransformerBlock`
+# + `GlobalAveragePooling1D`)，再在 AG News (4 类新闻) 上微调 BERT。本课离线运行，用随包安装的 `bbc-news`
+# (5 类新闻) 代替 AG News；本机缓存了 AG News 时可以用 `--data hf:ag_news`。本课依次做三件事：
+#
+# 1. 用本项目 `backends/keras_layers` 的层重建来源的 Keras 模型，并测量来源的两处不同：`key_dim = embed_dim`
+#    (每个头和整个模型一样宽) 和不带掩码的 `GlobalAveragePooling1D` (把填充也平均进去)；
+# 2. 一步步看 MiniLM 的分词器：`[CLS]` (101)、`[SEP]` (102)、注意力掩码、token type ids、截断；
+# 3. 冻结编码器与完全微调：可训练参数量、质量与时间，以及为什么微调要用小学习率。
+#
+# <!-- en -->
+# # Lesson 14. Keras layers and BERT mechanics: multi-class news classification
+#
+# The source (AI-For-Beginners lesson 18) builds a Transformer classifier in Keras (`TokenAndPositionEmbedding` +
+# `TransformerBlock` + `GlobalAveragePooling1D`) and fine-tunes BERT on AG News (4 news topics). This lesson runs
+# offline with the packaged `bbc-news` (5 topics) in AG News's place; `--data hf:ag_news` uses AG News where it is
+# cached. Three steps:
+#
+# 1. the source's Keras model rebuilt from this project's `backends/keras_layers`, with the source's two departures
+#    measured: `key_dim = embed_dim` (each head as wide as the model) and `GlobalAveragePooling1D` without a mask
+#    (padding averaged in);
+# 2. the MiniLM tokenizer step by step: `[CLS]` (101), `[SEP]` (102), attention mask, token type ids, truncation;
+# 3. a frozen encoder against full fine-tuning: trainable parameters, quality and time, and why fine-tuning uses a
+#    small learning rate.
+
+# %%
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+import pandas as pd
+
+from common.errors import UserInputError
+from comparisons.course.shared import course_parser, report_written, run_course
+from comparisons.outputs import atomic_write_json, save_figure, write_table
+from comparisons.report.i18n import label, phrase, setup_matplotlib, text
+
+MODULE = "keras_and_bert"
+SAMPLE_SEED = 20261205
+KERAS = {"d_model": 32, "num_heads": 4, "ff_dim": 64, "max_len": 200, "epochs": 10, "batch_size": 32}
+QUICK_KERAS = {"d_model": 16, "num_heads": 2, "ff_dim": 32, "max_len": 48, "epochs": 1, "batch_size": 16}
+LARGE_LEARNING_RATE = 1e-3  # 20 times the fine-tuning recipe's 5e-5
+
+
+# %% [markdown]
+# ## 1. 数据：每类抽同样多篇，分层划分
+#
+# 每类抽 `--per-class` 篇 (固定种子，默认 100 篇，共 500 篇)，按 70/15/15 分层划分。词表只在训练集上拟合；
+# 验证集只用来选轮次，测试集只评一次。输出中不含新闻原文。
+#
+# <!-- en -->
+# ## 1. Data: the same number of articles per topic, a stratified split
+#
+# `--per-class` articles per topic with a fixed seed (default 100, 500 in all), split 70/15/15, stratified. The
+# vocabulary is fitted on the training split only; validation only chooses epochs; test is scored once. No article
+# text is written out.
+
+# %%
+def load_splits(data_name: str, per_class: int):
+    """(train, valid, test) of a per-class sample of bbc-news (or a cached Hugging Face dataset)."""
+    from common.datasets import DataSpec, load
+    from common.splits import stratified_split
+
+    if data_name == "bbc-news":
+        spec = DataSpec(source="corpus", path="bbc-news")
+    elif data_name.startswith("hf:"):
+        spec = DataSpec(source="hf", path=data_name.removeprefix("hf:"), text_col="text", label_col="label")
+    else:
+        raise UserInputError(f"--data {data_name!r}: use bbc-news or hf:NAME (e.g. hf:ag_news, if cached)")
+    data = load(spec)
+    rng = np.random.default_rng(SAMPLE_SEED)
+    chosen = [rng.choice(np.flatnonzero(data.labels == c), size=min(per_class, int((data.labels == c).sum())),
+                         replace=False) for c in range(data.n_classes)]
+    data = data.subset(np.sort(np.concatenate(chosen)))
+    split = stratified_split(data)
+    return tuple(data.subset(getattr(split, name)) for name in ("train", "valid", "test"))
+
+
+# %% [markdown]
+# ## 2. 来源的第一处不同：`key_dim = embed_dim`
+#
+# Keras 的 `MultiHeadAttention(num_heads, key_dim)` 里，`key_dim` 是**每个头**的宽度。来源写的是
+# `key_dim=embed_dim`，于是每个头都和整个模型一样宽，投影矩阵是 $d \times (H d)$ 而不是 $d \times d$：
+# 参数量和计算量都变成约 $H$ 倍。本项目的 `TransformerBlock` 用 `key_dim = d_model // num_heads` (与 PyTorch 的
+# `nn.MultiheadAttention` 和原论文相同)。下表在同样的输入上测两种写法的参数量和前向时间。
+#
+# <!-- en -->
+# ## 2. The source's first departure: `key_dim = embed_dim`
+#
+# In Keras's `MultiHeadAttention(num_heads, key_dim)`, `key_dim` is the width of **one head**. The source writes
+# `key_dim=embed_dim`, so every head is as wide as the whole model and the projections are $d \times (H d)$ instead
+# of $d \times d$: about $H$ times the parameters and the compute. This project's `TransformerBlock` uses
+# `key_dim = d_model // num_heads` (as PyTorch's `nn.MultiheadAttention` and the paper do). The table measures the
+# parameters and forward time of both on the same input.
+
+# %%
+def key_dim_table(d: int, heads: int, length: int, lang: str) -> pd.DataFrame:
+    """Parameters and median forward time of Keras MultiHeadAttention with key_dim = d / heads and = d."""
+    import keras
+
+    x = np.random.default_rng(0).normal(size=(8, length, d)).astype("float32")
+    rows = []
+    for name, key_dim in ((text("per-head width d / H (this project)", "每头宽 d / H (本项目)", lang), d // heads),
+                          (text("key_dim = embed_dim (the source)", "key_dim = embed_dim (来源)", lang), d)):
+        attention = keras.layers.MultiHeadAttention(heads, key_dim=key_dim)
+        attention(x, x)  # builds the weights
+        times = []
+        for _ in range(6):
+            started = time.perf_counter()
+            attention(x, x)
+            times.append(time.perf_counter() - started)
+        rows.append({text("attention", "注意力", lang): name, "key_dim": key_dim,
+                     text("parameters", "参数量", lang): int(attention.count_params()),
+                     text("milliseconds per forward", "每次前向毫秒数", lang): 1000 * float(np.median(times[1:]))})
+    return pd.DataFrame(rows)
+
+
+# %% [markdown]
+# ## 3. 来源的第二处不同：不带掩码的 `GlobalAveragePooling1D`
+#
+# 来源的嵌入层不产生掩码，注意力也不用掩码，`GlobalAveragePooling1D` 于是把填充位置也平均进去：
+# 一篇短文补到 200 个词元时，大部分"词"是填充。本项目的层把填充掩码传给注意力，并用带掩码的平均池化
+# (`MaskedMeanPooling`)。两个模型除此之外完全相同 (post-LN、ReLU，与来源一致)，都用 Keras 的 `fit` 训练，
+# 验证集损失选轮次 (`EarlyStopping(restore_best_weights=True)`)，每个种子一对；配对比较测试集的准确率和宏平均 F1。
+# 另外测量：把同样的测试文章多补一倍的填充，有多少篇的预测类别变了。
+#
+# <!-- en -->
+# ## 3. The source's second departure: `GlobalAveragePooling1D` with no mask
+#
+# The source's embedding emits no mask and its attention uses none, so `GlobalAveragePooling1D` averages the padded
+# positions in: a short article padded to 200 tokens is mostly padding. This project's layers pass the padding mask
+# to attention and pool with a masked mean (`MaskedMeanPooling`). The two models are otherwise the same (post-LN,
+# ReLU, as in the source), both trained with Keras's `fit`, validation loss choosing the epoch
+# (`EarlyStopping(restore_best_weights=True)`), one pair per seed; test accuracy and macro-F1 are compared in pairs.
+# Also measured: padding the same test articles with twice as much, how many predicted topics change.
+
+# %%
+POOLINGS = ("masked (this project)", "no mask, GlobalAveragePooling1D (the source)")
+
+
+def keras_classifier(vocab_size: int, n_classes: int, settings: dict, masked: bool, seed: int):
+    """The source's model from the project's layers: embedding, one post-LN block, pooling, softmax."""
+    import keras
+    from keras import layers
+
+    from backends.keras_layers.layers import MaskedMeanPooling, PaddingMask, TokenAndPositionEmbedding, TransformerBlock
+
+    keras.utils.set_random_seed(seed)
+    d = settings["d_model"]
+    ids = keras.Input(shape=(None,), dtype="int32")
+    real = PaddingMask()(ids)  # (B, T) True = a real token
+    x = TokenAndPositionEmbedding(vocab_size, 2 * settings["max_len"], d)(ids)  # room for the doubled padding
+    x = TransformerBlock(d, settings["num_heads"], settings["ff_dim"], dropout=0.1, norm="post", activation="relu",
+                         layer_norm_eps=1e-6)(x, padding_mask=real if masked else None)
+    pooled = MaskedMeanPooling()(x, real) if masked else layers.GlobalAveragePooling1D()(x)
+    return keras.Model(ids, layers.Dense(n_classes, activation="softmax")(pooled))
+
+
+def train_keras_pair(splits, settings: dict, seeds: int) -> tuple[list[dict], list[dict]]:
+    """Both poolings per seed, trained with Keras fit; rows, and test predictions for the paired verdicts."""
+    import keras
+
+    from common.metrics import classification_metrics
+    from common.vocabulary import fit_vocabulary
+
+    train, valid, test = splits
+    vocabulary = fit_vocabulary("regex", train.texts)  # training texts only
+    encode = lambda texts, length: vocabulary.encode(texts, length).astype("int32")  # noqa: E731
+    x_train, x_valid = encode(train.texts, settings["max_len"]), encode(valid.texts, settings["max_len"])
+    x_test, x_test_padded = encode(test.texts, settings["max_len"]), encode(test.texts, 2 * settings["max_len"])
+    rows, predictions = [], []
+    for seed in range(seeds):
+        for masked, name in zip((True, False), POOLINGS):
+            model = keras_classifier(len(vocabulary), train.n_classes, settings, masked, seed)
+            model.compile(optimizer=keras.optimizers.Adam(1e-3), loss="sparse_categorical_crossentropy")
+            stop = keras.callbacks.EarlyStopping(monitor="val_loss", patience=2, restore_best_weights=True)
+            started = time.perf_counter()
+            history = model.fit(x_train, train.labels, validation_data=(x_valid, valid.labels),
+                                epochs=settings["epochs"], batch_size=settings["batch_size"], callbacks=[stop],
+                                verbose=0, shuffle=True)
+            seconds = time.perf_counter() - started
+            proba = model.predict(x_test, verbose=0)
+            moved = model.predict(x_test_padded, verbose=0).argmax(axis=1) != proba.argmax(axis=1)
+            metrics = classification_metrics(test.labels, proba, None)
+            rows.append({"pooling": name, "seed": seed, "params": int(model.count_params()),
+                         "epochs_run": len(history.history["loss"]), "accuracy": metrics["accuracy"],
+                         "macro_f1": metrics["macro_f1"], "moved_by_more_padding": float(moved.mean()),
+                         "train_seconds": seconds})
+            predictions.append({"variant": name, "seed": seed, "threshold": None, "proba": proba})
+            print(f"{name} seed {seed}: accuracy {metrics['accuracy']:.3f}, "
+                  f"{moved.mean():.1%} moved by more padding ({seconds:.0f} s)")
+    return rows, predictions
+
+
+# %% [markdown]
+# ## 4. BERT 的分词器：`[CLS]`、`[SEP]`、注意力掩码、token type ids、截断
+#
+# 预训练模型必须配它自己的分词器。MiniLM 用 BERT 的 WordPiece 词表 (不区分大小写)：每段文本以 `[CLS]` (id 101)
+# 开头、以 `[SEP]` (id 102) 结尾；不在词表里的词被切成带 `##` 的子词；批内补齐用 `[PAD]` (id 0)，
+# **注意力掩码**把真实词元标为 1、填充标为 0；一对句子时 **token type ids** 标出第二句 (0 然后 1)；
+# 超过 `max_length` 的部分被**截断**，但 `[SEP]` 仍然留在最后。下表用一句与语料无关的句子演示，
+# 最后一行统计训练集里有多少篇文章超过了本课用的 `max_length`，被截掉了后半部分。
+#
+# <!-- en -->
+# ## 4. BERT's tokenizer: `[CLS]`, `[SEP]`, attention mask, token type ids, truncation
+#
+# A pretrained model needs its own tokenizer. MiniLM uses BERT's uncased WordPiece vocabulary: each text starts with
+# `[CLS]` (id 101) and ends with `[SEP]` (id 102); a word not in the vocabulary is cut into `##` subwords; a batch
+# is padded with `[PAD]` (id 0), and the **attention mask** marks real tokens 1 and padding 0; for a pair of
+# sentences the **token type ids** mark the second one (0s, then 1s); beyond `max_length` text is **truncated**,
+# with `[SEP]` still last. The table uses one sentence unrelated to the corpus; the last table counts how many
+# training articles are longer than the lesson's `max_length` and lose their end.
+
+# %%
+SENTENCE = "PyTorch is a great framework for NLP"
+SECOND = "Keras builds the same model"
+
+
+def tokenizer_tables(train_texts, max_length: int, lang: str) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The sentence (and a pair, and a truncated and padded copy) token by token; truncation over the corpus."""
+    from transformers import AutoTokenizer
+
+    from backends.hf_bert.pretrained import shipped_model_folder
+
+    tokenizer = AutoTokenizer.from_pretrained(str(shipped_model_folder()))
+    rows = []
+    for case, encoded in (
+            (text("one sentence", "一句话", lang), tokenizer(SENTENCE)),
+            (text("a pair of sentences", "一对句子", lang), tokenizer(SENTENCE, SECOND)),
+            (text("max_length 8, truncated", "max_length 8，截断", lang), tokenizer(SENTENCE, max_length=8,
+                                                                                 truncation=True)),
+            (text("padded to 14", "补齐到 14", lang), tokenizer(SENTENCE, padding="max_length", max_length=14))):
+        tokens = tokenizer.convert_ids_to_tokens(encoded["input_ids"])
+        rows.append({text("case", "情形", lang): case, "tokens": " ".join(tokens),
+                     "input_ids": " ".join(map(str, encoded["input_ids"])),
+                     "attention_mask": "".join(map(str, encoded["attention_mask"])),
+                     "token_type_ids": "".join(map(str, encoded["token_type_ids"]))})
+    lengths = np.array([len(ids) for ids in tokenizer(list(train_texts))["input_ids"]])
+    truncation = pd.DataFrame([{
+        text("training texts", "训练文本数", lang): len(lengths),
+        text("median WordPiece tokens", "WordPiece 词元数中位数", lang): float(np.median(lengths)),
+        f"max_length": max_length,
+        text("share truncated", "被截断的比例", lang): float((lengths > max_length).mean()),
+        text("share of tokens kept", "保留的词元比例", lang): float(np.minimum(lengths, max_length).sum() / lengths.sum())}])
+    return pd.DataFrame(rows), truncation
+
+
+# %% [markdown]
+# ## 5. 冻结还是微调：可训练参数量、质量、时间，以及学习率
+#
+# **冻结** (`hf_bert:frozen`)：MiniLM 的 2,200 多万个参数一个不动，只在句向量 (带掩码的平均池化、L2 归一化) 上训练
+# 逻辑回归，可训练参数只有 $384 \times C + C$ 个。**完全微调** (`hf_bert:full`)：所有参数都训练，学习率是小的
+# $5\times10^{-5}$。为什么要小？预训练权重已经处在一个好的位置，大步长会把它推离那里 ("灾难性遗忘")；
+# 第三行用 20 倍的学习率 ($10^{-3}$) 做同样的微调来测量这一点。三行的配对结论：微调对冻结，大学习率对配方的学习率，
+# Holm 校正覆盖这两个比较。
+#
+# <!-- en -->
+# ## 5. Frozen or fine-tuned: trainable parameters, quality, time, and the learning rate
+#
+# **Frozen** (`hf_bert:frozen`): none of MiniLM's 22-odd million parameters moves; a logistic regression is trained
+# on the sentence vector (masked mean pooling, L2-normalised), $384 \times C + C$ trainable parameters. **Full
+# fine-tuning** (`hf_bert:full`): every parameter trains, at a small learning rate, $5\times10^{-5}$. Why small? The
+# pretrained weights already sit somewhere good, and large steps push them away ("catastrophic forgetting"); the third
+# row measures that, fine-tuning the same way at 20 times the rate ($10^{-3}$). The paired verdicts: fine-tuned
+# against frozen, and the large rate against the recipe's, Holm over these two contrasts.
+
+# %%
+def bert_runs(splits, max_length: int, quick: bool) -> tuple[list[dict], list[dict]]:
+    """Frozen, fully fine-tuned at the recipe's rate, and at 20 times it: one seed each, test scored once."""
+    from backends.base import build
+    from common.scoring import fit_and_score
+    from comparisons.run.profiles import variant_overrides
+
+    train, valid, test = splits
+    variants = {"frozen": ("hf_bert:frozen", {}), "fine-tuned, 5e-5": ("hf_bert:full", {}),
+                f"fine-tuned, {LARGE_LEARNING_RATE:g}": ("hf_bert:full", {"learning_rate": LARGE_LEARNING_RATE})}
+    rows, predictions = [], []
+    for name, (variant, change) in variants.items():
+        kwargs = {**variant_overrides("tiny" if quick else "full", variant), "max_length": max_length,
+                  "device": "cpu", "progress": False, "seed": 0, "choose_on": "validation", **change}
+        model = build(variant, **kwargs)
+        scored = fit_and_score(model, train, valid, test)
+        count = model.param_count()
+        rows.append({"model": name, "params_total": count.total, "params_trainable": count.trainable,
+                     "accuracy": scored.test["accuracy"], "macro_f1": scored.test["macro_f1"],
+                     "train_seconds": scored.fit_seconds})
+        predictions.append({"variant": name, "seed": 0, "threshold": None, "proba": scored.test_proba})
+        print(f"{name}: {count.trainable:,} of {count.total:,} parameters trained, accuracy "
+              f"{scored.test['accuracy']:.3f} ({scored.fit_seconds:.0f} s)")
+    return rows, predictions
+
+
+def verdicts(predictions: list[dict], test, contrasts: list[tuple[str, str]], lang: str) -> pd.DataFrame:
+    """The declared contrasts on accuracy and macro-F1: paired bootstrap over test items (and seeds), Holm."""
+    from comparisons.stats.bootstrap import compare
+
+    pairs = compare(pd.DataFrame(predictions), test.labels, None, contrasts=contrasts).pairs
+    rows = pairs[pairs["metric"].isin(["accuracy", "macro_f1"]) & (pairs["contrast"] == "declared")]
+    return pd.DataFrame({
+        text("contrast (A − B)", "比较（A − B）", lang): [f"{a} − {b}" for a, b in zip(rows["variant_a"],
+                                                                                      rows["variant_b"])],
+        text("metric", "指标", lang): list(rows["metric"].astype(str)),
+        text("difference [95% interval]", "差值 [95% 区间]", lang):
+            [f"{d:+.3f} [{lo:+.3f}, {hi:+.3f}]" for d, lo, hi in zip(rows["difference"], rows["ci_low"],
+                                                                     rows["ci_high"])],
+        text("p (Holm)", "p（Holm 校正）", lang): [f"{p:.3g}" for p in rows["p_holm"]],
+        label("verdict", lang): [phrase(v, a, b, lang) for v, a, b in zip(rows["verdict"], rows["variant_a"],
+                                                                         rows["variant_b"])],
+    })
+
+
+def plot(keras_rows: list[dict], bert_rows: list[dict], lang: str):
+    """Left: accuracy of the two poolings per seed. Right: trainable parameters (log) against accuracy."""
+    import matplotlib.pyplot as plt
+
+    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.2))
+    frame = pd.DataFrame(keras_rows)
+    for i, name in enumerate(POOLINGS):
+        part = frame[frame["pooling"] == name]
+        left.scatter(np.full(len(part), i), part["accuracy"], s=24, label=name)
+        left.errorbar(i + 0.1, part["accuracy"].mean(), yerr=part["accuracy"].std() if len(part) > 1 else 0,
+                      fmt="o", color="black", capsize=5)
+    left.set_xticks(range(len(POOLINGS)), [text("masked", "带掩码", lang), text("padding averaged in", "填充被平均进去", lang)])
+    left.set_ylabel(text("test accuracy", "测试集准确率", lang))
+    left.set_title(text("Keras model, one point per seed", "Keras 模型，每个种子一个点", lang), fontsize=10)
+    left.grid(alpha=0.3)
+    for row in bert_rows:
+        right.scatter(row["params_trainable"], row["accuracy"], s=40)
+        right.annotate(row["model"], (row["params_trainable"], row["accuracy"]), fontsize=8,
+                       xytext=(5, 5), textcoords="offset points")
+    right.set_xscale("log")
+    right.set_xlabel(text("trainable parameters", "可训练参数量", lang))
+    right.set_ylabel(text("test accuracy", "测试集准确率", lang))
+    right.set_title(text("MiniLM: frozen or fine-tuned", "MiniLM：冻结还是微调", lang), fontsize=10)
+    right.grid(alpha=0.3)
+    fig.tight_layout()
+    return fig
+
+
+# %% [markdown]
+# ## 练习
+#
+# 1. 第 2 节：`key_dim = embed_dim` 时参数量是多少倍？为什么不是恰好 $H$ 倍？(提示：输出投影和偏置。)
+# 2. 第 3 节：不带掩码的模型，多补一倍填充后有多少篇的预测变了？带掩码的呢？配对结论能说哪种池化更好吗？
+# 3. 第 4 节：把 `SENTENCE` 换成一个生僻的英文词，它被切成了哪些 `##` 子词？中文呢？(对照第 16 课。)
+# 4. 第 5 节：大学习率的微调比冻结的逻辑回归还差吗？看配对结论和区间。
+#
+# 运行：`python -m comparisons.course.keras_and_bert --lang zh [--per-class 100] [--seeds 3]`。
+#
+# <!-- en -->
+# ## Exercises
+#
+# 1. Section 2: how many times the parameters with `key_dim = embed_dim`? Why not exactly $H$ times? (Hint: the
+#    output projection and the biases.)
+# 2. Section 3: how many predictions moved with twice the padding for the unmasked model? For the masked one? Can
+#    the paired verdict call one pooling better?
+# 3. Section 4: replace `SENTENCE` with a rare English word: which `##` subwords does it become? And Chinese? (See
+#    lesson 16.)
+# 4. Section 5: is fine-tuning at the large rate worse than the frozen logistic regression? Read the verdict and its
+#    interval.
+#
+# Run: `python -m comparisons.course.keras_and_bert [--per-class 100] [--seeds 3]`.
+
+# %%
+def run(args: argparse.Namespace) -> int:
+    """Keras departures, the tokenizer, frozen against fine-tuned; tables, JSON and the figure."""
+    per_class = args.per_class or (12 if args.quick else 100)
+    if per_class < 4:
+        raise UserInputError(f"--per-class {per_class} is too small: each split needs every topic; use at least 4")
+    setup_matplotlib(args.lang)
+    lang, out = args.lang, args.out
+    args.seeds = min(args.seeds, 2) if args.quick else args.seeds  # --quick: at most 2 seeds (the tests' budget)
+    settings = QUICK_KERAS if args.quick else KERAS
+    max_length = 32 if args.quick else 128
+    splits = load_splits(args.data, per_class)
+    print(text(f"{args.data}: {len(splits[0])} training, {len(splits[1])} validation, {len(splits[2])} test texts, "
+               f"{splits[0].n_classes} classes", f"{args.data}：训练 {len(splits[0])} 篇、验证 {len(splits[1])} 篇、"
+               f"测试 {len(splits[2])} 篇，{splits[0].n_classes} 类", lang))
+    written = write_table(key_dim_table(settings["d_model"], settings["num_heads"], settings["max_len"], lang), out,
+                          "key_dim", text("Keras MultiHeadAttention: per-head width against key_dim = embed_dim",
+                                          "Keras MultiHeadAttention：每头宽度与 key_dim = embed_dim", lang))
+    keras_rows, keras_predictions = train_keras_pair(splits, settings, args.seeds)
+    written += write_table(pd.DataFrame(keras_rows), out, "pooling_runs",
+                           text("Keras model per pooling and seed: test quality, and predictions moved by twice the "
+                                "padding", "每种池化、每个种子的 Keras 模型：测试集质量，以及多补一倍填充后预测改变的比例",
+                                lang))
+    written += write_table(verdicts(keras_predictions, splits[2], [(POOLINGS[1], POOLINGS[0])], lang), out,
+                           "pooling_verdicts", text("The source's pooling against the masked one, paired over test "
+                                                    "articles and seeds", "来源的池化与带掩码的池化：在测试文章与种子上配对",
+                                                    lang))
+    tokens, truncation = tokenizer_tables(splits[0].texts, max_length, lang)
+    written += write_table(tokens, out, "tokenizer", text(f"The MiniLM tokenizer on {SENTENCE!r}",
+                                                          f"MiniLM 分词器处理 {SENTENCE!r}", lang))
+    written += write_table(truncation, out, "truncation", text("How much of the training texts max_length keeps",
+                                                               "max_length 保留了训练文本的多少", lang))
+    bert_rows, bert_predictions = bert_runs(splits, max_length, args.quick)
+    written += write_table(pd.DataFrame(bert_rows), out, "frozen_or_full",
+                           text("MiniLM frozen and fine-tuned: parameters trained, test quality, time",
+                                "MiniLM 冻结与微调：训练的参数量、测试集质量、时间", lang))
+    names = [row["model"] for row in bert_rows]
+    written += write_table(verdicts(bert_predictions, splits[2], [(names[1], names[0]), (names[2], names[1])], lang),
+                           out, "frozen_or_full_verdicts",
+                           text("Fine-tuned against frozen, and the large learning rate against the recipe's, paired "
+                                "over test articles, Holm over the two", "微调对冻结、大学习率对配方学习率：在测试文章上配对，"
+                                "Holm 校正覆盖这两个比较", lang))
+    written.append(atomic_write_json(out / "keras_and_bert.json", {
+        "data": args.data, "per_class": per_class, "seeds": args.seeds, "quick": args.quick, "keras": settings,
+        "max_length": max_length, "keras_runs": keras_rows, "bert_runs": bert_rows}))
+    written.append(save_figure(plot(keras_rows, bert_rows, lang), out / "keras_and_bert.png"))
+    report_written(written)
+    return 0
+
+
+def main(argv=None) -> int:
+    parser = course_parser(MODULE, __doc__, seeds=3)  # --quick caps it at 2
+    parser.add_argument("--per-class", type=int, default=None, help="texts per class (default 100; 12 with --quick)")
+    parser.add_argument("--data", default="bbc-news", help="bbc-news (default, offline) or hf:ag_news if cached")
+    return run_course(parser, argv, run)
+
+
+# %%
+if __name__ == "__main__":
+    raise SystemExit(main())
