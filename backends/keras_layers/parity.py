@@ -58,11 +58,6 @@ def load_state(keras_model, state: Mapping[str, np.ndarray], config: EncoderConf
         weight.assign(value)
 
 
-def keras_weights_from_torch(torch_model) -> dict[str, np.ndarray]:
-    """Keras weight path -> value, for every parameter of a torch_scratch TransformerClassifier."""
-    return keras_weights_from_state(torch_state(torch_model), torch_model.config)
-
-
 def torch_state(torch_model) -> dict[str, np.ndarray]:
     """A torch model's persistent state as float32 numpy arrays (no torch import needed here)."""
     return {name: value.detach().cpu().numpy().astype("float32") for name, value in torch_model.state_dict().items()}

@@ -34,10 +34,6 @@ def _interval(row: pd.Series, metric: str, lang: str) -> str:
             + f" [{row[f'{metric}_ci_low']:.4f}, {row[f'{metric}_ci_high']:.4f}]")
 
 
-def _p(value) -> str:
-    return "—" if pd.isna(value) else ("< 0.001" if value < 0.001 else f"{value:.3f}")
-
-
 def _verdict_table(pairs: pd.DataFrame, metric: str, lang: str) -> str:
     rows = pairs[pairs["metric"] == metric]
     headers, body = pair_table(rows, lang)
