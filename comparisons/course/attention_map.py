@@ -1,8 +1,10 @@
 """Attention map: what the last layer looked at for one test message, with redacted tokens.
 
-The student trains a small torch_scratch classifier, asks it for `attention_maps` of one test
-spam message and draws the last layer's weights, averaged over heads, as a heatmap: row = the
-token that looks, column = the token looked at. Tick labels are the model's tokens with phone
+The student trains the small torch_scratch classifier twice, pooled by a masked mean and by a
+[CLS] token, asks each for `attention_maps` of one test spam message and draws the last layer's
+weights, averaged over heads, as heatmaps: row = the token that looks, column = the token looked at.
+Flatness (mean row entropy over log T) says how far each map is from uniform; the text reads it, it
+does not promise a pattern. Tick labels are the model's tokens with phone
 numbers, links and e-mail addresses shown as <NUM>, <URL>, <EMAIL> (the raw message is never
 printed or written). A map shows where weight went, not why the model decided: see
 `comparisons.course.attention_deletion`.
@@ -16,9 +18,12 @@ printed or written). A map shows where weight went, not why the model decided: s
 # 画成热图：行是发出关注的词 (查询)，列是被关注的词 (键)。坐标轴上的词经过脱敏：电话号码、链接、
 # 邮箱显示为 `<NUM>`、`<URL>`、`<EMAIL>`，原文从不输出。
 #
-# 只训练一两轮的模型几乎均匀地关注每个词，热图是"平的"，看不出什么。所以本课让模型最多训练 20 轮，
-# 在验证集上按平均精度 (AP) 选出**最好的轮次** (validation early stopping，连续 4 轮没有提高就停止)，
-# 画的是这一轮的权重。我们还用**平坦度** (每行权重的熵除以 $\log T$) 量化热图有多平：1 表示完全均匀，越小越集中。
+# 模型最多训练 20 轮，在验证集上按平均精度 (AP) 选出**最好的轮次** (连续 4 轮没有提高就停止)，画的是这一轮的权重。
+# **平坦度** (每行权重的熵除以 $\log T$) 量化热图有多平：1 表示完全均匀，越小越集中。本课把同一个小模型训练两次：
+# 一次用课程一直用的**带掩码的平均池化**，一次用 **[CLS] 池化** (只用 `<cls>` 这个位置的输出来分类)，两张图并排。
+# 平均池化本来就把每个词的向量都平均进去，模型不必靠注意力挑词；初始化很小 ($N(0, 0.02)$) 又有权重衰减，
+# 查询与键的得分一直很小，所以它的图往往接近均匀。[CLS] 池化的模型只看 `<cls>` 一个向量，训练会推动 `<cls>`
+# 这一行去挑选有用的词。图上会不会出现亮的一列，要看测得的平坦度，而不是预先断言。
 #
 # 注意：注意力图显示权重流向了哪里，**不**说明模型为什么这样判定 (见第 10 课)。
 #
@@ -30,10 +35,15 @@ printed or written). A map shows where weight went, not why the model decided: s
 # the tokens looked at (keys). Tick labels are redacted: phone numbers, links and e-mails appear as
 # `<NUM>`, `<URL>`, `<EMAIL>`; the raw message is never printed or written.
 #
-# A model trained for one or two epochs attends almost uniformly and its map is flat. So the lesson trains
-# up to 20 epochs and validation average precision (AP) chooses the **best epoch** (early stopping after 4
-# epochs without gain); the map is that epoch's. **Flatness** (mean row entropy over $\log T$) says how flat
-# the map is: 1 is uniform, lower is more focused.
+# The model trains up to 20 epochs and validation average precision (AP) chooses the **best epoch** (early
+# stopping after 4 epochs without gain); the map is that epoch's. **Flatness** (mean row entropy over $\log T$)
+# says how flat a map is: 1 is uniform, lower is more focused. The same small model is trained twice: with the
+# **masked mean pooling** the course has used so far, and with **[CLS] pooling** (only the `<cls>` position's
+# output is classified), the two maps side by side. Mean pooling averages every token's vector anyway, so the
+# model need not pick tokens with attention; its small initial weights ($N(0, 0.02)$) and weight decay keep
+# query-key scores small, so its map tends to be near-uniform. A [CLS]-pooled model reads one vector, so training
+# pushes the `<cls>` row to pick useful tokens. Whether a bright column appears is measured by flatness, not
+# promised.
 #
 # A map shows where weight went, **not** why the model decided (see lesson 10).
 
@@ -73,17 +83,21 @@ MODULE = "attention_map"
 EPOCHS, QUICK_EPOCHS, PATIENCE = 20, 1, 4
 
 
-def map_config(quick: bool, epochs: int | None) -> dict:
+POOLINGS = ("mean", "cls")
+
+
+def map_config(quick: bool, epochs: int | None, pooling: str = "mean") -> dict:
     """The course's small encoder, trained up to `epochs` with early stopping on validation AP."""
-    return scratch_config(quick, epochs=epochs or (QUICK_EPOCHS if quick else EPOCHS), patience=PATIENCE)
+    return scratch_config(quick, epochs=epochs or (QUICK_EPOCHS if quick else EPOCHS), patience=PATIENCE,
+                          pooling=pooling)
 
 
-def train_classifier(train, valid, seed: int, quick: bool, epochs: int | None = None):
+def train_classifier(train, valid, seed: int, quick: bool, epochs: int | None = None, pooling: str = "mean"):
     """Fit; the backend keeps the weights of the epoch with the best validation AP (common.selection)."""
     from backends.torch_scratch import TorchScratchBackend
 
-    return TorchScratchBackend(config=map_config(quick, epochs), seed=seed, device="cpu", choose_on="validation",
-                               progress=False).fit(train, valid)  # the lesson shows the epoch validation keeps
+    return TorchScratchBackend(config=map_config(quick, epochs, pooling), seed=seed, device="cpu",
+                               choose_on="validation", progress=False).fit(train, valid)  # validation's epoch
 
 
 def last_layer_mean(backend, message: str) -> tuple[list[str], np.ndarray]:
@@ -106,12 +120,12 @@ def flatness(weights: np.ndarray) -> float:
 # %% [markdown]
 # ## 2. 怎样读图，以及练习
 #
-# **怎样读图**：每一行之和为 1。一整列颜色都很亮，说明几乎所有词都在关注这个词 (比如 `<NUM>` 或 "free"
-# 这类垃圾短信常见词)；颜色处处相近说明注意力是平的。标题给出选中的轮次、垃圾短信概率和平坦度；
-# `training` 表列出每一轮的验证集 AP，星号是选中的一轮。
+# **怎样读图**：每一行之和为 1。一整列颜色都很亮，说明几乎所有词都在关注这个词；颜色处处相近说明注意力是平的。
+# 左图是平均池化的模型，右图是 [CLS] 池化的模型 (第一行是 `<cls>` 的查询，分类只用它)。标题给出选中的轮次、
+# 垃圾短信概率和平坦度；程序还打印 `<cls>` 这一行权重最大的三个词 (已脱敏)。`training` 表列出每一轮的验证集 AP。
 #
 # **练习**
-# 1. 用 `--epochs 1` 再跑一次，比较两次的平坦度和热图。训练更久的模型注意力更集中吗？
+# 1. 两张图的平坦度各是多少？[CLS] 池化让 `<cls>` 那一行更集中了吗？用 `--epochs 1` 再跑一次比较。
 # 2. 哪几个词得到的平均关注最多 (看 `attention_received` 表)？它们是你认为"像垃圾短信"的词吗？
 # 3. 换一条短信 (`--message N`)，模式还一样吗？一张图能说明模型的"理由"吗？
 #
@@ -120,70 +134,102 @@ def flatness(weights: np.ndarray) -> float:
 # <!-- en -->
 # ## 2. How to read the figure, and exercises
 #
-# **How to read it**: every row sums to 1. A bright column means almost every token attends to that one
-# (often `<NUM>` or a spam word such as "free"); similar colours everywhere mean flat attention. The title
-# gives the chosen epoch, the spam probability and the flatness; the `training` table lists validation
-# AP per epoch, with a star on the chosen one.
+# **How to read it**: every row sums to 1. A bright column means almost every token attends to that one;
+# similar colours everywhere mean flat attention. Left, the mean-pooled model; right, the [CLS]-pooled one (its
+# first row is the `<cls>` query, the only one classified). Titles give the chosen epoch, the spam probability and
+# the flatness; the printout names the three tokens the `<cls>` row weights most (redacted). The `training` table
+# lists validation AP per epoch.
 #
 # **Exercises**
-# 1. Run again with `--epochs 1` and compare flatness and map. Does the longer-trained model attend more sharply?
+# 1. What is each map's flatness? Did [CLS] pooling make the `<cls>` row sharper? Compare with `--epochs 1`.
 # 2. Which tokens receive the most attention on average (`attention_received` table)? Are they the ones you would call spammy?
 # 3. Pick another message (`--message N`): is the pattern the same? Can one map tell the model's "reason"?
 #
 # Run: `python -m comparisons.course.attention_map [--message N] [--epochs 20]`.
 
 # %% main
+def one_map(train, valid, message: str, quick: bool, epochs: int | None, pooling: str) -> dict:
+    """Train one pooling; its last-layer map of `message` (heads averaged), redacted tokens and flatness."""
+    backend = train_classifier(train, valid, seed=0, quick=quick, epochs=epochs, pooling=pooling)
+    tokens, weights = last_layer_mean(backend, message)
+    labels = display_tokens(message, tokens)
+    info = backend.fit_info_
+    result = {"pooling": pooling, "backend": backend, "weights": weights, "labels": labels,
+              "flatness": flatness(weights), "probability": float(backend.predict_proba([message])[0, 1]),
+              "best_epoch": info["best_epoch"], "epochs_run": info["epochs_run"], "history": info["history"],
+              "best_valid_average_precision": info["best_valid_average_precision"]}
+    if pooling == "cls":  # the one query that is classified: its row, and the tokens it weights most
+        row = weights[0]
+        result["cls_row_flatness"] = flatness(row[None, :])
+        result["cls_row_top"] = [labels[i] for i in np.argsort(-row)[:3]]
+    return result
+
+
 def _run(args: argparse.Namespace) -> int:
     if args.epochs is not None and args.epochs < 1:
         raise UserInputError(f"--epochs {args.epochs} must be at least 1")
     setup_matplotlib(args.lang)
+    lang = args.lang
     train, valid, test = load_course_splits(args.quick)
     row = choose_message(test, args.message)
     message = test.texts[row]
-    backend = train_classifier(train, valid, seed=0, quick=args.quick, epochs=args.epochs)
-    info = backend.fit_info_
-    best_epoch, epochs_run = info["best_epoch"], info["epochs_run"]
-    print(text(f"best validation epoch {best_epoch} of {epochs_run} run (AP {info['best_valid_average_precision']:.4f})",
-               f"验证集上最好的轮次 {best_epoch} (共训练 {epochs_run} 轮，AP {info['best_valid_average_precision']:.4f})",
-               args.lang))
-    tokens, weights = last_layer_mean(backend, message)
-    labels = display_tokens(message, tokens)
-    probability = float(backend.predict_proba([message])[0, 1])
     label_name = test.class_names[test.labels[row]]
-    print(text(f"test message #{row} ({label_name}), shown redacted: {' '.join(labels)}",
-               f"测试短信 #{row} ({label_name})，已脱敏显示：{' '.join(labels)}", args.lang))
-    print(text(f"spam probability {probability:.3f}; rows of the map sum to 1",
-               f"垃圾短信概率 {probability:.3f}；热图每行之和为 1", args.lang))
-    received = weights.mean(axis=0)  # (T,) mean weight each token receives
+    maps = {pooling: one_map(train, valid, message, args.quick, args.epochs, pooling) for pooling in POOLINGS}
+    mean, cls = maps["mean"], maps["cls"]
+    for result in maps.values():
+        print(text(f"{result['pooling']} pooling: best validation epoch {result['best_epoch']} of "
+                   f"{result['epochs_run']} (AP {result['best_valid_average_precision']:.4f}), spam probability "
+                   f"{result['probability']:.3f}, flatness {result['flatness']:.3f}",
+                   f"{result['pooling']} 池化：验证集上最好的轮次 {result['best_epoch']} (共 {result['epochs_run']} 轮，"
+                   f"AP {result['best_valid_average_precision']:.4f})，垃圾短信概率 {result['probability']:.3f}，"
+                   f"平坦度 {result['flatness']:.3f}", lang))
+    print(text(f"test message #{row} ({label_name}), shown redacted: {' '.join(mean['labels'])}",
+               f"测试短信 #{row} ({label_name})，已脱敏显示：{' '.join(mean['labels'])}", lang))
+    reading = text(f"flatness (1 = uniform): mean pooling {mean['flatness']:.3f}, [CLS] pooling {cls['flatness']:.3f}, "
+                   f"its <cls> row {cls['cls_row_flatness']:.3f}; the <cls> row weights most: "
+                   f"{', '.join(cls['cls_row_top'])}",
+                   f"平坦度 (1 = 完全均匀)：平均池化 {mean['flatness']:.3f}，[CLS] 池化 {cls['flatness']:.3f}，"
+                   f"其中 <cls> 这一行 {cls['cls_row_flatness']:.3f}；<cls> 这一行权重最大的词：{'、'.join(cls['cls_row_top'])}",
+                   lang)
+    print(reading)
     table = pd.DataFrame({
-        text("position", "位置", args.lang): range(len(labels)),
-        text("token (redacted)", "词 (已脱敏)", args.lang): labels,
-        text("mean attention received", "平均被关注权重", args.lang): received,
+        text("position", "位置", lang): range(len(mean["labels"])),
+        text("token (redacted)", "词 (已脱敏)", lang): mean["labels"],
+        text("mean attention received", "平均被关注权重", lang): mean["weights"].mean(axis=0),
     })
-    flat = flatness(weights)
-    print(text(f"flatness (mean row entropy / log T, 1 = uniform): {flat:.3f}",
-               f"平坦度 (每行熵的均值 / log T，1 = 完全均匀)：{flat:.3f}", args.lang))
-    title = text(f"last layer, mean over {backend.config_.num_heads} heads, epoch {best_epoch} (best on validation)\n"
-                 f"test #{row}, p(spam) = {probability:.2f}, flatness {flat:.2f}",
-                 f"最后一层，{backend.config_.num_heads} 个头的平均，第 {best_epoch} 轮 (验证集上最好)\n"
-                 f"测试短信 #{row}，p(垃圾) = {probability:.2f}，平坦度 {flat:.2f}", args.lang)
-    curve = pd.DataFrame({
-        text("epoch", "轮次", args.lang): [h["epoch"] for h in info["history"]],
-        text("validation AP", "验证集平均精度 (AP)", args.lang): [h["valid_average_precision"] for h in info["history"]],
-        text("chosen", "选中", args.lang): ["*" if h["epoch"] == best_epoch else "" for h in info["history"]],
-    })
+    curve = pd.DataFrame([{text("pooling", "池化", lang): result["pooling"],
+                           text("epoch", "轮次", lang): h["epoch"],
+                           text("validation AP", "验证集平均精度 (AP)", lang): h["valid_average_precision"],
+                           text("chosen", "选中", lang): "*" if h["epoch"] == result["best_epoch"] else ""}
+                          for result in maps.values() for h in result["history"]])
+    import matplotlib.pyplot as plt
+
+    size = 3.0 + 0.28 * len(cls["labels"])
+    figure, axes = plt.subplots(1, 2, figsize=(2 * size + 2.0, size))
+    for axis, result in zip(axes, maps.values()):
+        heads = result["backend"].config_.num_heads
+        title = text(f"{result['pooling']} pooling: last layer, mean over {heads} heads, epoch {result['best_epoch']}\n"
+                     f"test #{row}, p(spam) = {result['probability']:.2f}, flatness {result['flatness']:.2f}",
+                     f"{result['pooling']} 池化：最后一层，{heads} 个头的平均，第 {result['best_epoch']} 轮\n"
+                     f"测试短信 #{row}，p(垃圾) = {result['probability']:.2f}，平坦度 {result['flatness']:.2f}", lang)
+        attention_figure(result["weights"], result["labels"], title, lang, ax=axis)
+    figure.tight_layout()
     paths = [
         *write_table(table, args.out, "attention_received",
-                     text("Mean attention each token receives (last layer)", "每个词平均被关注的权重 (最后一层)",
-                          args.lang)),
+                     text("Mean attention each token receives (last layer, mean pooling)",
+                          "每个词平均被关注的权重 (最后一层，平均池化)", lang)),
         *write_table(curve, args.out, "training",
-                     text("Validation AP per epoch; the map is drawn from the chosen (*) epoch",
-                          "每轮的验证集 AP；热图来自选中 (*) 的轮次", args.lang)),
-        save_figure(attention_figure(weights, labels, title, args.lang), args.out / "attention_map.png"),
+                     text("Validation AP per epoch and pooling; each map is drawn from its chosen (*) epoch",
+                          "每种池化每轮的验证集 AP；热图来自选中 (*) 的轮次", lang)),
+        save_figure(figure, args.out / "attention_map.png"),
         atomic_write_json(args.out / "summary.json", {
-            "test_row": row, "label": label_name, "spam_probability": probability, "tokens_redacted": labels,
-            "weights": weights, "flatness": flat, "best_epoch": best_epoch, "epochs_run": epochs_run,
-            "history": info["history"], "config": map_config(args.quick, args.epochs),
+            "test_row": row, "label": label_name, "spam_probability": mean["probability"],
+            "tokens_redacted": mean["labels"], "weights": mean["weights"], "flatness": mean["flatness"],
+            "best_epoch": mean["best_epoch"], "epochs_run": mean["epochs_run"], "history": mean["history"],
+            "config": map_config(args.quick, args.epochs),
+            "cls": {key: cls[key] for key in ("labels", "weights", "flatness", "cls_row_flatness", "cls_row_top",
+                                              "probability", "best_epoch", "epochs_run")},
+            "reading": reading,
         }),
     ]
     report_written(paths)
