@@ -18,7 +18,7 @@ def test_masked_model_is_invariant_and_broken_one_moves(fitted, tiny_splits):
     rows = {(r["pad_length"], r["mode"]): r for r in module.padding_shifts(fitted, texts, (16, 64))}
     assert rows[(64, "masked")]["max_abs_shift"] < 1e-6
     for broken in ("ignore_padding", "keys unmasked", "pooling over padding"):
-        assert rows[(64, broken)]["max_abs_shift"] > 1e-3, broken
+        assert rows[(64, broken)]["max_abs_shift"] > 1e-4, broken  # the masked model: below 1e-6
     assert 0.0 <= rows[(64, "masked")]["called_spam"] == rows[(64, "masked")]["called_spam_unpadded"] <= 1.0
     # with no padding at all the two modes are the same computation
     np.testing.assert_allclose(rows[(64, "masked")]["reference"], rows[(64, "ignore_padding")]["reference"],

@@ -246,7 +246,7 @@ def paired_series_interval(models: dict[str, dict], test, quick: bool) -> dict:
     gru, transformer = errors["GRU + additive attention"], errors["Transformer"]
     per_series = (gru - transformer).reshape(n_series, -1).mean(axis=1)  # windows of a series are consecutive rows
     result = bootstrap((per_series,), np.mean, confidence_level=0.95, n_resamples=10000, method="percentile",
-                       random_state=0)
+                       rng=np.random.default_rng(0))
     return {"difference": float(per_series.mean()), "ci_low": float(result.confidence_interval.low),
             "ci_high": float(result.confidence_interval.high), "series": n_series}
 
@@ -294,8 +294,8 @@ def alignment_maps(models: dict[str, dict], test, window: int, normalise: bool) 
 # ## 5. RNN、CNN 与自注意力：每层的代价、顺序步数与最长路径
 #
 # 经典的比较表 (Vaswani 等 2017，表 1)：长度为 $n$、宽度为 $d$ 时，循环层每层 $O(n d^2)$、要顺序算 $n$ 步、
-# 第一个输入到最后一个输出的路径长 $n$；卷积层 (核宽 $k$) $O(k n d^2)$、可以并行、但要叠 $\lceil (n-1)/(k-1) \rceil$ 层
-# 才能让一个输出看见最远的输入；自注意力 $O(n^2 d)$、可以并行、路径长 1。本课不只照抄这张表：
+# 第一个输入到最后一个输出的路径长 $n$；卷积层 (核宽 $k$) $O(k n d^2)$、可以并行，但每叠一层，一个输出只向每边多看
+# $(k-1)/2$ 个位置：位于边上的输出要叠 $\lceil (n-1)/((k-1)/2) \rceil$ 层 ($k = 3$ 时是 $n-1$ 层) 才能看见另一端；自注意力 $O(n^2 d)$、可以并行、路径长 1。本课不只照抄这张表：
 # 在同样的 $d$ 上对三种层计时 ($n$ 变大 4 倍、16 倍时时间变几倍)，并用梯度数出卷积需要叠几层、
 # 自注意力需要几层，第一个输出才依赖最后一个输入。
 #
@@ -304,8 +304,9 @@ def alignment_maps(models: dict[str, dict], test, window: int, normalise: bool) 
 #
 # The classic table (Vaswani et al. 2017, table 1): for length $n$ and width $d$, a recurrent layer costs
 # $O(n d^2)$, runs $n$ sequential steps, and the path from the first input to the last output is $n$ long; a
-# convolution of width $k$ costs $O(k n d^2)$, runs in parallel, but needs $\lceil (n-1)/(k-1) \rceil$ stacked layers
-# before one output sees the farthest input; self-attention costs $O(n^2 d)$, runs in parallel, path length 1. The
+# convolution of width $k$ costs $O(k n d^2)$ and runs in parallel, but each layer lets an output see only $(k-1)/2$
+# more positions on each side: an output at the edge needs $\lceil (n-1)/((k-1)/2) \rceil$ stacked layers ($n-1$ for
+# $k = 3$) before it sees the other end; self-attention costs $O(n^2 d)$, runs in parallel, path length 1. The
 # lesson does not only quote it: it times the three layers at one $d$ (how much time grows when $n$ grows 4 and 16
 # times), and counts with gradients how many layers a convolution and self-attention need before the first output
 # depends on the last input.
