@@ -80,7 +80,7 @@ def run_partitions(p: Prepared, executor) -> int:
         if code_exit not in (0, 1):  # interrupted: the finished runs are kept, the next call resumes
             return code_exit
         failed += code_exit
-    if write_recipe_reports(out, p.margins, p.variants, p.plan.lang) is not None:
+    if write_recipe_reports(out, p.margins, p.variants) is not None:
         note_design_identities(out)  # design.json says whether its runs mix numerics identities (printed when they do)
         for language in dict.fromkeys(["en", p.plan.lang]):
             write_recipe_page(out, language, p.cpu_hour_price)

@@ -172,7 +172,7 @@ def command_report(args) -> int:
         if contrasts and design.get("contrasts") and design.get("contrasts_declared") == "before the runs":
             raise UserInputError(f"{args.out}'s plan declared its contrasts before the runs; report without --contrasts "
                                  "(contrasts chosen after seeing the results would not be a declared family)")
-        if write_recipe_reports(args.out, lang=args.lang, contrasts=contrasts, variance=args.variance) is None:
+        if write_recipe_reports(args.out, contrasts=contrasts, variance=args.variance) is None:
             raise UserInputError(f"{args.out} holds no finished runs; run `python -m comparisons run --cv K --out {args.out}` first")
         note_design_identities(args.out)
         for language in dict.fromkeys(["en", args.lang]):

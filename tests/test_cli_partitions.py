@@ -45,6 +45,7 @@ def test_cv_runs_every_partition_resumes_and_reports_recipe_verdicts(tmp_path, c
     assert set(verdicts["verdict"]) == {"equivalent"} and (verdicts["difference"] == 0).all()
     assert set(verdicts["verdict"]) <= set(VERDICTS)
     assert "corrected repeated k-fold t-test" in (out / "verdicts.md").read_text()
+    assert "关于训练配方的结论" in (out / "zh" / "verdicts.md").read_text(encoding="utf-8")  # both languages, always
     scores = pd.read_csv(out / "scores.csv")  # the long table: one row per run and metric
     assert len(scores[["partition", "variant", "seed"]].drop_duplicates()) == 6
     assert set(scores["design"]) == {"partitions"} and "average_precision" in set(scores["metric"])

@@ -12,7 +12,7 @@ import pandas as pd
 
 from common.errors import UserInputError
 from comparisons.outputs import atomic_write_json, atomic_write_text
-from comparisons.report.i18n import text
+from comparisons.report.i18n import LANGUAGES, text
 from comparisons.report.pair_tables import verdict_sections
 from comparisons.report.partition_curves import labels_saved_markdown
 from comparisons.report.scores import COSTS, scores_table, wide_runs
@@ -58,9 +58,10 @@ def verdicts_markdown(variants: pd.DataFrame, pairs: pd.DataFrame, design: dict,
     return "\n".join(lines + verdict_sections(pairs, METRICS + CALIBRATION_METRICS, lang))
 
 def write_recipe_reports(out: Path, margins: dict | None = None, order: list[str] | None = None,
-                         lang: str = "en", contrasts: list[tuple[str, str]] | None = None,
+                         contrasts: list[tuple[str, str]] | None = None,
                          variance: str | None = None) -> pd.DataFrame | None:
-    """scores.csv, recipe_variants.csv, verdicts.csv and verdicts.md in the top folder; None without runs.
+    """scores.csv, recipe_variants.csv, verdicts.csv and verdicts.md in the top folder (and zh/verdicts.md, in
+    Chinese); None without runs.
 
     contrasts: declared when the folder is reported (`report --contrasts`) rather than planned; recorded in
     design.json as declared at report time, after the runs, which the pages say."""
@@ -93,10 +94,14 @@ def write_recipe_reports(out: Path, margins: dict | None = None, order: list[str
     atomic_write_text(out / "verdicts.csv", pairs.to_csv(index=False, float_format="%.6g"))
     saved = labels_saved(long, overlaps=size_overlaps(sets), variance=variance) \
         if long["train_size"].nunique() > 1 else None
-    atomic_write_text(out / "verdicts.md", verdicts_markdown(variants, pairs, design, lang)
-                      + "".join("\n\n" + line if i == 0 else "\n" + line
-                                for i, line in enumerate(sequential_lines(design, lang)))
-                      + ("\n" + "\n".join(labels_saved_markdown(saved)) if saved is not None and not saved.empty else ""))
+    for language in LANGUAGES:  # English in the folder, Chinese under zh/, as the pages are (whatever --lang)
+        target = out if language == "en" else out / language
+        target.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(target / "verdicts.md", verdicts_markdown(variants, pairs, design, language)
+                          + "".join("\n\n" + line if i == 0 else "\n" + line
+                                    for i, line in enumerate(sequential_lines(design, language)))
+                          + ("\n" + "\n".join(labels_saved_markdown(saved))
+                             if saved is not None and not saved.empty else ""))
     return pairs
 
 
