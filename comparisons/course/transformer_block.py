@@ -307,8 +307,9 @@ def mask_shape_table(seed: int, lang: str) -> tuple[pd.DataFrame, dict]:
 # 在课程的小编码器上，每个变体训练几个种子 (`--seeds`)，除被去掉的部件外配置完全相同；测试集只评一次。
 # 每个消融与配方的 pre-LN 块配对比较 (同一批测试短信、同样的种子)，Holm 校正覆盖这 4 个比较；
 # 区间不含 0 才说"更好"，否则是"无定论"——"无定论"不等于"没有影响"。
-# 另一张表测量初始化时传到**第一个**块的梯度大小 (层数为 2 和 8，5 个初始化种子的均值)：
-# 没有残差，梯度必须穿过每一层的子层，层数一多就变小；残差给梯度一条直达的路。
+# 另一张表测量初始化时传到**第一个**块的梯度大小 (层数为 2 和 8，5 个初始化种子的均值)：残差给梯度一条绕过子层的
+# 直达路径；没有它，梯度必须穿过每一个子层 (而 pre-LN 的 LayerNorm 又会重新缩放它)。层数变多时它变小了多少，
+# 看测得的数字，不预先断言。
 #
 # **与原文的不同**：原文 (手写 Transformer 与正弦预测) 的 `SublayerConnection.forward` 只做 `x + dropout(sublayer(x))`，
 # 它定义的 LayerNorm 从未被调用，所以它的"post-LN"其实是下表中的"no LayerNorm"。本项目的块在 pre 和 post
@@ -321,8 +322,9 @@ def mask_shape_table(seed: int, lang: str) -> tuple[pd.DataFrame, dict]:
 # part removed; test is scored once. Each ablation is paired with the recipe's pre-LN block (same test messages
 # and seeds), Holm over these 4 contrasts; only an interval without 0 says "better", otherwise "inconclusive",
 # which is not "no effect". A second table measures the gradient that reaches the **first** block at
-# initialisation (2 and 8 layers, mean over 5 initial seeds): without the residual the gradient must pass through
-# every sublayer and shrinks with depth; the residual gives it a direct path.
+# initialisation (2 and 8 layers, mean over 5 initial seeds): the residual gives the gradient a direct path around
+# the sublayers; without it the gradient must pass through every one (and pre-LN's LayerNorms rescale it on the
+# way). How much it shrinks with depth is read from the measured figures, not asserted.
 #
 # **How this differs from the source**: the source (the hand-written Transformer with the sine forecast) has a
 # `SublayerConnection.forward` that computes only `x + dropout(sublayer(x))`; the LayerNorm it defines is never
@@ -474,7 +476,7 @@ def reading(records: list[dict], lang: str) -> str:
 # %% [markdown]
 # ## 练习
 #
-# 1. 用 `--layers 6` 重跑消融：哪些结论变了？与梯度表对照，"没有残差"在更深的网络里怎样？
+# 1. 用 `--layers 6` 重跑消融：哪些结论变了？对照梯度表：层数从 2 到 8，哪一行的梯度变化最大？
 # 2. 在第 2 节中，LayerNorm 之后落在 $[-1, 1]$ 之外的比例是多少？与标准正态分布的 31.7% 比较。
 # 3. 在第 5 节的表里，哪条短信在错误的掩码下把最多的注意力放在填充上？第 0 条没有填充，它在错误的掩码下
 #    放在填充上的权重是 0：它的注意力因此就对了吗？(提示：第 3 个查询用的是第 3 条短信的掩码。)
@@ -484,8 +486,8 @@ def reading(records: list[dict], lang: str) -> str:
 # <!-- en -->
 # ## Exercises
 #
-# 1. Rerun the ablation with `--layers 6`: which verdicts change? Next to the gradient table, what happens to
-#    "no residual" in a deeper stack?
+# 1. Rerun the ablation with `--layers 6`: which verdicts change? In the gradient table, which row changes most
+#    from 2 to 8 layers?
 # 2. In section 2, what share of LayerNorm's outputs falls outside $[-1, 1]$? Compare with a standard normal's 31.7%.
 # 3. In section 5's table, which message puts the most weight on padding under the wrong mask? Message #0 has no
 #    padding, so its weight on padding is 0 under the wrong mask too: is its attention right, then? (Hint: its
