@@ -37,7 +37,7 @@ def parameter_shapes(config: EncoderConfig) -> dict[str, tuple[tuple[int, ...], 
         shapes["embedding.cls_token"] = ((1, 1, d), "zeros")
     for i in range(config.num_layers):
         block = f"blocks.{i}"
-        for norm in ("norm1", "norm2") if config.norm != "none" else ():
+        for norm in ("norm1", "norm2")[:2 if config.feed_forward else 1] if config.norm != "none" else ():
             shapes[f"{block}.{norm}.weight"] = ((d,), "ones")
             shapes[f"{block}.{norm}.bias"] = ((d,), "zeros")
         for projection in ("q_proj", "k_proj", "v_proj", "out_proj"):

@@ -54,7 +54,7 @@ def test_each_switch_removes_exactly_its_part():
         h = x + _attend(block, x, real)
         torch.testing.assert_close(block(x, real)[0], h + block.ff(h))
     block, x, real = _block_and_input(feed_forward=False)
-    assert block.ff is None
+    assert block.ff is None and block.norm2 is None
     with torch.no_grad():
         torch.testing.assert_close(block(x, real)[0], x + _attend(block, block.norm1(x), real))
 
@@ -68,7 +68,7 @@ def test_parameter_counts_and_the_shared_initial_state_follow_the_switches():
 
     d, ff, layers = SMALL["d_model"], SMALL["ff_dim"], SMALL["num_layers"]
     full = count()
-    assert full - count(feed_forward=False) == layers * (d * ff + ff + ff * d + d)
+    assert full - count(feed_forward=False) == layers * (d * ff + ff + ff * d + d + 2 * d)  # and its LayerNorm
     assert full - count(norm="none") == (2 * layers + 1) * 2 * d  # two per block and the final norm, gain + shift
     assert count(residual=False) == full == count(norm="post")
     assert EncoderConfig(**SMALL, residual=False, norm="none").ablations == ["no residual", "no LayerNorm"]

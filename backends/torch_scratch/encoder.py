@@ -129,7 +129,8 @@ class TransformerBlock(nn.Module):
         with_norm = config.norm != "none"
         self.norm1 = nn.LayerNorm(config.d_model, eps=config.layer_norm_eps) if with_norm else None
         self.attn = MultiHeadAttention(config.d_model, config.num_heads, config.dropout, attention)
-        self.norm2 = nn.LayerNorm(config.d_model, eps=config.layer_norm_eps) if with_norm else None
+        self.norm2 = (nn.LayerNorm(config.d_model, eps=config.layer_norm_eps)  # the feed-forward sublayer's
+                      if with_norm and config.feed_forward else None)
         self.ff = (FeedForward(config.d_model, config.ff_dim, config.dropout, config.activation)
                    if config.feed_forward else None)
         self.dropout = nn.Dropout(config.dropout)  # residual dropout, after each sublayer
