@@ -12,6 +12,18 @@ from common.onnx_graph import MODEL_FILE, OPSET, write_description
 from common.vocabulary import trim_padding
 
 
+class _IdsToLogits(torch.nn.Module):
+    """The classifier with its course-only keyword options fixed at their defaults: the tracer turns every default
+    argument of the traced forward into a tensor, and a tensor compared with a Python option cannot be traced."""
+
+    def __init__(self, model: torch.nn.Module):
+        super().__init__()
+        self.model = model
+
+    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        return self.model(ids)
+
+
 def export_onnx(backend, folder: Path, inference_batch: int) -> dict:
     """Write model.onnx, vocabulary.json and serving.json for a fitted TorchScratchBackend."""
     folder = Path(folder)
@@ -20,7 +32,7 @@ def export_onnx(backend, folder: Path, inference_batch: int) -> dict:
     example = trim_padding(backend.vocabulary_.encode(["an example text", "another one"], backend.config_.max_len))
     with warnings.catch_warnings():  # the exporter's deprecation and tracer warnings: the parity test is the check
         warnings.simplefilter("ignore")
-        torch.onnx.export(model.cpu(), (torch.as_tensor(example),), str(folder / MODEL_FILE), input_names=["ids"],
+        torch.onnx.export(_IdsToLogits(model.cpu()), (torch.as_tensor(example),), str(folder / MODEL_FILE), input_names=["ids"],
                           output_names=["logits"], dynamic_axes={"ids": {0: "batch", 1: "length"},
                                                                  "logits": {0: "batch"}},
                           opset_version=OPSET, dynamo=False)
