@@ -181,7 +181,20 @@ def bridge(seeds: int) -> tuple[pd.DataFrame, dict]:
     facts = {"vocabulary": {"published": PUBLISHED["vocabulary"], "rerun": len(stoi)},
              "unknown_rate": {"published": PUBLISHED["unknown_rate"], "rerun": unknown_rate},
              "split": {"train": len(train), "valid": len(valid), "test": len(test)}}
-    return pd.DataFrame(rows), facts
+    frame = pd.DataFrame(rows)
+    frame["seed"] = frame["seed"].astype("Int64")  # blank where a row is not a seeded run
+    return frame, facts
+
+
+def vocabulary_table(facts: dict, lang: str) -> pd.DataFrame:
+    """The source's vocabulary cell, published and rebuilt here from the same training texts."""
+    from comparisons.report.i18n import text
+
+    names = {"vocabulary": text("vocabulary (count >= 2, with <pad> <unk>)", "词表 (出现 >= 2 次，含 <pad> <unk>)", lang),
+             "unknown_rate": text("training tokens mapped to <unk>", "训练文本中映射为 <unk> 的词元比例", lang)}
+    return pd.DataFrame([{text("quantity", "量", lang): names[key], text("published", "来源公布", lang): value["published"],
+                          text("rebuilt here", "此处重建", lang): value["rerun"]} for key, value in facts.items()
+                         if key in names])
 
 
 def shown(frame: pd.DataFrame, lang: str) -> pd.DataFrame:
@@ -218,6 +231,8 @@ def main(argv=None) -> int:
         written += write_table(shown(frame, lang), args.out, f"source_bridge{suffix}",
                                "The SMS case's published figures beside its recipes rerun and the project's, on its split"
                                if lang == "en" else "SMS 案例公布的数字、按其配方重跑、本项目的配方：同一个划分")
+        written += write_table(vocabulary_table(facts, lang), args.out, f"source_bridge_vocabulary{suffix}",
+                               "The source's vocabulary, published and rebuilt" if lang == "en" else "来源的词表：公布与重建")
     written += write_table(frame, args.out, "source_bridge_runs", "Every run of the bridge", float_format="{:.6f}")
     written.append(atomic_write_json(args.out / "source_bridge.json", {"facts": facts, "seeds": args.seeds}))
     print(f"vocabulary {facts['vocabulary']}, unknown rate {facts['unknown_rate']}")
