@@ -86,7 +86,11 @@ def check_fields(plan: "Plan") -> None:
         raise UserInputError("--budget-minutes must be a positive number of minutes, e.g. --budget-minutes 60")
     if plan.label_budget not in LABEL_BUDGETS:
         raise UserInputError(f"--label-budget must be one of {', '.join(LABEL_BUDGETS)}")
-    parse_train_sizes(",".join(plan.train_sizes))
+    subset_sizes = [size for size in parse_train_sizes(",".join(plan.train_sizes)) if size is not None]
+    if subset_sizes and plan.cv is not None and (plan.repeats > 1 or plan.until_decided):
+        raise UserInputError("--repeats and --until-decided repeat the folds, so the test folds of two repeats share "
+                             "texts, which the variance at sizes below all does not count (issue 65); run one repeat "
+                             "of more folds instead, e.g. --cv 10 --train-sizes 50,100,all")
     plan_precisions(plan.precision, variants, plan.device)
     cpu_hour_price(plan.cpu_hour_price)
 

@@ -15,7 +15,7 @@ TINY = dict(backends=("tfidf_logreg",), profile="tiny", limit_per_class=30, thre
 
 
 def test_a_plan_round_trips_through_its_file_form_and_its_command_line():
-    plan = Plan(backends="tfidf_logreg,torch_scratch", cv=3, repeats=2, train_sizes="50,all",
+    plan = Plan(backends="tfidf_logreg,torch_scratch", cv=10, train_sizes="50,all",
                 contrasts="torch_scratch-tfidf_logreg", seeds=2, out="runs/x")
     assert plan.backends == ("tfidf_logreg", "torch_scratch") and plan.train_sizes == ("50", "all")
     assert Plan.from_dict(json.loads(json.dumps(plan.to_dict()))) == plan
@@ -30,7 +30,9 @@ def test_a_plan_round_trips_through_its_file_form_and_its_command_line():
 @pytest.mark.parametrize("fields, message", [({"seeds": 0}, "--seeds and --threads must be at least 1"),
                                              ({"backends": "nope"}, "unknown backend 'nope'"),
                                              ({"train_sizes": "100,50"}, "50 after 100; give increasing sizes"),
-                                             ({"cv": 1}, "--cv needs at least 2 folds")])
+                                             ({"cv": 1}, "--cv needs at least 2 folds"),
+                                             ({"cv": 3, "repeats": 2, "train_sizes": "50,all"},
+                                              "the test folds of two repeats share texts")])
 def test_a_bad_field_raises_value_error_with_the_command_line_s_one_line_message(tmp_path, capsys, fields, message):
     with pytest.raises(ValueError) as raised:
         Plan(**fields)

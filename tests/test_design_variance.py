@@ -136,6 +136,32 @@ def test_draws_for_power_matches_a_simulated_nested_design():
     assert draws_for_power(delta, 0.01, within, 5, 0.0, 8) is None, "the partitions' own variance is the floor"
 
 
+def test_folds_for_power_matches_a_simulated_design_of_k_disjoint_folds():
+    """The folds K the planner proposes (optimistic bound: the partitions' spread as measured) give >= 80% power in a
+    simulation of K partitions with 3 draws each, and K - 1 gives less; the pessimistic bound, whose partitions'
+    spread grows with K, asks for at least as many, and a gap the floor cannot reach gets None."""
+    from comparisons.stats.power import folds_for_power
+
+    between, within, delta, hypotheses = 0.0004, 0.004, 0.03, 8
+    level = 0.05 / hypotheses
+    optimistic = folds_for_power(delta, between, within, 5, 3, 0.0, hypotheses, test_scales=False)
+    pessimistic = folds_for_power(delta, between, within, 5, 3, 0.0, hypotheses, test_scales=True)
+    assert optimistic is not None and 5 < optimistic <= (pessimistic or 41)
+    rng = np.random.default_rng(4)
+
+    def simulated(folds: int) -> float:
+        critical = student_t.ppf(1 - level / 2, folds - 1)
+        found = 0
+        for _ in range(3000):
+            means = (delta + rng.normal(0, np.sqrt(between), folds)
+                     + rng.normal(0, np.sqrt(within), (folds, 3)).mean(axis=1))
+            found += abs(means.mean()) / (means.std(ddof=1) / np.sqrt(folds)) > critical
+        return found / 3000
+
+    assert simulated(optimistic) >= 0.78 and simulated(optimistic - 1) < 0.80
+    assert folds_for_power(0.001, between, within, 5, 3, 0.0, hypotheses, test_scales=True) is None
+
+
 def test_a_draw_is_a_recorded_training_set_and_pairs_across_variants():
     """Seeds on one set are one draw, sets differ: draws differ; two variants' runs on one set get one label (the
     pair test matches them); the lookup is by (partition, seed) of one size, as sets_at gives them."""

@@ -135,3 +135,29 @@ def draws_for_power(delta: float, between: float, within: float, partitions: int
     if not enough(LARGEST_DRAWS):
         return None
     return next(r for r in range(1, LARGEST_DRAWS + 1) if enough(r))
+
+
+LARGEST_FOLDS = 40  # how far `folds_for_power` looks
+
+
+def folds_for_power(delta: float, between: float, within: float, pilot_folds: int, draws: int, overlap_term: float,
+                    hypotheses: int, test_scales: bool, alpha: float = ALPHA, target: float = POWER) -> int | None:
+    """The fewest disjoint folds K (one repeat, `draws` draws a fold) with which a true difference `delta` is shown
+    different at Holm's strictest level with probability `target` (issue 65: a design powered before it runs).
+
+    The pilot's components were measured with `pilot_folds` folds. K folds give K - 1 degrees of freedom and the
+    standard error sqrt(between_K / K + within / (K draws) + overlap_term). How `between` moves with K is bounded
+    two ways: test_scales=False keeps it as measured (optimistic: the partitions' spread is training randomness);
+    test_scales=True lets it grow as K / pilot_folds (pessimistic: all of it is test-set sampling, and a K-fold
+    test fold holds pilot_folds / K of the pilot's texts), so its share of the mean's variance does not shrink and
+    only the draws and the degrees of freedom gain. None when no K up to LARGEST_FOLDS does."""
+    if not (np.isfinite(between) and np.isfinite(within)) or pilot_folds < 2 or draws < 1 or not abs(delta) > 0:
+        return None
+    level = alpha / max(1, int(hypotheses))
+
+    def enough(folds: int) -> bool:
+        spread = between * (folds / pilot_folds if test_scales else 1.0)
+        se = math.sqrt(spread / folds + within / (folds * draws) + overlap_term)
+        return se == 0 or power(delta, se, folds - 1, level) >= target
+
+    return next((k for k in range(2, LARGEST_FOLDS + 1) if enough(k)), None)

@@ -28,7 +28,7 @@ import pandas as pd
 from common.arguments import OneLineParser
 from common.errors import UserInputError
 from comparisons.outputs import atomic_write_text
-from comparisons.stats.power import LARGEST_REPEATS, repeats_for_power
+from comparisons.stats.power import LARGEST_FOLDS, LARGEST_REPEATS, repeats_for_power
 from comparisons.stats.family import PRIMARY
 from comparisons.studies.cluster_projection import makespan, run_seconds
 
@@ -80,7 +80,7 @@ def draws_table(pilot: Path, design: dict) -> pd.DataFrame:
     from comparisons.report.training_sets import training_sets
     from comparisons.stats.corrected_t import variant_draws
     from comparisons.stats.design_variance import design_correlation, sets_at, training_overlap, variance_components
-    from comparisons.stats.power import draws_for_power
+    from comparisons.stats.power import draws_for_power, folds_for_power
 
     runs = partition_scores(pilot)
     verdicts = pd.read_csv(pilot / "verdicts.csv")
@@ -103,11 +103,16 @@ def draws_table(pilot: Path, design: dict) -> pd.DataFrame:
             rho, _ = design_correlation(overlap, float((at_size["n_test"] / at_size["n_train"]).mean()), "overlap")
             partitions = values["partition"].nunique()
             delta = float(row["difference"].iloc[0])
+            hypotheses, overlap_term = int(row["family_size"].iloc[0]), rho * (between + within)
+            folds = {bound: folds_for_power(delta, between, within, partitions, max(1, int(per)), overlap_term,
+                                            hypotheses, test_scales=bound == "pessimistic") if per > 1 else None
+                     for bound in ("optimistic", "pessimistic")}
             found.append({"train_size": size, "contrast": f"{a} − {b}", "difference": delta, "between": between,
                           "within": within, "pilot_draws": per, "partitions": partitions,
-                          "draws_for_power": draws_for_power(delta, between, within, partitions,
-                                                             rho * (between + within), int(row["family_size"].iloc[0]))
-                          if per > 1 else None})
+                          "draws_for_power": draws_for_power(delta, between, within, partitions, overlap_term,
+                                                             hypotheses) if per > 1 else None,
+                          "folds_for_power_optimistic": folds["optimistic"],
+                          "folds_for_power_pessimistic": folds["pessimistic"]})
     return pd.DataFrame(found)
 
 
@@ -123,12 +128,20 @@ def draws_markdown(table: pd.DataFrame) -> list[str]:
              "give 80% power to show the observed difference different at Holm's strictest level of the pilot's "
              "family, on the pilot's partitions (stats/power.draws_for_power; more draws cannot lower the "
              "partitions' own variance).", "",
-             "| size | contrast | observed Δ | between partitions | between draws | pilot draws | draws for 80% power |",
-             "| ---: | --- | ---: | ---: | ---: | ---: | ---: |"]
+             "Or one repeat of K disjoint folds with the pilot's draws a fold (issue 65): the fewest K for the same "
+             "power, bounded two ways because the pilot cannot say how the partitions' spread moves with K "
+             "(stats/power.folds_for_power): optimistic, the spread as measured; pessimistic, the spread grows as "
+             "K / pilot folds (all of it test-set sampling, on smaller test folds). Both gain the degrees of "
+             "freedom, which at 5 partitions is the floor.", "",
+             "| size | contrast | observed Δ | between partitions | between draws | pilot draws | draws for 80% power "
+             "| folds K (optimistic / pessimistic) |",
+             "| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
     for _, row in table.iterrows():
         needed = "more than 50 (unreachable)" if pd.isna(row["draws_for_power"]) else str(int(row["draws_for_power"]))
+        folds = " / ".join(f"more than {LARGEST_FOLDS}" if pd.isna(row[f"folds_for_power_{bound}"])
+                           else str(int(row[f"folds_for_power_{bound}"])) for bound in ("optimistic", "pessimistic"))
         lines.append(f"| {row['train_size']} | {row['contrast']} | {row['difference']:+.4f} | {row['between']:.2e} | "
-                     f"{row['within']:.2e} | {row['pilot_draws']:.0f} | {needed} |")
+                     f"{row['within']:.2e} | {row['pilot_draws']:.0f} | {needed} | {folds} |")
     return lines
 
 

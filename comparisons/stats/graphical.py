@@ -1,0 +1,129 @@
+"""The learning curve's family asked in its natural order: a graphical procedure (framework-free; issue 65).
+
+A curve asks each declared contrast two questions over its sizes s_1 < ... < s_K:
+  is one recipe better?  the difference nulls H_d(s) "A = B", from the smallest budget up: a fixed sequence, each
+                         tested only once the one before it is rejected (pretraining's gap is widest where labels
+                         are scarce, so that is where the question starts);
+  are they equivalent?   the equivalence nulls H_e(s) "|A - B| >= margin", from the largest budget down (recipes
+                         converge as labels grow, so equivalence is likeliest there).
+Holm over every row's two hypotheses (today's family: 2 x C x K hypotheses, the first step at alpha / (2CK)) spends
+its alpha on sizes nobody asks about first. Here each contrast's two chain starts share alpha / C, a rejected
+hypothesis passes its level down its chain, and the end of a chain passes it half to the other chain of the same
+contrast and half to the other contrasts' chain starts: the contrasts are combined as Holm combines them (a
+contrast whose questions are all answered frees its level for the others).
+
+This is a graphical procedure with weighted Bonferroni tests (Bretz, Maurer, Brannath and Posch 2009, Stat. Med.
+28:586): for ANY graph whose initial weights sum to at most 1 and whose transition rows sum to at most 1, the
+sequentially rejective algorithm controls the family-wise error rate at alpha in the strong sense, under any
+dependence between the tests. The graph below is one such graph; the tests simulate its error rate with known
+answers (tests/test_graphical_family.py). Shaffer's restriction (a row's two nulls cannot both hold) is not needed
+for validity here; it is why a row may carry both a difference and an equivalence hypothesis at all.
+Adjusted p-values follow Bretz et al. 2011 (Biometrical Journal 53:894): the smallest alpha at which the
+procedure rejects the hypothesis.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+
+Node = tuple  # (contrast index, "d" | "e", size index)
+
+
+@dataclass(frozen=True)
+class Graph:
+    """Hypotheses (nodes), their initial weights (sum <= 1) and transitions (each row sums to <= 1, no self-loop)."""
+
+    nodes: tuple[Node, ...]
+    weights: np.ndarray      # (n,)
+    transitions: np.ndarray  # (n, n)
+
+    def __post_init__(self) -> None:
+        n = len(self.nodes)
+        if self.weights.shape != (n,) or self.transitions.shape != (n, n):
+            raise ValueError("weights must be (n,) and transitions (n, n) for n nodes")
+        if self.weights.min(initial=0.0) < 0 or self.weights.sum() > 1 + 1e-12:
+            raise ValueError("initial weights must be non-negative and sum to at most 1")
+        if self.transitions.min(initial=0.0) < 0 or (self.transitions.sum(axis=1) > 1 + 1e-12).any():
+            raise ValueError("transition weights must be non-negative and each row sum to at most 1")
+        if np.any(np.diag(self.transitions) != 0):
+            raise ValueError("a hypothesis cannot pass its level to itself")
+
+
+@lru_cache(maxsize=64)  # a Graph is never modified: the algorithms below work on copies
+def curve_graph(n_contrasts: int, n_sizes: int) -> Graph:
+    """The natural-order graph for C contrasts over K sizes (sizes indexed from the smallest budget, 0..K-1)."""
+    if n_contrasts < 1 or n_sizes < 1:
+        raise ValueError("a curve's family needs at least one contrast and one size")
+    nodes = tuple((c, kind, k) for c in range(n_contrasts) for kind in ("d", "e") for k in range(n_sizes))
+    index = {node: i for i, node in enumerate(nodes)}
+    weights = np.zeros(len(nodes))
+    transitions = np.zeros((len(nodes), len(nodes)))
+    last = n_sizes - 1
+    starts = {c: (index[(c, "d", 0)], index[(c, "e", last)]) for c in range(n_contrasts)}
+    for c in range(n_contrasts):
+        d_start, e_start = starts[c]
+        weights[d_start] = weights[e_start] = 1.0 / (2 * n_contrasts)
+        for k in range(last):  # down each chain: D from the smallest size up, E from the largest down
+            transitions[index[(c, "d", k)], index[(c, "d", k + 1)]] = 1.0
+            transitions[index[(c, "e", last - k)], index[(c, "e", last - k - 1)]] = 1.0
+        others = [start for other in range(n_contrasts) if other != c for start in starts[other]]
+        for end, other_chain_start in ((index[(c, "d", last)], e_start), (index[(c, "e", 0)], d_start)):
+            share = 0.5 if others else 1.0  # a lone contrast: the whole level to its other chain
+            transitions[end, other_chain_start] = share
+            for start in others:
+                transitions[end, start] = (1.0 - share) / len(others)
+    return Graph(nodes, weights, transitions)
+
+
+def _remove(weights: np.ndarray, transitions: np.ndarray, active: np.ndarray, j: int) -> None:
+    """Reject hypothesis j (already marked inactive): pass its weight along its transitions and reconnect the
+    graph (Bretz et al. 2009, algorithm 1), in place:
+        w_l <- w_l + w_j g_jl;   g_lk <- (g_lk + g_lj g_jk) / (1 - g_lj g_jl)   for active l != k."""
+    weights[active] += weights[j] * transitions[j, active]
+    through = transitions[:, j] * transitions[j, :]  # (n,): g_lj g_jl for each l
+    numerator = transitions + np.outer(transitions[:, j], transitions[j, :])
+    denominator = (1.0 - through)[:, None]
+    updated = np.divide(numerator, denominator, out=np.zeros_like(numerator), where=denominator > 1e-15)
+    np.fill_diagonal(updated, 0.0)
+    updated[~active, :] = 0.0
+    updated[:, ~active] = 0.0
+    transitions[:] = updated
+    weights[j] = 0.0
+
+
+def adjusted_p_values(graph: Graph, p_values) -> np.ndarray:
+    """Each hypothesis's adjusted p: the smallest alpha at which the sequentially rejective graph rejects it.
+    A missing p (NaN) never rejects (treated as 1)."""
+    p = np.nan_to_num(np.asarray(p_values, dtype=float), nan=1.0)
+    if p.shape != graph.weights.shape:
+        raise ValueError(f"{p.size} p-values for {graph.weights.size} hypotheses")
+    weights, transitions = graph.weights.astype(float).copy(), graph.transitions.astype(float).copy()
+    active = np.ones(p.size, dtype=bool)
+    adjusted = np.ones(p.size)
+    running = 0.0
+    while active.any():
+        ratios = np.where(active & (weights > 0), p / np.where(weights > 0, weights, 1.0), np.inf)
+        j = int(np.argmin(ratios))
+        if not np.isfinite(ratios[j]):
+            break  # the rest carry no weight: never rejected (adjusted p 1)
+        running = max(running, min(1.0, float(ratios[j])))
+        adjusted[j] = running
+        active[j] = False
+        _remove(weights, transitions, active, j)
+    return adjusted
+
+
+def rejected(graph: Graph, p_values, alpha: float) -> np.ndarray:
+    """Which hypotheses the procedure rejects at level alpha (the sequentially rejective algorithm itself)."""
+    p = np.nan_to_num(np.asarray(p_values, dtype=float), nan=1.0)
+    weights, transitions = graph.weights.astype(float).copy(), graph.transitions.astype(float).copy()
+    active = np.ones(p.size, dtype=bool)
+    while True:
+        candidates = np.flatnonzero(active & (p <= weights * alpha))
+        if not candidates.size:
+            return ~active
+        j = int(candidates[0])
+        active[j] = False
+        _remove(weights, transitions, active, j)

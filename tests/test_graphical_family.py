@@ -1,0 +1,124 @@
+"""The curve's natural-order family (comparisons/stats/graphical.py): the algorithm against independent
+implementations on graphs with known answers, and its family-wise error simulated where the answer is known."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy.stats import norm
+
+from comparisons.stats.graphical import Graph, adjusted_p_values, curve_graph, rejected
+
+ALPHA = 0.05
+
+
+def holm_graph(n: int) -> Graph:
+    transitions = np.full((n, n), 1.0 / (n - 1))
+    np.fill_diagonal(transitions, 0.0)
+    return Graph(tuple(range(n)), np.full(n, 1.0 / n), transitions)
+
+
+def test_the_holm_graph_gives_statsmodels_holm():
+    multipletests = pytest.importorskip("statsmodels.stats.multitest").multipletests
+    rng = np.random.default_rng(0)
+    for n in (2, 3, 8):
+        for _ in range(20):
+            p = rng.uniform(0, 0.2, n) ** 2
+            expected = multipletests(p, alpha=ALPHA, method="holm")[1]
+            np.testing.assert_allclose(adjusted_p_values(holm_graph(n), p), expected, rtol=1e-12)
+
+
+def test_a_chain_graph_is_the_fixed_sequence_test():
+    n = 5
+    transitions = np.diag(np.ones(n - 1), k=1)  # 0 -> 1 -> 2 -> ...
+    chain = Graph(tuple(range(n)), np.r_[1.0, np.zeros(n - 1)], transitions)
+    p = np.array([0.01, 0.03, 0.02, 0.2, 0.001])
+    np.testing.assert_allclose(adjusted_p_values(chain, p), np.maximum.accumulate(p))
+    assert rejected(chain, p, ALPHA).tolist() == [True, True, True, False, False]  # stops at the first failure
+
+
+def test_the_curve_graph_is_a_valid_graph_and_rejects_what_its_adjusted_p_says():
+    graph = curve_graph(4, 5)
+    assert len(graph.nodes) == 40 and graph.weights.sum() == pytest.approx(1.0)
+    assert graph.weights[graph.weights > 0].tolist() == [1 / 8] * 8  # each contrast's two chain starts
+    assert (graph.transitions.sum(axis=1) <= 1 + 1e-12).all()
+    rng = np.random.default_rng(1)
+    for _ in range(200):
+        p = rng.uniform(0, 0.1, 40) ** 1.5
+        np.testing.assert_array_equal(rejected(graph, p, ALPHA), adjusted_p_values(graph, p) <= ALPHA)
+    lone = curve_graph(1, 1)  # one contrast, one size: its difference and equivalence nulls by Holm
+    np.testing.assert_allclose(adjusted_p_values(lone, [0.03, 0.02]), [0.04, 0.04])
+
+
+def test_bad_graphs_are_refused():
+    with pytest.raises(ValueError, match="sum to at most 1"):
+        Graph((0, 1), np.array([0.7, 0.7]), np.zeros((2, 2)))
+    with pytest.raises(ValueError, match="itself"):
+        Graph((0,), np.array([1.0]), np.array([[1.0]]))
+
+
+def simulate(delta: np.ndarray, se: float, margin: float, n_sim: int, procedure, correlation: float = 0.5,
+             seed: int = 0) -> float:
+    """Family-wise error: the share of simulated curves with any true null rejected. delta: (C, K) true gaps;
+    estimates correlated across a contrast's sizes (shared training texts), independent across contrasts."""
+    rng = np.random.default_rng(seed)
+    n_contrasts, n_sizes = delta.shape
+    covariance = correlation + (1 - correlation) * np.eye(n_sizes)
+    errors = 0
+    true_difference = (delta == 0).ravel()
+    true_equivalence = (np.abs(delta) >= margin).ravel()
+    for _ in range(n_sim):
+        estimate = delta + se * rng.multivariate_normal(np.zeros(n_sizes), covariance, size=n_contrasts)
+        p_difference = 2 * norm.sf(np.abs(estimate) / se).ravel()
+        p_equivalence = np.maximum(norm.sf((estimate + margin) / se), norm.cdf((estimate - margin) / se)).ravel()
+        reject_difference, reject_equivalence = procedure(p_difference, p_equivalence, n_contrasts, n_sizes)
+        errors += bool((reject_difference & true_difference).any() or (reject_equivalence & true_equivalence).any())
+    return errors / n_sim
+
+
+def curve_procedure(p_difference, p_equivalence, n_contrasts, n_sizes):
+    graph = curve_graph(n_contrasts, n_sizes)
+    p = np.empty(len(graph.nodes))
+    for i, (c, kind, k) in enumerate(graph.nodes):
+        p[i] = (p_difference if kind == "d" else p_equivalence)[c * n_sizes + k]
+    out = rejected(graph, p, ALPHA)
+    reject_difference, reject_equivalence = np.zeros(p_difference.size, bool), np.zeros(p_difference.size, bool)
+    for i, (c, kind, k) in enumerate(graph.nodes):
+        (reject_difference if kind == "d" else reject_equivalence)[c * n_sizes + k] = out[i]
+    return reject_difference, reject_equivalence
+
+
+def naive_decided_chain(p_difference, p_equivalence, n_contrasts, n_sizes):
+    """Sizes in sequence, each row's two nulls at alpha / C, moving on whenever the row is decided either way:
+    the tempting rule that does NOT control the error (the equivalence nulls are tested K times)."""
+    level = ALPHA / n_contrasts
+    reject_difference, reject_equivalence = np.zeros(p_difference.size, bool), np.zeros(p_difference.size, bool)
+    for c in range(n_contrasts):
+        for k in range(n_sizes):
+            i = c * n_sizes + k
+            reject_difference[i], reject_equivalence[i] = p_difference[i] <= level, p_equivalence[i] <= level
+            if not (reject_difference[i] or reject_equivalence[i]):
+                break
+    return reject_difference, reject_equivalence
+
+
+SCENARIOS = {
+    # every difference null true (no gap anywhere): the global null of "better"
+    "no gap anywhere": np.zeros((4, 5)),
+    # a gap exactly at the margin everywhere, measured precisely: every "better" is right, every "equivalent" wrong
+    "gap at the margin": np.full((4, 5), 0.02),
+    # the curve's shape: wide gaps where labels are scarce closing to nothing, one contrast with no gap at all
+    "closing gaps": np.array([[0.10, 0.06, 0.03, 0.0, 0.0], [0.08, 0.04, 0.02, 0.02, 0.0],
+                              [0.05, 0.0, 0.0, 0.0, 0.0], [0.0, 0.0, 0.0, 0.0, 0.0]]),
+}
+
+
+@pytest.mark.parametrize("scenario", list(SCENARIOS))
+def test_the_curve_family_keeps_its_error_at_alpha(scenario):
+    n_sim = 1500
+    error = simulate(SCENARIOS[scenario], se=0.004, margin=0.02, n_sim=n_sim, procedure=curve_procedure)
+    assert error <= ALPHA + 3 * np.sqrt(ALPHA * (1 - ALPHA) / n_sim), f"{scenario}: family-wise error {error:.3f}"
+
+
+def test_the_simulation_catches_a_family_that_does_not_hold():
+    error = simulate(SCENARIOS["gap at the margin"], se=0.004, margin=0.02, n_sim=600, procedure=naive_decided_chain)
+    assert error > 2 * ALPHA, f"the naive chain's error {error:.3f}: the simulation would not catch a broken family"
