@@ -37,6 +37,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
@@ -128,15 +129,18 @@ def audit_runs(curve: Path, out: Path, pairs: list[str], sizes, setfit_sizes, pa
     """Fit every (pair, size, partition, draw) not yet in out/audit_runs.csv; the whole table."""
     from backends.base import backend_class, build, resolve_variant
     from comparisons.run.precision import plan_precisions
-    from comparisons.run.profiles import variant_overrides
+    from comparisons.run.worker import backend_kwargs
 
     precisions = plan_precisions("auto", pairs, "cpu")  # as the curve ran: --profile full --precision auto
 
     def fit_variant(variant: str, seed: int, train_part, valid_part):
-        accepted = inspect.signature(backend_class(resolve_variant(variant)[0]).__init__).parameters
-        kwargs = {**variant_overrides("full", variant), "seed": seed,
-                  **({"progress": False} if "progress" in accepted else {}),
-                  **({"precision": precisions[variant]} if "precision" in accepted else {})}
+        """The variant as a run of the curve builds it (the worker's one set of constructor arguments)."""
+        cls = backend_class(resolve_variant(variant)[0])
+        spec = SimpleNamespace(profile="full", variant=variant, seed=seed, device="auto",
+                               precision=precisions.get(variant, "fp32"), hf_model=None)
+        kwargs = backend_kwargs(cls, spec)
+        if "progress" in inspect.signature(cls.__init__).parameters:
+            kwargs["progress"] = False
         return build(variant, **kwargs).fit(train_part, valid_part)
 
     path = out / "audit_runs.csv"
