@@ -16,13 +16,15 @@ def test_setfit_fits_a_tiny_budget_and_round_trips_through_save_and_load(tiny_sp
     train, valid, test = tiny_splits
     model = build("hf_bert:setfit", max_steps=2, num_iterations=1, batch_size=4, progress=False, device="cpu")
     model.fit(train, valid)
-    assert model.selection_.rule == "fixed_schedule" and model.fit_info_["labelled_texts"] == len(train) + len(valid)
+    budget = len(train) + len(valid)
+    assert model.selection_.rule == "inner_cv" and model.fit_info_["labelled_texts"] == budget
+    assert model.selection_.proba.shape == (budget, 2)  # the head's out-of-fold probabilities choose the threshold
     proba = model.predict_proba(test.texts)
     assert proba.shape == (len(test), 2) and np.allclose(proba.sum(axis=1), 1)
     count = model.param_count()
     assert count.total > 20_000_000 and count.trainable == count.total  # body and head both trained
     scored = score_fitted(model, valid, test, 1)
-    assert scored.threshold == 0.5
+    assert "inner-CV out-of-fold" in scored.threshold_rule and 0 < scored.threshold < 1  # not the arg-max
     model.save(tmp_path)
     loaded = backend_class("setfit_minilm").load(tmp_path, device="cpu")
     assert np.abs(loaded.predict_proba(test.texts) - proba).max() < 1e-6

@@ -37,6 +37,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
@@ -50,7 +51,9 @@ PEERS = {"tfidf_logreg": "peer: TF-IDF 1-2-grams + LR", "hf_bert:frozen": "peer:
          "hf_bert:setfit": "peer: SetFit defaults"}
 SIZES = (50, 100, 200, 500, 1000)
 RUN_COLUMNS = ["variant", "peer", "train_size", "partition", "draw", "n_train", "n_test", "variant_ap", "peer_ap",
-               "variant_seconds", "peer_seconds"]
+               "variant_seconds", "peer_seconds", "variant_macro_f1", "peer_macro_f1"]
+# macro-F1: the variant's at the threshold its recipe chooses (common/scoring.score_fitted), the peer's at the
+# arg-max (a plain peer chooses nothing); rows written before these two columns existed read as missing
 
 
 # -- the peers, written plainly --------------------------------------------------------------------------------
@@ -123,24 +126,33 @@ def average_precision(test, proba: np.ndarray) -> float:
     return round(float(classification_metrics(test.labels, proba, test.positive_index)["average_precision"]), 6)
 
 
+def macro_f1(test, proba: np.ndarray) -> float:
+    return round(float(classification_metrics(test.labels, proba, test.positive_index)["macro_f1"]), 6)
+
+
 def audit_runs(curve: Path, out: Path, pairs: list[str], sizes, setfit_sizes, partitions: int | None,
                setfit_draws: int | None = None) -> pd.DataFrame:
     """Fit every (pair, size, partition, draw) not yet in out/audit_runs.csv; the whole table."""
     from backends.base import backend_class, build, resolve_variant
     from comparisons.run.precision import plan_precisions
-    from comparisons.run.profiles import variant_overrides
+    from comparisons.run.worker import backend_kwargs
+    from common.scoring import score_fitted
 
     precisions = plan_precisions("auto", pairs, "cpu")  # as the curve ran: --profile full --precision auto
 
     def fit_variant(variant: str, seed: int, train_part, valid_part):
-        accepted = inspect.signature(backend_class(resolve_variant(variant)[0]).__init__).parameters
-        kwargs = {**variant_overrides("full", variant), "seed": seed,
-                  **({"progress": False} if "progress" in accepted else {}),
-                  **({"precision": precisions[variant]} if "precision" in accepted else {})}
+        """The variant as a run of the curve builds it (the worker's one set of constructor arguments)."""
+        cls = backend_class(resolve_variant(variant)[0])
+        spec = SimpleNamespace(profile="full", variant=variant, seed=seed, device="auto",
+                               precision=precisions.get(variant, "fp32"), hf_model=None)
+        kwargs = backend_kwargs(cls, spec)
+        if "progress" in inspect.signature(cls.__init__).parameters:
+            kwargs["progress"] = False
         return build(variant, **kwargs).fit(train_part, valid_part)
 
     path = out / "audit_runs.csv"
-    done = pd.read_csv(path, dtype={"partition": str}) if path.exists() else pd.DataFrame(columns=RUN_COLUMNS)
+    done = (pd.read_csv(path, dtype={"partition": str}).reindex(columns=RUN_COLUMNS) if path.exists()
+            else pd.DataFrame(columns=RUN_COLUMNS))
     seen = set(zip(done["variant"], done["train_size"].astype(int), done["partition"], done["draw"].astype(int)))
     data = load(DataSpec())
     embed = sentence_embedder() if "hf_bert:frozen" in pairs else None
@@ -154,7 +166,8 @@ def audit_runs(curve: Path, out: Path, pairs: list[str], sizes, setfit_sizes, pa
             train_part, valid_part, test_part = data.subset(train), data.subset(valid), data.subset(test)
             started = time.perf_counter()
             model = fit_variant(variant, int(key), train_part, valid_part)
-            variant_ap = average_precision(test_part, model.predict_proba(test_part.texts))
+            scored = score_fitted(model, valid_part, test_part, data.positive_index,
+                                  test_proba=model.predict_proba(test_part.texts))
             variant_seconds = time.perf_counter() - started
             budget = data.subset(list(train) + list(valid))
             started = time.perf_counter()
@@ -162,11 +175,14 @@ def audit_runs(curve: Path, out: Path, pairs: list[str], sizes, setfit_sizes, pa
                                             embed=embed, seed=int(key))
             peer_seconds = time.perf_counter() - started
             rows.append({"variant": variant, "peer": PEERS[variant], "train_size": size, "partition": partition,
-                         "draw": int(key), "n_train": len(budget), "n_test": len(test_part), "variant_ap": variant_ap,
+                         "draw": int(key), "n_train": len(budget), "n_test": len(test_part),
+                         "variant_ap": average_precision(test_part, scored.test_proba),
                          "peer_ap": average_precision(test_part, peer_proba),
-                         "variant_seconds": round(variant_seconds, 1), "peer_seconds": round(peer_seconds, 1)})
+                         "variant_seconds": round(variant_seconds, 1), "peer_seconds": round(peer_seconds, 1),
+                         "variant_macro_f1": round(float(scored.headline["macro_f1"]), 6),
+                         "peer_macro_f1": macro_f1(test_part, peer_proba)})
             print({k: rows[-1][k] for k in ("variant", "train_size", "partition", "draw", "variant_ap", "peer_ap",
-                                            "variant_seconds", "peer_seconds")}, flush=True)
+                                            "variant_seconds", "peer_seconds", "variant_macro_f1")}, flush=True)
             atomic_write_text(path, pd.DataFrame(rows, columns=RUN_COLUMNS).to_csv(index=False))
     return pd.DataFrame(rows, columns=RUN_COLUMNS)
 
@@ -193,8 +209,10 @@ def audit_verdicts(runs: pd.DataFrame, curve: Path) -> pd.DataFrame:
 
 
 def audit_markdown(runs: pd.DataFrame, verdicts: pd.DataFrame, command: str) -> str:
+    runs = runs.reindex(columns=RUN_COLUMNS)  # rows from before the macro-F1 columns: missing
     means = runs.groupby(["train_size", "variant", "peer"], sort=False).agg(
         draws=("draw", "size"), variant_ap=("variant_ap", "mean"), peer_ap=("peer_ap", "mean"),
+        variant_macro_f1=("variant_macro_f1", "mean"), peer_macro_f1=("peer_macro_f1", "mean"),
         variant_seconds=("variant_seconds", "median"), peer_seconds=("peer_seconds", "median")).reset_index()
     table = means.merge(verdicts[["train_size", "variant_a", "difference", "ci_low", "ci_high", "p_holm", "verdict"]]
                         .rename(columns={"variant_a": "variant"}).astype({"train_size": int}),
@@ -202,7 +220,9 @@ def audit_markdown(runs: pd.DataFrame, verdicts: pd.DataFrame, command: str) -> 
     worse = table[table.get("verdict", pd.Series(dtype=str)).astype(str).str.contains("B better", na=False)]
     lines = ["# Recipe audit: each variant against a plainly written textbook peer", "",
              f"`{command}`", "",
-             "Mean test AP over the draws (the learning curve's partitions x draws), median seconds a fit (fit and "
+             "Mean test AP over the draws (the learning curve's partitions x draws), mean test macro-F1 (the "
+             "variant's at the threshold its recipe chooses, the peer's at the arg-max; blank for rows measured "
+             "before it was recorded), median seconds a fit (fit and "
              "scoring the test fold), and the paired difference variant - peer with its 95% interval, Holm p over "
              "every row and verdict (margin 0.005 AP; the partition design's variance with the draws' overlaps).", "",
              table.round(4).to_markdown(index=False), "",
