@@ -7,6 +7,8 @@ import pytest
 from scipy.stats import multivariate_normal, norm
 from scipy.stats import t as student_t
 
+from comparisons.stats import t_boundaries as t_boundaries_module
+from comparisons.stats.t_boundaries import t_nominal_level
 from comparisons.stats.sequential import (boundaries, contrast_states, information_fractions, nominal_level,
                                           repeated_p, sequential_family, spent)
 
@@ -39,7 +41,7 @@ def test_crossing_probabilities_agree_with_scipy_multivariate_normal(fractions):
 
 
 def peeking_rates(correlation: float, folds: int = 5, looks: int = 3, sequences: int = 40_000, seed: int = 1):
-    """(naive, sequential, fixed-at-the-end) false-positive rates of a null pair read after every repeat: partition
+    """(naive, sequential z rule, fixed-at-the-end, sequential t rule) false-positive rates of a null pair read after every repeat: partition
     differences equicorrelated at `correlation` (the model behind the corrected t), its t at each look."""
     rng = np.random.default_rng(seed)
     partitions = folds * looks
@@ -48,25 +50,47 @@ def peeking_rates(correlation: float, folds: int = 5, looks: int = 3, sequences:
     ratio = correlation / (1 - correlation)
     counts = [folds * k for k in range(1, looks + 1)]
     fractions = information_fractions(counts, ratio)
-    naive = sequential = np.zeros(sequences, bool)
+    naive = sequential = t_scale = np.zeros(sequences, bool)
     for look, j in enumerate(counts, start=1):
         mean, var = d[:, :j].mean(axis=1), d[:, :j].var(axis=1, ddof=1)
         t = mean / np.sqrt(var * (1 / j + ratio))
         p = 2 * student_t.sf(np.abs(t), j - 1)
         naive = naive | (p < 0.05)
         sequential = sequential | (p <= nominal_level(fractions, look, 0.05))
-    return naive.mean(), sequential.mean(), (p < 0.05).mean()
+        t_scale = t_scale | (p <= t_nominal_level(counts, ratio, look, 0.05))
+    return naive.mean(), sequential.mean(), (p < 0.05).mean(), t_scale.mean()  # the last: the family's rule
 
 
 @pytest.mark.parametrize("correlation", [0.02, 0.2])
 def test_peeking_inflates_the_naive_rule_and_not_the_sequential_one(correlation):
-    naive, sequential, fixed = peeking_rates(correlation)
+    naive, sequential, fixed, _ = peeking_rates(correlation)
     error = 3 * np.sqrt(0.05 * 0.95 / 40_000)
     assert abs(fixed - 0.05) < error, "the corrected t is exact under its model: the simulation is right"
     # the significance-level approach (t on 4, 9, 14 df against z boundaries) holds alpha to within about 0.008
     # (measured 0.0575 at correlation 0.2 in 40,000 sequences); three naive looks at 0.05 inflate it far more
     assert sequential < 0.05 + 0.0075 + error, "the spending keeps alpha over three looks"
     assert naive > 0.075 and naive - sequential > 0.015, "three looks at 0.05 inflate the naive rule"
+
+
+@pytest.mark.parametrize("correlation", [0.02, 0.2])
+def test_boundaries_on_the_t_scale_hold_alpha_over_three_looks(correlation):
+    """The simulation above (its own seed, not the boundaries' SEED): the z rule's 0.0575 at correlation 0.2 is
+    above alpha; the t-scale boundaries spend exactly alpha under the model, within the two simulations' error."""
+    t_scale = peeking_rates(correlation)[3]
+    error = 3 * np.sqrt(0.05 * 0.95 / 40_000) + 3 * np.sqrt(0.05 * 0.95 / t_boundaries_module.SEQUENCES)
+    assert abs(t_scale - 0.05) < error
+
+
+def test_t_boundaries_start_at_the_exact_t_quantile_and_repeated_p_inverts_the_nominal_level():
+    counts, ratio = [5, 10, 15], 0.25
+    bounds = t_boundaries_module.t_boundaries(counts, ratio, 0.05)
+    first = 2 * spent(information_fractions(counts, ratio)[0], 0.025)
+    assert bounds[0] == pytest.approx(student_t.isf(first / 2, 4))  # look 1: T_1 is exactly t on 4 df
+    assert bounds[0] > bounds[1] > bounds[2] > student_t.isf(0.025, 14)  # spending: stricter than a lone test
+    for look in (1, 2, 3):
+        nominal = t_nominal_level(counts, ratio, look, 0.01)
+        assert t_boundaries_module.t_repeated_p(nominal, counts, ratio, look) == pytest.approx(0.01, rel=0.02)
+    assert t_boundaries_module.t_repeated_p(0.9, counts, ratio, 1) == 1.0
 
 
 def test_repeated_p_inverts_the_nominal_level_and_the_information_fractions_follow_the_variance():

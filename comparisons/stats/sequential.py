@@ -13,8 +13,10 @@ The rule (docs/statistics.md "Run until decided"):
   t_k = (1/J_K + r) / (1/J_k + r), J_k the partitions at look k, J_K at the last look planned (--max-repeats).
   Under the equicorrelated model behind that variance the looks' means have exactly the canonical covariance
   (Cov(mean_j, mean_k) = Var(mean_k) for nested sets of partitions).
-- The statistic is the design's t on J_k - 1 degrees of freedom: its p-value is compared with the boundary's
-  nominal level (the significance-level approach; Jennison & Turnbull 2000, sec. 11.4).
+- The statistic is the design's t on J_k - 1 degrees of freedom, and the family's boundaries are on the t scale
+  (comparisons/stats/t_boundaries.py: the same spending, each look's share found for the looks' t statistics under
+  the design's model; issue 65). `boundaries` and `nominal_level` here are the z boundaries the spending starts from
+  (the significance-level approach, Jennison & Turnbull 2000, sec. 11.4, which ran 0.0575 over three looks).
 - The family: each hypothesis's repeated p-value at a look, the smallest level whose boundary it crosses there
   (Jennison & Turnbull 2000, sec. 9.3), its running minimum over the looks (valid at every level at once:
   P(some look's repeated p <= a) <= a under the null), then Holm over the family's running minima. Holm's closure
@@ -152,6 +154,7 @@ def sequential_family(looks, planned_partitions, contrasts=None, alpha: float = 
     import pandas as pd
 
     from comparisons.stats.power import repeats_for_power
+    from comparisons.stats.t_boundaries import t_nominal_level, t_repeated_p  # it builds on this module's spending
 
     looks = looks[looks["active"]].copy()
     if looks.empty:
@@ -165,9 +168,9 @@ def sequential_family(looks, planned_partitions, contrasts=None, alpha: float = 
     keys = [tuple(k) for k in corrected[KEY].itertuples(index=False)]
     corrected["key"] = keys
     first = corrected.drop_duplicates("key")  # the schedule is fixed by each row's first look
-    fractions = {k: information_fractions(planned_partitions, r) for k, r in zip(first["key"], first["correction_ratio"])}
+    ratios = dict(zip(first["key"], first["correction_ratio"]))  # boundaries on the t scale (t_boundaries.py)
     for column, p_column, sides in (("repeated_p", "p_value", 2), ("repeated_p_equivalence", "p_equivalence", 1)):
-        corrected[column] = [repeated_p(p, fractions[k], int(look), sides)
+        corrected[column] = [t_repeated_p(p, planned_partitions, ratios[k], int(look), sides)
                              for p, k, look in zip(corrected[p_column], corrected["key"], corrected["look"])]
         # valid at every level: so is the running minimum; remember the look where it was reached
         corrected[column] = corrected.groupby("key", sort=False)[column].cummin()
@@ -195,7 +198,7 @@ def sequential_family(looks, planned_partitions, contrasts=None, alpha: float = 
         row = rows[rows["look"] == shown].iloc[0].copy()
         row["p_holm"], row["p_equivalence_holm"] = at["p_holm"], at["p_equivalence_holm"]
         level = alpha / row["family_size"]
-        nominal, nominal_family = (nominal_level(fractions[key], shown, a, 2) for a in (alpha, level))
+        nominal, nominal_family = (t_nominal_level(planned_partitions, ratios[key], shown, a, 2) for a in (alpha, level))
         method = "t"
         for columns, a in ((("ci_low", "ci_high"), nominal), (("ci_low_family", "ci_high_family"), nominal_family)):
             half = student_t.ppf(1 - a / 2, row["df"]) * row["standard_error"]
