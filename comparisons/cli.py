@@ -24,7 +24,7 @@ from comparisons.run.profiles import PROFILES
 from comparisons.run.runner import StopOnSignals, exit_code
 from comparisons.run_folder import read_runs
 from comparisons.stats.contrasts import parse_contrasts
-from comparisons.stats.family import DEFAULT_MARGINS
+from comparisons.stats.family import DEFAULT_MARGINS, FAMILIES
 from comparisons.stats.decision import cpu_hour_price
 from comparisons.stats.design_variance import VARIANCE_METHODS
 
@@ -41,6 +41,11 @@ def add_plan_options(command: argparse.ArgumentParser, out_help: str = "runs/<pr
                               "recipes over partitions (default: the seed course's single 70/15/15 split)")
     command.add_argument("--repeats", type=int, default=1, metavar="R",
                          help="with --cv: repeat the K folds R times, reshuffled (default 1)")
+    command.add_argument("--family", choices=FAMILIES, default="holm",
+                         help="the declared contrasts' correction, chosen before the runs: holm (every row's difference "
+                              "and equivalence, one step-down) or natural-order (a learning curve's sizes asked in order "
+                              "within each contrast, difference from the smallest budget up, equivalence from the "
+                              "largest down, the contrasts combined as Holm combines them; docs/statistics.md)")
     command.add_argument("--margin-ap", type=float, default=DEFAULT_MARGINS["average_precision"],
                          help="equivalence margin declared for average precision (default %(default)s)")
     command.add_argument("--margin-f1", type=float, default=DEFAULT_MARGINS["macro_f1"],

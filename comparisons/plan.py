@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from common.errors import UserInputError
 from common.splits import DEFAULT_DRAWS, DEFAULT_SPLIT_SEED, LABEL_BUDGETS, parse_train_sizes
-from comparisons.stats.family import DEFAULT_MARGINS
+from comparisons.stats.family import DEFAULT_MARGINS, FAMILIES
 from comparisons.run_folder import default_out
 
 from backends.base import DEFAULT_VARIANTS, VARIANTS
@@ -72,6 +72,14 @@ def check_fields(plan: "Plan") -> None:
         raise UserInputError("--timeout must be a positive number of seconds")
     if not 0 <= plan.split_seed < 2**32:
         raise UserInputError("--split-seed must be between 0 and 2**32 - 1")
+    if plan.family not in FAMILIES:
+        raise UserInputError(f"--family {plan.family!r}: use one of {', '.join(FAMILIES)}")
+    if plan.family == "natural-order" and plan.until_decided:
+        raise UserInputError("--family natural-order and --until-decided cannot be combined: the sequential rule's "
+                             "repeated p-values are corrected by Holm over the looks; use one or the other")
+    if plan.family == "natural-order" and (plan.cv is None or not plan.contrasts or len(plan.train_sizes) < 2):
+        raise UserInputError("--family natural-order orders a learning curve's sizes: it needs --cv, --contrasts and "
+                             "two or more --train-sizes")
     if not (0 < plan.margin_ap < 1 and 0 < plan.margin_f1 < 1):
         raise UserInputError("--margin-ap and --margin-f1 must be between 0 and 1, e.g. --margin-ap 0.005")
     if plan.cv is not None and (plan.cv < 2 or plan.repeats < 1):
@@ -126,6 +134,7 @@ class Plan:
     max_repeats: int = 3         # its most repeats (the partitions it draws, the spending's last look)
     budget_minutes: float | None = None  # its optional budget of run minutes
     contrasts: str | None = None
+    family: str = "holm"     # the declared family's correction: holm, or natural-order (a curve; stats/graphical.py)
     margin_ap: float = DEFAULT_MARGINS["average_precision"]
     margin_f1: float = DEFAULT_MARGINS["macro_f1"]
     profile: str = "fast"

@@ -17,7 +17,7 @@ def design_record(p: Prepared, partitions, code: dict) -> dict:
     repeats = p.plan.max_repeats if p.plan.until_decided else p.plan.repeats
     return {"folds": p.plan.cv, "repeats": repeats, "seed": p.plan.split_seed, "margins": p.margins,
             "contrasts": [list(pair) for pair in p.contrasts] if p.contrasts else None,
-            "contrasts_declared": "before the runs" if p.contrasts else None,
+            "contrasts_declared": "before the runs" if p.contrasts else None, "family": p.plan.family,
             "code_sha256": code["code_sha256"], "command": p.command, "plan": p.plan.to_dict(),
             "variants": p.variants, "seeds": list(range(p.plan.seeds)), "data_sha256": fingerprint(p.data),
             "train_sizes": [size or "all" for size in p.train_sizes], "label_budget": p.plan.label_budget,

@@ -259,7 +259,8 @@ def folder_verdicts(folder: Path) -> pd.DataFrame:
 
         design = json.loads((folder / "design.json").read_text())  # its margins and its declared family
         _, pairs = recipe_verdicts(partition_scores(folder), design.get("margins"), design.get("variants"),
-                                   as_pairs(design.get("contrasts")), design.get("folds"))
+                                   as_pairs(design.get("contrasts")), design.get("folds"),
+                                   family=design.get("family") or "holm")
     else:
         from comparisons.report.split_tables import build_reports
 

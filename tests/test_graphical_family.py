@@ -3,6 +3,7 @@ implementations on graphs with known answers, and its family-wise error simulate
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 from scipy.stats import norm
 
@@ -122,3 +123,44 @@ def test_the_curve_family_keeps_its_error_at_alpha(scenario):
 def test_the_simulation_catches_a_family_that_does_not_hold():
     error = simulate(SCENARIOS["gap at the margin"], se=0.004, margin=0.02, n_sim=600, procedure=naive_decided_chain)
     assert error > 2 * ALPHA, f"the naive chain's error {error:.3f}: the simulation would not catch a broken family"
+
+
+def test_a_curve_declared_natural_order_is_corrected_by_the_graph_and_the_rest_by_holm():
+    """correct_family(family="natural-order"): the declared primary rows get the graph's adjusted p-values (sizes
+    ordered by budget, "all" last, whatever the rows' order); a secondary metric's rows stay Holm's."""
+    from comparisons.stats.family import correct_family, holm
+
+    rng = np.random.default_rng(3)
+    sizes, pairs = ["all", 50, 200], [("B", "A"), ("C", "A")]  # shuffled sizes: the graph must sort them
+    rows = [{"metric": metric, "variant_a": a, "variant_b": b, "train_size": s, "difference": 0.01,
+             "standard_error": 0.01, "df": 4.0, "p_value": float(rng.uniform(0, 0.05)),
+             "p_equivalence": float(rng.uniform(0, 0.5)), "margin": 0.005}
+            for metric in ("average_precision", "macro_f1_at_threshold") for a, b in pairs for s in sizes]
+    frame = pd.DataFrame(rows)
+    out = correct_family(frame, pairs, family="natural-order")
+    primary = out[out["metric"] == "average_precision"]
+    graph = curve_graph(2, 3)
+    order = {50: 0, 200: 1, "all": 2}
+    lookup = {(pairs.index((r.variant_a, r.variant_b)), order[r.train_size]): r for r in primary.itertuples()}
+    p = np.array([getattr(lookup[(c, k)], "p_value" if kind == "d" else "p_equivalence") for c, kind, k in graph.nodes])
+    expected = adjusted_p_values(graph, p)
+    for (c, kind, k), value in zip(graph.nodes, expected):
+        row = lookup[(c, k)]
+        assert (row.p_holm if kind == "d" else row.p_equivalence_holm) == pytest.approx(value)
+    secondary = out[out["metric"] == "macro_f1_at_threshold"]
+    joint = holm(np.r_[secondary["p_value"].to_numpy(), secondary["p_equivalence"].to_numpy()])
+    np.testing.assert_allclose(secondary["p_holm"], joint[:len(secondary)])
+    holm_out = correct_family(frame, pairs)  # the default family is unchanged
+    assert not np.allclose(holm_out.loc[holm_out["metric"] == "average_precision", "p_holm"], primary["p_holm"])
+
+
+def test_a_plan_refuses_natural_order_without_a_curve_or_with_the_sequential_design():
+    from comparisons.plan import Plan  # a plan's checks raise ValueError with the command line's one line
+
+    with pytest.raises(ValueError, match="natural-order orders a learning curve"):
+        Plan(backends="tfidf_logreg,torch_scratch", cv=5, contrasts="torch_scratch-tfidf_logreg", family="natural-order")
+    with pytest.raises(ValueError, match="cannot be combined"):
+        Plan(backends="tfidf_logreg,torch_scratch", cv=5, contrasts="torch_scratch-tfidf_logreg", until_decided=True,
+             family="natural-order", train_sizes="50,all")
+    with pytest.raises(ValueError, match="--family 'bonferroni'"):
+        Plan(backends="tfidf_logreg", family="bonferroni")

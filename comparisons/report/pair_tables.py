@@ -89,8 +89,9 @@ def markdown_table(headers: list[str], body: list[list[str]]) -> str:
     return "\n".join(lines + ["| " + " | ".join(map(escape, row)) + " |" for row in body])
 
 
-def family_line(pairs: pd.DataFrame, lang: str) -> str:
-    """What the primary family is: the declared contrasts or every pair, and how many hypotheses Holm spans."""
+def family_line(pairs: pd.DataFrame, lang: str, family: str = "holm") -> str:
+    """What the primary family is: the declared contrasts or every pair, and how many hypotheses Holm spans (or,
+    for a curve declared with --family natural-order, how the graph orders them)."""
     primary = pairs[pairs["metric"] == PRIMARY]
     if primary.empty or "contrast" not in primary or primary["contrast"].isna().all():
         return ""  # a folder reported before the declared family existed
@@ -100,6 +101,15 @@ def family_line(pairs: pd.DataFrame, lang: str) -> str:
     if not declared.empty:
         names = "; ".join(dict.fromkeys(f"{a} − {b}" for a, b in zip(declared["variant_a"], declared["variant_b"])))
         explored = int((primary["contrast"] == "exploratory").sum())
+        if family == "natural-order":
+            return text(f"Declared contrasts (the family): {names}, asked in their natural order (declared before the "
+                        f"runs): within each contrast the difference from the smallest budget up and equivalence from "
+                        f"the largest down, each size tested once the one before it is decided, the contrasts combined "
+                        f"as Holm combines them ({hypotheses} hypotheses a contrast; docs/statistics.md); the "
+                        f"{explored} other pair row(s) are exploratory, corrected among themselves.",
+                        f"声明的对比（构成一族）：{names}，按自然顺序检验 (运行前声明)：每个对比内，差异从最小预算往上、"
+                        f"等价从最大预算往下，前一个规模判定后才检验下一个，各对比之间如 Holm 那样组合 (每个对比 "
+                        f"{hypotheses} 个假设；见 docs/statistics.md)；其余 {explored} 行为探索性比较，单独校正。", lang)
         return text(f"Declared contrasts (the family): {names}. Holm's correction spans their difference and equivalence "
                     f"hypotheses together ({hypotheses}); the {explored} other pair row(s) are exploratory, corrected "
                     "among themselves and never a finding on the same footing.",
@@ -110,9 +120,9 @@ def family_line(pairs: pd.DataFrame, lang: str) -> str:
                 f"未声明对比：所有配对构成一族；Holm 校正同时覆盖全部配对的差异与等价假设（共 {hypotheses} 个）。", lang)
 
 
-def verdict_sections(pairs: pd.DataFrame, metrics, lang: str) -> list[str]:
+def verdict_sections(pairs: pd.DataFrame, metrics, lang: str, family: str = "holm") -> list[str]:
     """Markdown: the family line, then one table per metric (primary first)."""
-    lines = [family_line(pairs, lang), ""]
+    lines = [family_line(pairs, lang, family), ""]
     for metric in metrics:
         rows = pairs[pairs["metric"] == metric]
         if rows.empty:

@@ -112,7 +112,7 @@ def build_recipe_page(out: Path, lang: str, price: float = DEFAULT_CPU_HOUR_PRIC
                + f" (ΔAP {r['difference']:+.4f} [{r['ci_low']:+.4f}, {r['ci_high']:+.4f}])" for _, r in real.iterrows()]
     headline = paragraph(text("Differences in average precision shown by the family: ", "本族显示的平均精度差异：", lang)
                          + ("; ".join(summary) if summary else text("none.", "无。", lang)))
-    headline += paragraph(family_line(pairs, lang))
+    headline += paragraph(family_line(pairs, lang, design.get("family") or "holm"))
     if design.get("contrasts_declared") == "at report time":
         headline += paragraph(text("These contrasts were declared when the folder was reported, after its runs.",
                                    "这些对比是在报告时（运行之后）声明的。", lang))

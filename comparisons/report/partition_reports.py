@@ -55,7 +55,7 @@ def verdicts_markdown(variants: pd.DataFrame, pairs: pd.DataFrame, design: dict,
                       "（最大训练规模；各规模见 learning_curve.csv）", lang) if sized else ""
     lines += [f"## {text('Each recipe: mean ± std over partitions [corrected 95% interval]', '各配方：各划分上的均值 ± 标准差 [校正的 95% 区间]', lang)}{at_largest}",
               "", shown.to_markdown(index=False), ""]
-    return "\n".join(lines + verdict_sections(pairs, METRICS + CALIBRATION_METRICS, lang))
+    return "\n".join(lines + verdict_sections(pairs, METRICS + CALIBRATION_METRICS, lang, design.get("family") or "holm"))
 
 def write_recipe_reports(out: Path, margins: dict | None = None, order: list[str] | None = None,
                          contrasts: list[tuple[str, str]] | None = None,
@@ -86,7 +86,8 @@ def write_recipe_reports(out: Path, margins: dict | None = None, order: list[str
         return None
     sets = training_sets(out, scores)
     variants, pairs = recipe_verdicts(scores, margins or design.get("margins"), order or design.get("variants"),
-                                      as_pairs(design.get("contrasts")), design.get("folds"), COSTS, sets, variance)
+                                      as_pairs(design.get("contrasts")), design.get("folds"), COSTS, sets, variance,
+                                      design.get("family") or "holm")  # declared before the runs (run --family)
     if design.get("sequential"):  # run --until-decided: the group-sequential rule over the looks (issue 51)
         pairs = sequential_pairs(out, design, scores, sets, margins, order)
     atomic_write_text(out / "scores.csv", long.to_csv(index=False, float_format="%.6g"))

@@ -25,7 +25,10 @@ import pandas as pd
 from scipy.stats import norm
 from scipy.stats import t as student_t
 
+from comparisons.stats.graphical import natural_order_p
+
 ALPHA = 0.05
+FAMILIES = ("holm", "natural-order")  # the declared family's correction (`run --family`; natural-order: graphical.py)
 POWER = 0.80
 PRIMARY = "average_precision"
 DEFAULT_MARGINS = {"average_precision": 0.005, "macro_f1": 0.01, "accuracy": 0.005, "brier": 0.005, "ece": 0.01}
@@ -137,7 +140,7 @@ def atanh_tests(difference: float, standard_error: float, df: float, margin: flo
 
 
 def correct_family(pairs: pd.DataFrame, contrasts: list[tuple[str, str]] | None = None,
-                   alpha: float = ALPHA) -> pd.DataFrame:
+                   alpha: float = ALPHA, family: str = "holm") -> pd.DataFrame:
     """The one family rule: contrast, p_holm, p_equivalence_holm, family, family_size, the family's interval,
     the power figures and the verdict of every row.
 
@@ -150,6 +153,9 @@ def correct_family(pairs: pd.DataFrame, contrasts: list[tuple[str, str]] | None 
     of the family, "better" or "equivalent", is at most alpha.
     The family's interval (ci_low_family, ci_high_family) is the interval at Holm's strictest level,
     alpha / family_size (Bonferroni): it excludes 0 whenever the first step rejects.
+    family "natural-order" (a learning curve declared with `run --family natural-order`): the primary metric's
+    declared rows are corrected by the natural-order graph instead (comparisons/stats/graphical.py; p_holm and
+    p_equivalence_holm then hold its adjusted p-values); every other family is Holm's as above.
     """
     from comparisons.stats.contrasts import contrast_label
     from comparisons.stats.power import repeats_for_power, smallest_detectable
@@ -182,7 +188,10 @@ def correct_family(pairs: pd.DataFrame, contrasts: list[tuple[str, str]] | None 
                 bounds = atanh_interval(row.difference, row.standard_error, row.df, level)
         low.append(float(bounds[0]))
         high.append(float(bounds[1]))
-    for _, rows in pairs.groupby(["metric", "contrast"], sort=False):
+    for (metric, contrast), rows in pairs.groupby(["metric", "contrast"], sort=False):
+        if family == "natural-order" and metric == PRIMARY and contrast == "declared" and "train_size" in rows:
+            pairs.loc[rows.index, "p_holm"], pairs.loc[rows.index, "p_equivalence_holm"] = natural_order_p(rows)
+            continue
         joint = holm(np.r_[rows["p_value"].to_numpy(float), rows["p_equivalence"].to_numpy(float)])
         pairs.loc[rows.index, "p_holm"] = joint[:len(rows)]
         pairs.loc[rows.index, "p_equivalence_holm"] = joint[len(rows):]

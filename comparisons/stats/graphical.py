@@ -127,3 +127,27 @@ def rejected(graph: Graph, p_values, alpha: float) -> np.ndarray:
         j = int(candidates[0])
         active[j] = False
         _remove(weights, transitions, active, j)
+
+
+def size_order(size) -> float:
+    """A training size's place on the curve: labelled texts, "all" (the whole labelled part) last."""
+    return float("inf") if str(size) == "all" else float(size)
+
+
+def natural_order_p(rows) -> tuple[np.ndarray, np.ndarray]:
+    """(difference, equivalence) adjusted p-values of a curve's declared primary rows under the natural-order graph,
+    aligned with `rows` (one row per pair and train_size, with p_value and p_equivalence): the contrasts in their
+    order of first appearance, the sizes from the smallest budget up; a (pair, size) with no row counts p = 1."""
+    pairs = list(dict.fromkeys(zip(rows["variant_a"], rows["variant_b"])))
+    sizes = sorted(dict.fromkeys(rows["train_size"]), key=size_order)
+    graph = curve_graph(len(pairs), len(sizes))
+    where = {(pairs.index((a, b)), sizes.index(s)): i
+             for i, (a, b, s) in enumerate(zip(rows["variant_a"], rows["variant_b"], rows["train_size"]))}
+    columns = {"d": rows["p_value"].to_numpy(float), "e": rows["p_equivalence"].to_numpy(float)}
+    p = np.array([columns[kind][where[(c, k)]] if (c, k) in where else 1.0 for c, kind, k in graph.nodes])
+    adjusted = adjusted_p_values(graph, p)
+    out = {"d": np.ones(len(rows)), "e": np.ones(len(rows))}
+    for (c, kind, k), value in zip(graph.nodes, adjusted):
+        if (c, k) in where:
+            out[kind][where[(c, k)]] = value
+    return out["d"], out["e"]

@@ -44,7 +44,7 @@ COLUMNS = VERDICT_COLUMNS
 def recipe_verdicts(scores: pd.DataFrame, margins: dict | None = None, order: list[str] | None = None,
                     contrasts: list[tuple[str, str]] | None = None,
                     folds: int | None = None, costs: tuple[str, ...] = (), training_sets: dict | None = None,
-                    variance: str = DEFAULT_VARIANCE) -> tuple[pd.DataFrame, pd.DataFrame]:
+                    variance: str = DEFAULT_VARIANCE, family: str = "holm") -> tuple[pd.DataFrame, pd.DataFrame]:
     """(variants, pairs) from partition_scores: seeds averaged within a draw, draws within a partition, tests over
     partitions with the variance of the design that ran (comparisons/stats/design_variance.py).
 
@@ -83,7 +83,7 @@ def recipe_verdicts(scores: pd.DataFrame, margins: dict | None = None, order: li
                                training_sets, variance)
     if rows.empty:
         return pd.DataFrame(variant_rows), pd.DataFrame(columns=COLUMNS)
-    return pd.DataFrame(variant_rows), in_schema(correct_family(rows, contrasts))
+    return pd.DataFrame(variant_rows), in_schema(correct_family(rows, contrasts, family=family))
 
 
 def _largest(sizes: pd.Series):
