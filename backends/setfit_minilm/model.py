@@ -11,10 +11,11 @@ those out-of-fold probabilities, as the cheap recipes choose theirs (`threshold=
 would be: the threshold is a choice made on the training labels, never on test.
 
 Cost is bounded: `num_iterations` pairs per text (the SetFit paper's 20) and at most `max_steps` optimisation
-steps of `batch_size` pairs. The cap, 80 steps (1,280 pairs), is a cost choice, not a quality one: at 50 labels
-the uncapped 125 steps took 116-135 s on 2 cores, over the issue's 2-minute bound, and a step costs about 0.9 s, so
-80 steps keep a 50-label fit near 80 s; every budget costs the same contrastive steps (the head still sees every
-label). Its quality against the library's defaults is the recipe audit's row (results/recipe_audit). `precision` bf16 runs the contrastive phase and the
+steps of `batch_size` pairs: 150, so at 50 labels the library's own schedule runs uncapped (125 steps, 2,000 pairs)
+and larger budgets cost the same contrastive steps (the head still sees every label). A 50-label fit takes about
+2 minutes on 2 cores. A cap of 80 steps brought it to about 75 s but cost 0.015 AP against setfit's defaults on the
+audit's 6 draws (0.017 against 125 steps; results/recipe_audit/README.md), so the default keeps the field's schedule
+and `max_steps` stays an argument for a cheaper run. `precision` bf16 runs the contrastive phase and the
 embeddings under bf16 autocast (fp32 weights) where the hardware multiplies bf16 natively; `auto` keeps fp32 here,
 as bf16 cost 0.03-0.06 AP at 50 labels (backends/precision.py, comparisons/studies/setfit_precision.py).
 Saved with the library's save_pretrained (body + head), loaded with from_pretrained, offline.
@@ -47,7 +48,7 @@ class SetFitMiniLM(Backend):
     name = "setfit_minilm"
 
     def __init__(self, model: str | None = None, max_length: int = 64, num_iterations: int = 20,
-                 max_steps: int = 80, batch_size: int = 16, body_learning_rate: float = 2e-5,
+                 max_steps: int = 150, batch_size: int = 16, body_learning_rate: float = 2e-5,
                  threshold: str = "inner_cv", seed: int = 0, device: str = "auto", precision: str = "fp32",
                  progress: bool = True):
         self.model = model                        # None: the shipped all-MiniLM-L6-v2

@@ -22,8 +22,11 @@ printed or written). A map shows where weight went, not why the model decided: s
 # **平坦度** (每行权重的熵除以 $\log T$) 量化热图有多平：1 表示完全均匀，越小越集中。本课把同一个小模型训练两次：
 # 一次用课程一直用的**带掩码的平均池化**，一次用 **[CLS] 池化** (只用 `<cls>` 这个位置的输出来分类)，两张图并排。
 # 平均池化本来就把每个词的向量都平均进去，模型不必靠注意力挑词；初始化很小 ($N(0, 0.02)$) 又有权重衰减，
-# 查询与键的得分一直很小，所以它的图往往接近均匀。[CLS] 池化的模型只看 `<cls>` 一个向量，训练会推动 `<cls>`
-# 这一行去挑选有用的词。图上会不会出现亮的一列，要看测得的平坦度，而不是预先断言。
+# 查询与键的得分一直很小，所以它的图往往接近均匀。[CLS] 池化的模型只看 `<cls>` 一个向量，人们常期望训练会推动
+# `<cls>` 这一行去挑选有用的词。提交的运行测得的并非如此：两张图都几乎均匀 (平坦度：平均池化 0.998，[CLS] 池化
+# 1.000，`<cls>` 那一行 0.999)，`<cls>` 行权重最高的三个词只在小数点后第四位上领先。这个小模型不靠尖锐的注意力也能
+# 分对这条短信 (p(垃圾) 0.995 与 0.94)：一层、两个头、很小的初始化，值向量本身就带着信息。所以不要指望在热图上
+# 看到"亮的一列"，也不要把这种图当作解释。
 #
 # 注意：注意力图显示权重流向了哪里，**不**说明模型为什么这样判定 (见第 10 课)。
 #
@@ -41,9 +44,13 @@ printed or written). A map shows where weight went, not why the model decided: s
 # **masked mean pooling** the course has used so far, and with **[CLS] pooling** (only the `<cls>` position's
 # output is classified), the two maps side by side. Mean pooling averages every token's vector anyway, so the
 # model need not pick tokens with attention; its small initial weights ($N(0, 0.02)$) and weight decay keep
-# query-key scores small, so its map tends to be near-uniform. A [CLS]-pooled model reads one vector, so training
-# pushes the `<cls>` row to pick useful tokens. Whether a bright column appears is measured by flatness, not
-# promised.
+# query-key scores small, so its map tends to be near-uniform. A [CLS]-pooled model reads one vector, and one
+# would expect training to push the `<cls>` row to pick useful tokens. The committed run measures otherwise: both
+# maps are near-uniform (flatness 0.998 with mean pooling, 1.000 with [CLS] pooling, the `<cls>` row 0.999), and
+# the three tokens the `<cls>` row weights most lead only in the fourth decimal. This small model classifies the
+# message right without sharp attention (p(spam) 0.995 and 0.94): one layer, two heads, small initial weights, and
+# the value vectors carry the information. So expect no "bright column" here, and do not read such a map as an
+# explanation.
 #
 # A map shows where weight went, **not** why the model decided (see lesson 10).
 

@@ -180,7 +180,10 @@ def pair_figure(maps: dict, labels: list[str], row: int, lang: str):
 #
 # 原文 (手写 Transformer 与正弦预测) 用 `torch.triu(torch.ones(T, T), diagonal=1).bool()` 作为前瞻掩码：它把
 # **未来**标为 True。它的注意力却用 `scores.masked_fill(mask == 0, -1e9)`，遮住等于 0 的位置，也就是**过去和当前**。
-# 两个约定相反，结果是解码器只能看见未来，正好与因果掩码的本意相反，而且不会报错。本项目只用一个约定：
+# 两个约定相反，结果是解码器只能看见未来，正好与因果掩码的本意相反，而且不会报错。注意力理论那份来源 (001) 的
+# `generate_square_subsequent_mask` 返回**浮点**掩码 (未来为 -inf，过去和当前为 0)，本意是加到得分上；可它的
+# `scaled_dot_product_attention` 同样用 `masked_fill(mask == 0, -1e9)`，等于 0 的正是过去和当前：同一个错误，
+# 换了一种写法。本项目只用一个约定：
 # 掩码中 True = 可以看 (`attention_allowed` 用 `tril`)，与 `torch.nn.functional.scaled_dot_product_attention`
 # 的布尔 `attn_mask` 相同；上面的检查证明未来的权重严格为 0。
 #
@@ -190,8 +193,11 @@ def pair_figure(maps: dict, labels: list[str], row: int, lang: str):
 # The source (the hand-written Transformer with the sine forecast) builds its look-ahead mask as
 # `torch.triu(torch.ones(T, T), diagonal=1).bool()`, which marks the **future** True, while its attention hides
 # the entries equal to 0 with `scores.masked_fill(mask == 0, -1e9)`: the **past and the present**. The two
-# conventions are opposite, so its decoder sees only the future, the reverse of a causal mask, with no error.
-# This project keeps one convention: True = may look (`attention_allowed` uses `tril`), as in the bool `attn_mask`
+# conventions are opposite, so its decoder sees only the future, the reverse of a causal mask, with no error. The
+# attention-theory source (001) has the same bug in another form: its `generate_square_subsequent_mask` returns a
+# **float** mask (-inf on the future, 0 on the past and present) meant to be added to the scores, but its
+# `scaled_dot_product_attention` also applies `masked_fill(mask == 0, -1e9)`, and the entries equal to 0 are the
+# past and the present. This project keeps one convention: True = may look (`attention_allowed` uses `tril`), as in the bool `attn_mask`
 # of `torch.nn.functional.scaled_dot_product_attention`; the check above shows every weight on the future is 0.
 
 

@@ -253,7 +253,8 @@ def train_all(train, valid, test, variants: list[str], seeds: int, quick: bool):
 #
 # 每个模型的测试 AP 后面是**测试样本上的 95% 区间**（自助法；多个种子时也对种子重抽样）。两个模型之间
 # 看**配对差值**：在同一批测试评论上的 A − B 及其 95% 区间，Holm 校正覆盖本课所有模型两两之间的比较。
-# 区间不含 0 才说"更好"；含 0 而且落在 ±0.01 的容差内才说"等价"；否则是"无定论"——测试集只有几百条，
+# Holm 校正后的 p 低于 0.05 才说"更好" (一行自己的区间不含 0 是必要的，但还不够)；落在 ±0.01 的容差内才说"等价"；
+# 否则是"无定论"——测试集只有几百条，
 # 小差距它撑不起。注意读第二张表：英文 MiniLM 的未知词元比例很高，微调后它能追上按字的 TF-IDF 吗？
 #
 # <!-- en -->
@@ -261,8 +262,9 @@ def train_all(train, valid, test, variants: list[str], seeds: int, quick: bool):
 #
 # Each model's test AP comes with its **95% interval over test items** (bootstrap; over seeds too when
 # several ran). Between two models read the **paired difference**: A − B on the same test reviews
-# with its 95% interval, Holm-corrected over every pair of the models in this lesson. Only an
-# interval that excludes 0 says "better"; inside the ±0.01 margin it says "equivalent"; otherwise it
+# with its 95% interval, Holm-corrected over every pair of the models in this lesson. A Holm p below 0.05 says
+# "better" (a row's own interval excluding 0 is needed, not enough); inside the ±0.01 margin it says
+# "equivalent"; otherwise it
 # is "inconclusive": a test split of a few hundred reviews cannot carry a small gap. In the second
 # table, look at the English MiniLM's unknown-token rate: once fine-tuned, does it catch up with
 # TF-IDF on characters?

@@ -126,7 +126,8 @@ def run_sweep(configs: dict[int, dict], seeds: int, splits) -> tuple[list[dict],
 # 灰色小点是每个种子自己的结果。误差棒只说明**种子之间**波动有多大：两根误差棒重叠，并不说明"没有差别"，
 # 不重叠也不证明"有差别"（它们不是配对比较，也不含测试集抽样）。要说某个头数更好，看下面的**配对结论**：
 # 各头数在同一批测试短信、同样的种子上的 AP 差值及其 95% 区间（两级自助法），Holm 校正覆盖所有两两比较；
-# 区间不含 0 才说"更好"，落在 ±0.005 的容差内才说"等价"，否则是"无定论"——"无定论"不等于"相同"。
+# Holm 校正后的 p 低于 0.05 才说"更好"或"等价" (±0.005 的容差内)，否则是"无定论"——"无定论"不等于"相同"。
+# 一行自己的 95% 区间不含 0 是必要的，但还不够：校正覆盖了所有比较。
 #
 # <!-- en -->
 # ## 3. Mean ± std per head count, a figure with error bars, and the paired verdicts
@@ -136,9 +137,9 @@ def run_sweep(configs: dict[int, dict], seeds: int, splits) -> tuple[list[dict],
 # the seeds alone move the score: bars that overlap do **not** show "no difference", and bars apart do not
 # prove one (they are not a paired comparison and leave out test-set sampling). To say one head count is
 # better, read the **paired verdicts** below: each pair of head counts on the same test messages and seeds,
-# the AP difference with its 95% interval (two-level bootstrap), Holm-corrected over every pair. Only an
-# interval without 0 says "better", one inside ±0.005 "equivalent"; otherwise "inconclusive", which is not
-# "the same".
+# the AP difference with its 95% interval (two-level bootstrap), Holm-corrected over every pair. A Holm p below
+# 0.05 says "better" (or "equivalent", within ±0.005); otherwise "inconclusive", which is not "the same". A row's
+# own 95% interval excluding 0 is needed but not enough: the correction spans every pair.
 
 # %%
 def summarize(rows: list[dict]) -> pd.DataFrame:

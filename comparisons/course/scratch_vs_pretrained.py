@@ -10,7 +10,7 @@ Run: python -m comparisons.course.scratch_vs_pretrained [--sizes 50,200,1000] [-
 # %% [markdown]
 # # 第 15 课　从零训练还是用预训练模型：标注数据越少，预训练越值钱吗？
 #
-# 前面的课只训练了从零实现的小编码器，用的是全部 3,901 条训练短信；TF-IDF、两个从零实现的编码器和 MiniLM
+# 前面讲短信的课只训练了从零实现的小编码器，用的是全部 3,901 条训练短信 (第 12、13 课训练的是正弦序列模型)；TF-IDF、两个从零实现的编码器和 MiniLM
 # (冻结与微调) 在全部数据上的比较在套件的参考结果里 (`results/reference/`，`make compare`)；第 14 课在新闻上比较了
 # 冻结与微调的 MiniLM。可现实中，标注数据常常只有几十、几百条。本课让每个模型只看 50、200、1000 条训练短信，画出
 # **学习曲线** (learning curve)：横轴是训练样本数（对数刻度），纵轴是测试集上的平均精度 (AP) 和宏平均 F1。
@@ -25,7 +25,8 @@ Run: python -m comparisons.course.scratch_vs_pretrained [--sizes 50,200,1000] [-
 # <!-- en -->
 # # Lesson 15. From scratch or pretrained: is pretraining worth more when labels are scarce?
 #
-# The earlier lessons trained only the small scratch encoder, on all 3,901 training messages; TF-IDF, the two
+# The earlier lessons on SMS trained only the small scratch encoder, on all 3,901 training messages (lessons 12 and 13
+# train sequence models on a sine wave); TF-IDF, the two
 # scratch encoders and MiniLM (frozen and fine-tuned) are compared at full size in the suite's reference
 # (`results/reference/`, `make compare`); lesson 14 compared MiniLM frozen and fine-tuned on news. Real projects
 # often have tens or hundreds of labelled messages. Here every model trains on 50, 200 and 1000 messages, and we draw the
@@ -177,7 +178,8 @@ def train_all(data, split, sizes: list[int], variants: list[str], seeds: int, qu
 # 每条线是一个模型在各训练样本数下的均值，阴影是**测试样本上的 95% 区间**：测试集只有几百条短信，
 # 换一批测试短信，分数就会在这个范围里晃动。两个模型的阴影重叠，并不自动说明"没有差别"；
 # 真正的判断来自**配对比较**：两个模型在同一批测试短信上的差值及其 95% 区间（自助法），
-# 再对多对比较做 Holm 校正。区间不含 0 才说"更好"，含 0 就只能说"无可检测的差异"。
+# 再对多对比较做 Holm 校正。区间含 0 就只能说"无可检测的差异"；不含 0 还不够：表里的区间是每一行自己的 95% 区间，
+# 结论要经过 Holm 对所有行的校正，所以一行的区间不含 0 也可能是"无定论" (练习 5)。
 # 下面的表对每个预训练模型，在每个训练样本数下，和当时最好的不用预训练的模型比较。
 #
 # <!-- en -->
@@ -187,8 +189,10 @@ def train_all(data, split, sizes: list[int], variants: list[str], seeds: int, qu
 # items**: the test split holds a few hundred messages, and another draw of test messages would move
 # the score within that band. Overlapping bands do not by themselves mean "no difference"; the
 # verdict comes from the **paired comparison**: the difference of two models on the same test
-# messages with its 95% bootstrap interval, Holm-corrected over the pairs. Only an interval that
-# excludes 0 says "better"; one that holds 0 says "no detectable difference". The table below sets
+# messages with its 95% bootstrap interval, Holm-corrected over the pairs. An interval that holds 0 says "no
+# detectable difference"; one that excludes 0 is not yet enough: the table's interval is the row's own 95%
+# interval, while the verdict is Holm-corrected over every row, so a row whose interval excludes 0 can still be
+# "inconclusive" (exercise 5). The table below sets
 # each pretrained model, at each size, against the best model without pretraining at that size.
 
 # %%
@@ -365,8 +369,10 @@ def main(argv=None) -> int:
 # %% [markdown]
 # ## 5. 练习
 #
-# 1. 在 50 条训练短信时，冻结的编码器和完全微调谁更好？差值的区间含不含 0？为什么训练参数少的一方在小数据上可能占优？
-# 2. 找到预训练模型不再显著优于最佳非预训练模型的训练样本数。TF-IDF 在那里的位置说明了什么？
+# 1. 在 50 条训练短信时，冻结的编码器和完全微调谁更好？差值的区间含不含 0，结论是什么？完全微调训练的参数多出几万倍：
+#    在这么少的数据上，这一点伤害了它吗？
+# 2. 在哪些训练样本数上，预训练模型显示出比最佳非预训练模型更好？如果预览里一个也没有，为什么一次划分、一个种子不足以
+#    判断 (对照提交的曲线和 `small_budgets.md`)？TF-IDF 在各个规模的位置说明了什么？
 # 3. 用 `--seeds 3` 重跑：种子间的 ± 和测试样本上的区间，哪个更宽？它们分别回答什么问题？
 # 4. 有 AG News 的缓存时，用 `--data hf:ag_news --limit-per-class 1000` 在四分类新闻上重做，曲线形状一样吗？
 # 5. 读 `committed_curve.md`：50 条标注时，hf_bert:full − hf_bert:frozen 的 95% 区间不含 0，结论却是"无定论"。
@@ -375,10 +381,12 @@ def main(argv=None) -> int:
 # <!-- en -->
 # ## 5. Exercises
 #
-# 1. At 50 training messages, is the frozen encoder or full fine-tuning better? Does the interval of
-#    the difference hold 0? Why might the model with fewer trained weights win on tiny data?
-# 2. Find the size at which a pretrained model stops being detectably better than the best model
-#    without pretraining. What does TF-IDF's place there tell you?
+# 1. At 50 training messages, is the frozen encoder or full fine-tuning better? Does the interval of the
+#    difference hold 0, and what is the verdict? Full fine-tuning trains tens of thousands of times more weights: did
+#    that hurt it on this little data?
+# 2. At which sizes is a pretrained model shown better than the best model without pretraining? If the preview
+#    shows none, why can one split and one seed not decide it (compare the committed curve and
+#    `small_budgets.md`)? What does TF-IDF's place at each size tell you?
 # 3. Rerun with `--seeds 3`: which is wider, the ± over seeds or the interval over test items, and
 #    which question does each answer?
 # 4. With AG News in the cache, redo it on four-class news: `--data hf:ag_news --limit-per-class 1000`.

@@ -90,23 +90,27 @@ def block_source() -> str:
 # ## 2. 为什么用 LayerNorm，而不是 BatchNorm？它会把数值压进 $[-1, 1]$ 吗？
 #
 # LayerNorm 对**每个词元**自己的 $d$ 个数求均值和方差；BatchNorm 对**一批**样本的同一维求。
-# 短信长短不一，要补齐 (padding)：BatchNorm 的统计量因此取决于同一批里还有哪些短信、补了多少 0，
+# 短信长短不一，要补齐 (padding)：BatchNorm 的统计量因此取决于同一批里还有哪些短信 (以及是否把补齐的 0 算进去)，
 # 同一条短信换一批同伴，表示就变了。下表让同一条短信 A (3 个词) 先与另一条 3 个词的短信同批，
-# 再与一条 12 个词的短信同批 (A 要补 9 个 0)，比较 A 的真实词元归一化后的最大变化。
-# 常见的说法"LayerNorm 把数值拉回 $[-1, 1]$"并不对：它让每个词元的 $d$ 个数均值为 0、方差为 1，
-# 所以约三分之一的数落在 $[-1, 1]$ 之外，最大可到 $\sqrt{d-1}$。表中也测了这一点。
+# 再与一条 12 个词的短信同批 (A 要补 9 个 0)，比较 A 的真实词元归一化后的最大变化：只用真实词元算统计量的
+# BatchNorm 变得一样多，所以问题在于依赖同批的短信，而不只是补齐的 0；LayerNorm 不变。
+# **与原文的不同**：Keras 与 BERT 那份来源 (003) 说 LayerNorm "把数值拉回 $[-1, 1]$"，这并不对：它让每个词元的 $d$ 个数均值为 0、方差为 1，
+# 所以约三分之一的数落在 $[-1, 1]$ 之外，最大可到 $\sqrt{d-1}$。测得的比例在 `transformer_block.json`
+# (`layer_norm_range` 下的 `share_outside_unit_interval`，d = 32 时为 0.32) 里。
 #
 # <!-- en -->
 # ## 2. Why LayerNorm and not BatchNorm? Does it pull values into $[-1, 1]$?
 #
 # LayerNorm takes the mean and variance over **each token's own** $d$ numbers; BatchNorm over one feature
 # across **a batch**. Messages differ in length and are padded: BatchNorm's statistics then depend on which
-# messages share the batch and how many zeros they bring, so the same message gets a different representation
-# with different batch-mates. The table batches message A (3 tokens) once with another 3-token message and once
-# with a 12-token one (A gets 9 zeros of padding) and reports the largest change in A's normalised real tokens.
-# The common claim that "LayerNorm pulls values back into $[-1, 1]$" is wrong: it gives each token's $d$ numbers
-# mean 0 and variance 1, so about a third fall outside $[-1, 1]$, and one can reach $\sqrt{d-1}$. The table
-# measures that too.
+# messages share the batch (and on whether the padding zeros are counted), so the same message gets a different
+# representation with different batch-mates. The table batches message A (3 tokens) once with another 3-token
+# message and once with a 12-token one (A gets 9 zeros of padding) and reports the largest change in A's
+# normalised real tokens: a BatchNorm whose statistics use the real tokens only changes as much, so the problem is
+# the dependence on batch-mates, not only the zeros; LayerNorm does not change. **How this differs from the
+# source**: the Keras and BERT source (003) says LayerNorm "pulls values back into $[-1, 1]$"; that is wrong: it gives each token's $d$ numbers mean 0 and variance 1, so about a
+# third fall outside $[-1, 1]$, and one can reach $\sqrt{d-1}$. The measured share is in `transformer_block.json`
+# (`share_outside_unit_interval` under `layer_norm_range`: 0.32 at d = 32).
 
 # %%
 def normalisation_table(d_model: int, seed: int, lang: str) -> tuple[pd.DataFrame, dict]:
@@ -306,10 +310,12 @@ def mask_shape_table(seed: int, lang: str) -> tuple[pd.DataFrame, dict]:
 #
 # 在课程的小编码器上，每个变体训练几个种子 (`--seeds`)，除被去掉的部件外配置完全相同；测试集只评一次。
 # 每个消融与配方的 pre-LN 块配对比较 (同一批测试短信、同样的种子)，Holm 校正覆盖这 4 个比较；
-# 区间不含 0 才说"更好"，否则是"无定论"——"无定论"不等于"没有影响"。
-# 另一张表测量初始化时传到**第一个**块的梯度大小 (层数为 2 和 8，5 个初始化种子的均值)：残差给梯度一条绕过子层的
-# 直达路径；没有它，梯度必须穿过每一个子层 (而 pre-LN 的 LayerNorm 又会重新缩放它)。层数变多时它变小了多少，
-# 看测得的数字，不预先断言。
+# Holm 校正后的 p 低于 0.05 才说"更好" (一行自己的区间不含 0 是必要的，但还不够)，否则是"无定论"——"无定论"不等于"没有影响"。
+# 另一张表测量初始化时传到**第一个**块的梯度大小 (层数为 2 和 8，5 个初始化种子的均值)。常见的说法是残差给梯度一条
+# 直达路径、没有它梯度会消失；在这个小编码器上测得的却不是这样：去掉残差后第一个块的梯度反而大了约 8 倍 (2 层 3.4，
+# pre-LN 0.43)，而且层数变多时还在变大 (8 层 4.3)；有残差时它几乎不随层数变 (0.43 → 0.40)。残差在这里保住的是
+# 各层之间稳定的尺度，而不是更大的梯度；没有残差的模型测试 AP 更差 (上面的结论)。去掉 LayerNorm 后梯度小了约
+# 60 倍 (0.007)：一种解释是未经缩放的嵌入 (初始化标准差 0.02) 直接进入子层。
 #
 # **与原文的不同**：原文 (手写 Transformer 与正弦预测) 的 `SublayerConnection.forward` 只做 `x + dropout(sublayer(x))`，
 # 它定义的 LayerNorm 从未被调用，所以它的"post-LN"其实是下表中的"no LayerNorm"。本项目的块在 pre 和 post
@@ -320,11 +326,15 @@ def mask_shape_table(seed: int, lang: str) -> tuple[pd.DataFrame, dict]:
 #
 # On the course's small encoder, each variant trains several seeds (`--seeds`), with the same config except the
 # part removed; test is scored once. Each ablation is paired with the recipe's pre-LN block (same test messages
-# and seeds), Holm over these 4 contrasts; only an interval without 0 says "better", otherwise "inconclusive",
-# which is not "no effect". A second table measures the gradient that reaches the **first** block at
-# initialisation (2 and 8 layers, mean over 5 initial seeds): the residual gives the gradient a direct path around
-# the sublayers; without it the gradient must pass through every one (and pre-LN's LayerNorms rescale it on the
-# way). How much it shrinks with depth is read from the measured figures, not asserted.
+# and seeds), Holm over these 4 contrasts; a Holm p below 0.05 says "better" (a row's own interval without 0 is
+# needed, not enough), otherwise "inconclusive", which is not "no effect". A second table measures the gradient
+# that reaches the **first** block at initialisation (2 and 8 layers, mean over 5 initial seeds). The usual story
+# is that the residual gives the gradient a direct path and that without it the gradient vanishes; on this small
+# encoder the measurement says otherwise: without the residual the first block's gradient is about 8 times larger
+# (3.4 at 2 layers against pre-LN's 0.43) and grows with depth (4.3 at 8), while with it it hardly moves (0.43 to
+# 0.40). What the residual keeps here is a steady scale from block to block, not a larger gradient, and the model
+# without it tests worse (the verdict above). Without LayerNorm the gradient is about 60 times smaller (0.007); one
+# reading is that the unscaled embeddings (initialised with std 0.02) feed the sublayers directly.
 #
 # **How this differs from the source**: the source (the hand-written Transformer with the sine forecast) has a
 # `SublayerConnection.forward` that computes only `x + dropout(sublayer(x))`; the LayerNorm it defines is never
