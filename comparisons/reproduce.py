@@ -30,6 +30,7 @@ import pandas as pd
 
 from common.errors import UserInputError
 from comparisons.numerics import describe as describe_numerics, numerics_identity
+from common.metric_names import REPRODUCED
 from comparisons.outputs import atomic_write_text
 from comparisons.carry_out import run_in_folder
 from comparisons.plan import Plan, prepare
@@ -37,7 +38,7 @@ from comparisons.run_folder import read_runs, run_name
 
 EXACT = 1e-6  # records keep 6 decimals: the same computation gives the same written figure
 NOISE_FACTOR = 2.0  # a difference within 2 x the seed spread is within seed noise (about 95% of A/A differences)
-FIGURES = ("average_precision", "macro_f1_at_threshold")
+FIGURES = REPRODUCED
 TWINS = ("torch_scratch", "keras_layers")
 
 

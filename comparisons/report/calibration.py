@@ -17,12 +17,12 @@ import numpy as np
 import pandas as pd
 
 from common.metrics import CALIBRATION_BINS, brier_score, expected_calibration_error
+from common.metric_names import CALIBRATION
 from comparisons.report.html import paragraph, table
 from comparisons.report.i18n import label, text
 from comparisons.report.spread import mean_spread
 from comparisons.run_folder import RunFolder
 
-CALIBRATION = ("brier", "ece")
 NAMES = {"brier": ("Brier score", "Brier 分数"),
          "ece": (f"ECE ({CALIBRATION_BINS} equal-mass bins)", f"ECE（{CALIBRATION_BINS} 个等量分箱）")}
 

@@ -29,12 +29,13 @@ from comparisons.report.spread import mean_spread
 from comparisons.outputs import atomic_write_text, save_figure, write_table
 from comparisons.stats.contrasts import as_pairs
 from comparisons.stats.family import correct_family, in_schema
+from common.metric_names import CURVE_METRICS
 from comparisons.report.pair_tables import markdown_table, pair_table
 from comparisons.stats.bootstrap import compare
 from comparisons.report.predictions import load_predictions
 from comparisons.run_folder import RunFolder
 
-METRICS = ("average_precision", "macro_f1_at_threshold", "macro_f1")  # the first two: those the runs have
+METRICS = CURVE_METRICS  # the first two: those the runs have
 PRETRAINED = ("hf_bert:frozen", "hf_bert:full")
 
 

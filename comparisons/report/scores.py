@@ -18,11 +18,11 @@ from pathlib import Path
 
 import pandas as pd
 
+from common.metric_names import QUALITY, SCORE_COSTS
 from comparisons.report.calibration import CALIBRATION, run_calibration
 from comparisons.run_folder import RunFolder, size_label
 
-QUALITY = ("average_precision", "macro_f1_at_threshold", "accuracy_at_threshold", "macro_f1", "accuracy")
-COSTS = ("params_total", "train_seconds", "latency_ms_b1_p50", "throughput_per_s", "peak_rss_serve_mb", "size_mb")
+COSTS = SCORE_COSTS
 KEYS = ("corpus", "design", "partition", "seed", "train_size", "serving_path", "variant")
 SCORE_COLUMNS = (*KEYS, "n_train", "n_test", "metric", "value")
 

@@ -26,21 +26,22 @@ from comparisons.run_folder import RunFolder, RunRecord, size_key, size_label
 from comparisons.report.calibration import with_calibration  # calibration (report/calibration.py)
 from comparisons.stats.contrasts import as_pairs
 from comparisons.report.scores import scores_table
+from common.metric_names import CALIBRATION, INPUT as INPUT_METRICS, SUMMARY_QUALITY
 from comparisons.report.spread import mean_spread
 from comparisons.report.pair_tables import verdict_sections
 from comparisons.stats.bootstrap import N_RESAMPLES, PAIR_METRICS, Verdicts, compare, run_intervals
 from comparisons.report.predictions import load_predictions
 
 # accuracy and macro-F1 at the 0.5 cut (the arg-max) and at the threshold chosen on validation
-QUALITY = ["accuracy", "accuracy_at_threshold", "macro_f1", "macro_f1_at_threshold", "average_precision"]
+QUALITY = list(SUMMARY_QUALITY)
 COST = ["params_total", "params_trainable", "train_seconds", "epochs_run", "seconds_per_epoch",
         "latency_ms_b1_p50", "latency_ms_b32_p50", "latency_ms_b32_cv", "throughput_per_s", "compile_seconds",
         "cold_start_s", "peak_rss_train_mb", "peak_rss_serve_mb", "size_mb"]
 # what the model could not read: the share of its tokens of the test texts that are unknown (issue 25)
-INPUT = ["unknown_token_rate"]
+INPUT = list(INPUT_METRICS)
 SUMMARY_COLUMNS = [
     "variant", "seed", "status", "reason", "train_size", *QUALITY, "positive_precision", "positive_recall",
-    *INPUT, "brier", "ece",  # calibration (report/calibration.py)
+    *INPUT, *CALIBRATION,  # calibration (report/calibration.py)
     "threshold", "params_total", "params_trainable", "train_seconds", "epochs_run", "seconds_per_epoch",
     "best_epoch", "latency_ms_b1_p50", "latency_ms_b1_p90", "latency_ms_b1_cv",
     "latency_ms_b32_p50", "latency_ms_b32_p90", "latency_ms_b32_cv", "throughput_per_s", "throughput_batch",

@@ -39,6 +39,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import binomtest
 
+from common.metric_names import PAIR_METRICS
 from comparisons.stats.contrasts import pair_order
 from comparisons.stats.family import (ALPHA, VERDICT_COLUMNS, VERDICTS, correct_family, holm,  # noqa: F401
                                               in_schema, margin_for)
@@ -53,8 +54,7 @@ METRICS = {
     "macro_f1": False, "macro_f1_at_threshold": True,
     "brier": False, "ece": False,  # probability calibration (lower is better: verdict_rules.LOWER_IS_BETTER)
 }
-PAIR_METRICS = ("average_precision", "macro_f1_at_threshold", "accuracy_at_threshold", "macro_f1", "accuracy",
-                "brier", "ece")
+assert set(METRICS) == set(PAIR_METRICS)  # common/metric_names.PAIR_METRICS, each with its threshold use here
 
 
 @dataclass(frozen=True)

@@ -25,12 +25,13 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from common.errors import UserInputError
+from common.metric_names import DECISION_COSTS
 from comparisons.stats.family import PRIMARY
 
 # USD per CPU-hour: a round figure near on-demand cloud prices of one vCPU-hour in 2025-26 (a 2-vCPU general-purpose
 # instance costs about $0.08-0.10 an hour, so $0.04-0.05 a vCPU-hour); set your own with --cpu-hour-price.
 DEFAULT_CPU_HOUR_PRICE = 0.05
-COSTS = ("latency_ms_b1_p50", "throughput_per_s", "peak_rss_serve_mb", "size_mb", "train_seconds")
+COSTS = DECISION_COSTS
 
 
 def cpu_hour_price(value) -> float:

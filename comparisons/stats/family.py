@@ -25,14 +25,14 @@ import pandas as pd
 from scipy.stats import norm
 from scipy.stats import t as student_t
 
+from common.metric_names import DEFAULT_MARGINS, LOWER_IS_BETTER, PRIMARY  # noqa: F401 (re-exported)
 from comparisons.stats.graphical import natural_order_p
 
 ALPHA = 0.05
 FAMILIES = ("holm", "natural-order")  # the declared family's correction (`run --family`; natural-order: graphical.py)
 POWER = 0.80
-PRIMARY = "average_precision"
-DEFAULT_MARGINS = {"average_precision": 0.005, "macro_f1": 0.01, "accuracy": 0.005, "brier": 0.005, "ece": 0.01}
-LOWER_IS_BETTER = ("brier", "ece")  # probability calibration: "A better" means A's score is lower
+# PRIMARY, DEFAULT_MARGINS, LOWER_IS_BETTER (probability calibration: "A better" means A's score is lower) are
+# common/metric_names's, imported above
 VERDICTS = ("A better", "B better", "equivalent", "inconclusive")
 DECISION_VERDICTS = ("A better", "B better", "inconclusive")
 

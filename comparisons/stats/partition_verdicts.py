@@ -25,14 +25,15 @@ from __future__ import annotations
 import pandas as pd
 
 from common.splits import size_key
+from common.metric_names import CALIBRATION, DESIGN_QUALITY
 from comparisons.stats.contrasts import pair_order
 from comparisons.stats.corrected_t import (corrected_t, design_interval,  # noqa: F401
                                           partition_pair_rows, per_partition, test_to_train)
 from comparisons.stats.design_variance import DEFAULT_VARIANCE, resample_frame, sets_at, training_overlap
 from comparisons.stats.family import VERDICT_COLUMNS, correct_family, in_schema
 
-METRICS = ("average_precision", "macro_f1_at_threshold", "accuracy_at_threshold")
-CALIBRATION_METRICS = ("brier", "ece")  # verdict rows too where every run has them (lower is better)
+METRICS = DESIGN_QUALITY
+CALIBRATION_METRICS = CALIBRATION  # verdict rows too where every run has them (lower is better)
 
 
 def verdict_metrics(scores: pd.DataFrame) -> tuple[str, ...]:

@@ -32,12 +32,12 @@ from common.partitions import kfold_partitions
 from common.splits import DEFAULT_SPLIT_SEED
 from comparisons.outputs import atomic_write_json, atomic_write_text
 from comparisons.stats.family import DEFAULT_MARGINS, REAL
+from common.metric_names import PRIMARY
 from comparisons.stats.partition_verdicts import recipe_verdicts, sequential_verdicts
 from comparisons.stats.sequential import repeat_of
 from comparisons.studies.calibration import SCORERS, rate, study_data
 from comparisons.studies.drawn_calibration import FOLDS, one_comparison
 
-PRIMARY = "average_precision"
 
 
 def primary_row(pairs: pd.DataFrame) -> pd.Series:
