@@ -89,7 +89,7 @@ def test_t_boundaries_start_at_the_exact_t_quantile_and_repeated_p_inverts_the_n
     assert bounds[0] > bounds[1] > bounds[2] > student_t.isf(0.025, 14)  # spending: stricter than a lone test
     for look in (1, 2, 3):
         nominal = t_nominal_level(counts, ratio, look, 0.01)
-        assert t_boundaries_module.t_repeated_p(nominal, counts, ratio, look) == pytest.approx(0.01, rel=0.02)
+        assert t_boundaries_module.t_repeated_p(nominal, counts, ratio, look) == pytest.approx(0.01, rel=0.05)
     assert t_boundaries_module.t_repeated_p(0.9, counts, ratio, 1) == 1.0
 
 
