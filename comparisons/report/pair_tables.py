@@ -89,7 +89,7 @@ def markdown_table(headers: list[str], body: list[list[str]]) -> str:
     return "\n".join(lines + ["| " + " | ".join(map(escape, row)) + " |" for row in body])
 
 
-def family_line(pairs: pd.DataFrame, lang: str, family: str = "holm") -> str:
+def family_line(pairs: pd.DataFrame, lang: str, correction: str = "holm") -> str:
     """What the primary family is: the declared contrasts or every pair, and how many hypotheses Holm spans (or,
     for a curve declared with --family natural-order, how the graph orders them)."""
     primary = pairs[pairs["metric"] == PRIMARY]
@@ -101,7 +101,7 @@ def family_line(pairs: pd.DataFrame, lang: str, family: str = "holm") -> str:
     if not declared.empty:
         names = "; ".join(dict.fromkeys(f"{a} − {b}" for a, b in zip(declared["variant_a"], declared["variant_b"])))
         explored = int((primary["contrast"] == "exploratory").sum())
-        if family == "natural-order":
+        if correction == "natural-order":
             return text(f"Declared contrasts (the family): {names}, asked in their natural order (declared before the "
                         f"runs): within each contrast the difference from the smallest budget up and equivalence from "
                         f"the largest down, each size tested once the one before it is decided, the contrasts combined "
@@ -120,9 +120,9 @@ def family_line(pairs: pd.DataFrame, lang: str, family: str = "holm") -> str:
                 f"未声明对比：所有配对构成一族；Holm 校正同时覆盖全部配对的差异与等价假设（共 {hypotheses} 个）。", lang)
 
 
-def verdict_sections(pairs: pd.DataFrame, metrics, lang: str, family: str = "holm") -> list[str]:
+def verdict_sections(pairs: pd.DataFrame, metrics, lang: str, correction: str = "holm") -> list[str]:
     """Markdown: the family line, then one table per metric (primary first)."""
-    lines = [family_line(pairs, lang, family), ""]
+    lines = [family_line(pairs, lang, correction), ""]
     for metric in metrics:
         rows = pairs[pairs["metric"] == metric]
         if rows.empty:

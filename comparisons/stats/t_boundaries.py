@@ -29,7 +29,7 @@ from functools import lru_cache
 import numpy as np
 from scipy.stats import t as student_t
 
-from comparisons.stats.sequential import information_fractions, repeated_p as z_repeated_p, spent
+from comparisons.stats.spending import information_fractions, repeated_p as z_repeated_p, spent
 
 SEQUENCES = 50_000    # simulated null sequences (Monte Carlo standard error of a look's share 0.05: 0.001)
 SEED = 20261205       # fixed: the same boundaries in every process and on every machine
