@@ -7,11 +7,12 @@ comparisons reproduce` (its main, in this process: tests/test_cli.run_main; qual
 `make test`, where the other xdist worker's frameworks share the two cores: it took the suite from about 7.5 to
 8.9 minutes); it is checked by `make reproduce-reference` (all 5 partitions, results/reproduce_reference/), whose
 tolerance below stays the one a torch_scratch rerun is held to. Under the committed runs'
-numerics identity every figure must come back to 1e-6. Under another one (the committed records were made on an
-Intel Xeon before the identity was recorded: "unknown, cpu differs" on any other CPU) the test AP must agree within
-the cross-kernel tolerance measured for that recipe:
-- TF-IDF: 1e-6. Measured: its 5 partitions came back exactly (AP and macro-F1 to 6 decimals) on a 2-core AMD EPYC
-  against the committed Intel Xeon runs (2026-12-01); scikit-learn's fit here does not move with the CPU.
+numerics identity every figure must come back to 1e-6 (the reference was remade for issue 63 on a 2-core Intel Xeon
+with AMX, identity ogm74xupop5xchn5). Under another one the test AP must agree within the cross-kernel tolerance
+measured for that recipe:
+- TF-IDF: 1e-6. Measured for the recipe before issue 63: its 5 partitions came back exactly (AP and macro-F1 to 6
+  decimals) on a 2-core AMD EPYC against Intel Xeon runs (2026-12-01); the audited recipe's inner cross-validation
+  was not yet measured across CPUs (a failure here on another CPU says it moves).
 - torch_scratch: 0.0036, the largest per-partition move of test AP seen across kernels (issue 40's table: Xeon
   against AMD EPYC with the default kernels and with ONEDNN_MAX_CPU_ISA=AVX2 MKL_CBWR=COMPATIBLE); on r0f0 the
   EPYC moved it by 0.000195 and the AVX2 kernels by 0.000996. Its macro-F1 at the threshold is not held to a
@@ -19,7 +20,6 @@ the cross-kernel tolerance measured for that recipe:
 """
 import re
 
-import pytest
 from pathlib import Path
 
 import pandas as pd
@@ -30,8 +30,6 @@ EXACT = 1e-6
 ACROSS_KERNELS = {"tfidf_logreg": 1e-6, "torch_scratch": 0.0036}
 
 
-@pytest.mark.xfail(strict=True, reason="issue 63 changed tfidf_logreg's recipe (inner CV on the whole budget); the "
-                   "committed reference was made with the old one and differs (AP 0.0022 on r0f0) until it is remade")
 def test_the_committed_reference_s_cheap_runs_come_back(tmp_path, capfd):
     reference = Path(ROOT) / "results" / "reference"
     # 1 of the 15 (make reproduce-reference: all): the audited TF-IDF recipe chooses C, n-grams and min_df by inner
