@@ -180,10 +180,11 @@ reproduce-reference: $(STAMP)
 # The learning curve (issue 65): a design powered before it runs. The power plan reads the small-budget pilot (the
 # audited recipes on 5 partitions x 3 draws at 50-200 labels, results/recipe_audit/curve_small) and proposes one
 # repeat of K disjoint folds x D draws that decides a true gap of CURVE_GAP AP at every pilot size in the
-# natural-order family (power_plan.json: what it expects to decide); the run takes K, D and the family from it. Every
-# variant at 50, 100, 200, 500, 1,000 and all labels, SetFit up to 200 (its cost), quality only, one warm worker a
-# backend; then what it decided beside what the plan expected, and the Ray projection. About 3 h on 2 cores, nothing
-# else on them; it resumes (rerun the same command).
+# natural-order family (power_plan.json: what it expects to decide; 10 folds x 1 draw for 0.10); the run takes K, D
+# and the family from it. Every variant at 50, 100, 200, 500, 1,000 and all labels, SetFit at 50 only (what the 3-hour
+# budget affords: on this Xeon its 137 s a run is 35% of a fold's 50-200 cost, and SetFit up to 200 projects ~3.9 h),
+# quality only, one warm worker a backend; then what it decided beside what the plan expected, and the Ray
+# projection. About 2.7 h on 2 cores (projected), nothing else on them; it resumes (rerun the same command).
 CURVE_PILOT ?= results/recipe_audit/curve_small
 CURVE_GAP ?= 0.10
 learning-curve: $(STAMP)
@@ -191,7 +192,7 @@ learning-curve: $(STAMP)
 	$(BIN)/python -m comparisons run --profile full --power-plan $(CURVE_PILOT)/power_plan.json --seeds 1 \
 	  --train-sizes 50,100,200,500,1000,all --threads $(THREADS) --precision auto --contrasts course --quality-only \
 	  --backends tfidf_logreg,torch_scratch,keras_layers,hf_bert:frozen,hf_bert:full,hf_bert:setfit \
-	  --up-to hf_bert:setfit=200 --lang zh --out results/learning_curve_powered
+	  --up-to hf_bert:setfit=50 --lang zh --out results/learning_curve_powered
 	$(BIN)/python -m comparisons.studies.power_check --from results/learning_curve_powered
 	$(BIN)/python -m comparisons.studies.cluster_projection --out results/learning_curve_powered --nodes 1 4 16
 
