@@ -14,7 +14,7 @@ OUT ?= runs/fast
 # (8 min 39 s -> 8 min 2 s measured on 1 December 2026).
 TEST_WORKERS ?= 2
 
-.PHONY: source-bridge few-shot-schedule recipe-audit small-budgets replay sequential-tweets power-plan coverage compare test reference reproduce-reference cross-corpus cross-corpus-preview single-split serving calibration learning-curve notebooks clean-venv precision-study
+.PHONY: learning-curve-5x3 source-bridge few-shot-schedule recipe-audit small-budgets replay sequential-tweets power-plan coverage compare test reference reproduce-reference cross-corpus cross-corpus-preview single-split serving calibration learning-curve notebooks clean-venv precision-study
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -177,13 +177,28 @@ reproduce-reference: $(STAMP)
 	$(BIN)/python -m comparisons reproduce --from results/reference --out runs/reproduce_reference \
 	  --backends $(REPRODUCE_BACKENDS)
 
-# The committed learning curve (issue 36): every variant at 50, 100, 200, 500, 1,000 and all labelled messages
-# (training and validation together), on the reference's first 5 group-aware partitions, one seed, full budgets,
-# the MiniLM in bf16 under auto; the course's four contrasts declared before the runs, one family over every size;
-# quality only (costs are the reference's question). Issue 50: 3 independent draws a partition at every size up to
-# 1,000 (own subset and model seed each; 3 rather than the default 5 to keep the run near 2 h on 2 cores: the
-# committed 1-draw curve's run times project 5 draws at 196 min, 3 at 125). Then its projection on Ray clusters.
+# The learning curve (issue 65): a design powered before it runs. The power plan reads the small-budget pilot (the
+# audited recipes on 5 partitions x 3 draws at 50-200 labels, results/recipe_audit/curve_small) and proposes one
+# repeat of K disjoint folds x D draws that decides a true gap of CURVE_GAP AP at every pilot size in the
+# natural-order family (power_plan.json: what it expects to decide; 10 folds x 1 draw for 0.10); the run takes K, D
+# and the family from it. Every variant at 50, 100, 200, 500, 1,000 and all labels, SetFit at 50 only (what the 3-hour
+# budget affords: on this Xeon its 137 s a run is 35% of a fold's 50-200 cost, and SetFit up to 200 projects ~3.9 h),
+# quality only, one warm worker a backend; then what it decided beside what the plan expected, and the Ray
+# projection. About 2.7 h on 2 cores (projected), nothing else on them; it resumes (rerun the same command).
+CURVE_PILOT ?= results/recipe_audit/curve_small
+CURVE_GAP ?= 0.10
 learning-curve: $(STAMP)
+	$(BIN)/python -m comparisons.studies.power_plan --from $(CURVE_PILOT) --gap $(CURVE_GAP) --family natural-order --nodes 1
+	$(BIN)/python -m comparisons run --profile full --power-plan $(CURVE_PILOT)/power_plan.json --seeds 1 \
+	  --train-sizes 50,100,200,500,1000,all --threads $(THREADS) --precision auto --contrasts course --quality-only \
+	  --backends tfidf_logreg,torch_scratch,keras_layers,hf_bert:frozen,hf_bert:full,hf_bert:setfit \
+	  --up-to hf_bert:setfit=50 --lang zh --out results/learning_curve_powered
+	$(BIN)/python -m comparisons.studies.power_check --from results/learning_curve_powered
+	$(BIN)/python -m comparisons.studies.cluster_projection --out results/learning_curve_powered --nodes 1 4 16
+
+# The issue-36 curve (the recipes chosen at full size; 5 partitions x 3 draws, one Holm family over every size): kept
+# in results/learning_curve because the recipe audit reruns its draws. About 2 h on 2 cores.
+learning-curve-5x3: $(STAMP)
 	$(BIN)/python -m comparisons run --profile full --cv 5 --seeds 1 --train-sizes 50,100,200,500,1000,all --draws 3 \
 	  --threads $(THREADS) --precision auto --contrasts course --quality-only --lang zh --out results/learning_curve
 	$(BIN)/python -m comparisons.studies.cluster_projection --out results/learning_curve --nodes 1 4 16

@@ -46,6 +46,8 @@ class Result:
         """The typed plan the folder was run with (None for a folder written before plans were recorded)."""
         source = self.folder / ("design.json" if self.is_design else "manifest.json")
         recorded = json.loads(source.read_text()).get("plan") if source.exists() else None
+        if recorded and recorded.get("power_plan") and recorded.get("cv") is not None:  # resolved when it ran: the
+            recorded = {**recorded, "power_plan": None}  # file may have moved or been rewritten since (design.json keeps it)
         return Plan.from_dict(recorded) if recorded else None
 
     @property

@@ -54,6 +54,9 @@ def corpus_plan(plan: Plan, name: str, parent: Path) -> Plan:
 
 def command_benchmark(args) -> int:
     """`benchmark --corpora ...`: the parsed options as a typed plan (one-line refusals), then `benchmark`."""
+    if getattr(args, "up_to", None) or getattr(args, "power_plan", None):
+        raise UserInputError("--up-to and --power-plan shape a learning curve of `run`; benchmark trains every corpus "
+                             "on its whole labelled part: drop them")
     try:
         plan = Plan.from_namespace(args)
     except ValueError as exc:
@@ -109,7 +112,8 @@ def run_corpora(plan: Plan, planned: list[Prepared]) -> int:
         return 0
     largest = max(2 * sum(map(len, p.data.texts)) for p in planned)
     every_variant = list(dict.fromkeys(v for p in planned for v in p.variants))
-    executor = open_executor(plan.executor, plan.ray_address, plan.max_concurrent, largest, every_variant)
+    executor = open_executor(plan.executor, plan.ray_address, plan.max_concurrent, largest, every_variant,
+                             plan.quality_only and not plan.fresh_workers)  # quality only: one warm worker a backend
     failed = 0
     try:
         for number, prepared in enumerate(planned, start=1):

@@ -24,8 +24,9 @@ def execute(plan: Plan, argv: list[str] | None = None) -> int:
     from comparisons.run.lock import RunFolderLock
 
     p = prepare(plan, argv)
+    warm = p.plan.quality_only and not p.plan.fresh_workers  # no costs measured: one warm worker a backend
     executor = open_executor(p.plan.executor, p.plan.ray_address, p.plan.max_concurrent, 2 * sum(map(len, p.data.texts)),
-                             p.variants)
+                             p.variants, warm)
     try:
         p.out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:

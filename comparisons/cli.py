@@ -46,6 +46,14 @@ def add_plan_options(command: argparse.ArgumentParser, out_help: str = "runs/<pr
                               "and equivalence, one step-down) or natural-order (a learning curve's sizes asked in order "
                               "within each contrast, difference from the smallest budget up, equivalence from the "
                               "largest down, the contrasts combined as Holm combines them; docs/statistics.md)")
+    command.add_argument("--up-to", metavar="VARIANT=SIZE",
+                         help="with --train-sizes: run VARIANT only at training sizes up to SIZE (comma-separated pairs, "
+                              "e.g. hf_bert:setfit=200: SetFit at the budgets where its cost is affordable); its rows "
+                              "at larger sizes are absent, not failed")
+    command.add_argument("--power-plan", metavar="FILE",
+                         help="a power plan's power_plan.json (python -m comparisons.studies.power_plan --from PILOT "
+                              "--gap 0.10): one repeat of its K folds, its draws and its family; design.json records "
+                              "what it expected to decide (issue 65)")
     command.add_argument("--margin-ap", type=float, default=DEFAULT_MARGINS["average_precision"],
                          help="equivalence margin declared for average precision (default %(default)s)")
     command.add_argument("--margin-f1", type=float, default=DEFAULT_MARGINS["macro_f1"],
@@ -83,6 +91,9 @@ def add_plan_options(command: argparse.ArgumentParser, out_help: str = "runs/<pr
     command.add_argument("--quality-only", action="store_true",
                          help="quality figures only: no latency, throughput, cold start or serving memory (quicker; "
                               "the pages' decision then names the costs it lacks)")
+    command.add_argument("--fresh-workers", action="store_true",
+                         help="with --quality-only and the local executor: a fresh worker process for every run (the "
+                              "default keeps one warm worker per backend, which pays the start-up and import once)")
     command.add_argument("--lang", default="en", help="en or zh: language of the tables and figures")
     command.add_argument("--cpu-hour-price", metavar="USD",
                          help="USD per CPU-hour for the pages' cost of a million predictions (default 0.05)")

@@ -35,6 +35,62 @@ if TYPE_CHECKING:
 ALL_VARIANTS = tuple(DEFAULT_VARIANTS)  # the command line's default --backends
 
 
+def read_power_plan(path: str | Path) -> dict:
+    """A power plan's JSON (comparisons/studies/power_sizes.gap_plan), checked; one-line errors."""
+    import json
+
+    source = Path(path)
+    try:
+        plan = json.loads(source.read_text())
+        proposal = plan["proposal"]
+        int(proposal["folds"]), int(proposal["draws"]), str(plan["family"]), plan["expected"]
+    except FileNotFoundError:
+        raise UserInputError(f"--power-plan {source}: no such file; write one with `python -m "
+                             "comparisons.studies.power_plan --from PILOT --gap 0.10`") from None
+    except (OSError, ValueError, KeyError, TypeError):
+        raise UserInputError(f"--power-plan {source} is not a power plan's JSON (power_plan.json written by "
+                             "comparisons.studies.power_plan --gap)") from None
+    return plan
+
+
+def powered_design(plan: "Plan") -> dict:
+    """The fields a power plan sets: one repeat of its K folds, its draws a fold and its family; a conflicting value
+    given beside it is refused (the defaults are taken as not given)."""
+    found = read_power_plan(plan.power_plan)
+    proposal = found["proposal"]
+    wanted = {"cv": int(proposal["folds"]), "repeats": 1, "draws": int(proposal["draws"]), "family": found["family"]}
+    defaults = {"cv": None, "repeats": 1, "draws": DEFAULT_DRAWS, "family": "holm"}
+    for name, value in wanted.items():
+        given = getattr(plan, name)
+        if given != defaults[name] and given != value:
+            raise UserInputError(f"--{name} {given} contradicts --power-plan {plan.power_plan} ({name} {value}); "
+                                 f"leave --{name} out")
+    return wanted
+
+
+def size_caps(plan: "Plan") -> dict[str, int]:
+    """--up-to VARIANT=SIZE[,VARIANT=SIZE]: {variant: the largest training size it runs at}; one-line errors."""
+    from backends.plugins import split_backends
+
+    caps, variants = {}, split_backends(",".join(plan.backends))
+    subset_sizes = [n for n in parse_train_sizes(",".join(plan.train_sizes)) if n is not None]
+    for item in filter(None, (part.strip() for part in (plan.up_to or "").split(","))):
+        variant, _, size = item.rpartition("=")
+        if variant not in variants or not size.isdigit():
+            raise UserInputError(f"--up-to {item!r}: give VARIANT=SIZE for a variant of --backends, e.g. "
+                                 "--up-to hf_bert:setfit=200")
+        if not any(n <= int(size) for n in subset_sizes):
+            raise UserInputError(f"--up-to {item}: no --train-sizes at or below {size}, so {variant} would not run; "
+                                 "drop it from --backends instead")
+        caps[variant] = int(size)
+    return caps
+
+
+def runs_at(caps: dict[str, int], variant: str, size: int | None) -> bool:
+    """Whether a variant runs at a training size (None: all) under --up-to's caps."""
+    return variant not in caps or (size is not None and size <= caps[variant])
+
+
 def check_fields(plan: "Plan") -> None:
     """Every check of a `run` plan that needs no data, with the command line's one-line messages (UserInputError)."""
     from backends.base import backend_class, is_plugin, resolve_variant
@@ -58,7 +114,12 @@ def check_fields(plan: "Plan") -> None:
         backend, _ = resolve_variant(name)
         if is_plugin(backend):  # an outside backend: imported and checked before any run starts
             backend_class(backend)
-    parse_contrasts(plan.contrasts, variants)
+    contrasts = parse_contrasts(plan.contrasts, variants)
+    capped = sorted(set(size_caps(plan)) & {v for pair in contrasts or [] for v in pair})
+    if capped and plan.family == "natural-order":
+        raise UserInputError(f"--up-to caps {', '.join(capped)}, a variant of a declared contrast: the natural-order "
+                             "family asks every contrast at every size (equivalence from the largest down); cap only "
+                             "variants outside --contrasts")
     if plan.seeds < 1 or plan.threads < 1:
         raise UserInputError("--seeds and --threads must be at least 1")
     if not 1 <= plan.draws <= 50:
@@ -135,6 +196,8 @@ class Plan:
     budget_minutes: float | None = None  # its optional budget of run minutes
     contrasts: str | None = None
     family: str = "holm"     # the declared family's correction: holm, or natural-order (a curve; stats/graphical.py)
+    up_to: str | None = None  # "VARIANT=SIZE,...": a variant run only at training sizes up to SIZE (its cost)
+    power_plan: str | None = None  # a power plan's JSON (studies/power_plan --gap): its folds, draws and family
     margin_ap: float = DEFAULT_MARGINS["average_precision"]
     margin_f1: float = DEFAULT_MARGINS["macro_f1"]
     profile: str = "fast"
@@ -148,6 +211,7 @@ class Plan:
     max_concurrent: int | None = None
     serve: str = "native"
     quality_only: bool = False
+    fresh_workers: bool = False  # a quality-only local design: a fresh worker a run, not one warm worker a backend
     lang: str = "en"
     cpu_hour_price: str | None = None
     track: str | None = None
@@ -165,6 +229,12 @@ class Plan:
             object.__setattr__(self, name, tuple(str(v).strip() for v in value))
         if self.out is not None:
             object.__setattr__(self, "out", str(self.out))
+        if self.power_plan is not None:  # the design a power plan proposed (issue 65): its folds, draws and family
+            try:
+                for name, value in powered_design(self).items():
+                    object.__setattr__(self, name, value)
+            except UserInputError as exc:
+                raise ValueError(str(exc)) from None
         for f in fields(self):  # the types the command line's parser would give (its message for a bad one)
             value, kind = getattr(self, f.name), NUMBERS.get(f.name)
             if value is not None and kind is not None and (isinstance(value, bool) or not isinstance(value, kind)):

@@ -24,10 +24,24 @@ def design_record(p: Prepared, partitions, code: dict) -> dict:
             "draws": p.plan.draws, "drawn_sizes": drawn_sizes(p.train_sizes, p.plan.draws, min(
                 largest_train_size(part.split, p.plan.label_budget) for part in partitions) if partitions else 0),
             "numerics": numerics_identity(p.plan.threads),
+            **({"power_plan": power_plan_record(p.plan.power_plan)} if p.plan.power_plan else {}),
             "sequential": {"max_repeats": p.plan.max_repeats, "budget_minutes": p.plan.budget_minutes,
                            "spending": SPENDING, "looks": [], "stopped": None} if p.plan.until_decided else None,
             "partitions": [{"name": part.name, "sizes": part.split.sizes(), "sha256": part.split.sha256,
                             "test_texts_in_training": leaked_texts(p.data, part.split)} for part in partitions]}
+
+def power_plan_record(path: str | None) -> dict | None:
+    """What the power plan that chose the design expected (its JSON as read, its name and hash), or None."""
+    if path is None:
+        return None
+    import hashlib
+    from pathlib import Path
+
+    from comparisons.plan import read_power_plan
+
+    return {"file": Path(path).name, "sha256": hashlib.sha256(Path(path).read_bytes()).hexdigest(),
+            **read_power_plan(path)}
+
 
 def manifest_record(p: Prepared, split, code: dict, duplicates: dict) -> dict:
     """manifest.json of a run folder: the command and plan, code, library versions, machine, numerics identity,
@@ -88,8 +102,11 @@ def run_specs(p: Prepared, split, manifest: dict, partition_index: int | None = 
     from common.splits import subset_seed
     from comparisons.run.spec import RunSpec
 
+    from comparisons.plan import runs_at, size_caps
+
     draws = drawn_seeds(p, split, partition_index)
     seeds = {n: draws.get(n, range(p.plan.seeds)) for n in p.train_sizes}
+    caps = size_caps(p.plan)  # --up-to: a variant run only at the sizes it can afford
     return [RunSpec(variant=v, seed=s, profile=p.plan.profile, threads=p.plan.threads, device=p.plan.device,
                     timeout_s=p.timeout, data=p.spec, data_sha256=manifest["data"]["sha256"],
                     split_seed=split.seed, split_sha256=split.sha256, hf_model=p.plan.hf_model,
@@ -97,4 +114,4 @@ def run_specs(p: Prepared, split, manifest: dict, partition_index: int | None = 
                     code_sha256=manifest["code_sha256"], serve=p.serve, measure_costs=not p.plan.quality_only,
                     train_size=n, label_budget=p.plan.label_budget, precision=p.precisions[v],
                     subset_seed=subset_seed(split.seed, s) if n in draws else None)
-            for n in p.train_sizes for v in p.variants for s in seeds[n]]
+            for n in p.train_sizes for v in p.variants for s in seeds[n] if runs_at(caps, v, n)]

@@ -35,7 +35,7 @@ EXPERIMENT = "transformer-compare"
 TAG = "comparisons."  # our tags' prefix
 _HASH = re.compile(r"[0-9a-z]{32,64}")
 _KEY = re.compile(r"[^\w\-. :/]")
-_IDENTITY = {"seed", "train_size", "serve_pid", "worker_pid"}  # numbers that name a run, not measure it
+_IDENTITY = {"seed", "train_size", "serve_pid", "worker_pid", "worker_run_number"}  # numbers that name a run, not measure it
 _MANIFEST_SKIPPED = {"created", "versions", "machine", "thread_environment"}
 
 

@@ -164,3 +164,24 @@ def test_a_plan_refuses_natural_order_without_a_curve_or_with_the_sequential_des
              family="natural-order", train_sizes="50,all")
     with pytest.raises(ValueError, match="--family 'bonferroni'"):
         Plan(backends="tfidf_logreg", family="bonferroni")
+
+
+def test_a_power_plan_sets_the_designs_folds_draws_and_family_and_refuses_a_contradiction(tmp_path):
+    import json
+
+    from comparisons.plan import Plan
+
+    plan_file = tmp_path / "power_plan.json"
+    plan_file.write_text(json.dumps({"gap": 0.1, "family": "natural-order", "expected": [],
+                                     "proposal": {"folds": 8, "repeats": 1, "draws": 2, "bound": "pessimistic"}}))
+    curve = dict(backends="tfidf_logreg,torch_scratch", contrasts="torch_scratch-tfidf_logreg", train_sizes="50,100")
+    plan = Plan(**curve, power_plan=str(plan_file))
+    assert (plan.cv, plan.repeats, plan.draws, plan.family) == (8, 1, 2, "natural-order")
+    assert "--cv" in plan.to_argv() and Plan(**curve, cv=8, power_plan=str(plan_file)).cv == 8  # the same K: accepted
+    with pytest.raises(ValueError, match="--cv 5 contradicts --power-plan"):
+        Plan(**curve, cv=5, power_plan=str(plan_file))
+    with pytest.raises(ValueError, match="no such file"):
+        Plan(**curve, power_plan=str(tmp_path / "absent.json"))
+    plan_file.write_text("{}")
+    with pytest.raises(ValueError, match="is not a power plan's JSON"):
+        Plan(**curve, power_plan=str(plan_file))

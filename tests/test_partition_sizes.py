@@ -181,3 +181,55 @@ def test_the_a_a_check_runs_at_a_small_training_size_through_the_production_budg
     assert all(len(p.split.train) + len(p.split.valid) == 100 for p in scored["partitions"])
     result = run_study(load_sms_spam(), "sgd_tfidf", pool=4, folds=3, planted=False, train_size=100)
     assert result["train_size"] == 100 and result["aa_different"]["partitions"]["comparisons"] == 2
+
+
+def test_up_to_runs_a_variant_only_at_the_sizes_it_can_afford_and_the_reports_keep_the_rest(tmp_path, capfd):
+    """--up-to torch_scratch=30 (issue 65: SetFit where its cost is affordable): no torch_scratch run at all; the
+    reports pair it at 30 and report TF-IDF alone at all; a bad cap is one line and writes nothing."""
+    out = tmp_path / "capped"
+    result = run_main(capfd, *SMALL, "--backends", "tfidf_logreg,torch_scratch", "--cv", "2", "--train-sizes", "30,all",
+                      "--draws", "1", "--up-to", "torch_scratch=30", "--out", str(out))
+    assert result.returncode == 0, result.stderr[-2000:]
+    for name in ("r0f0", "r0f1"):
+        runs = sorted(p.stem for p in (out / "partitions" / name / "runs").glob("*.json"))
+        assert runs == ["tfidf_logreg__n30__seed0", "tfidf_logreg__seed0", "torch_scratch__n30__seed0"]
+    verdicts = pd.read_csv(out / "verdicts.csv")
+    pairs = verdicts[verdicts["metric"] == "average_precision"]
+    assert set(pairs["train_size"].astype(str)) == {"30"}, "a pair only where both variants ran"
+    curve = pd.read_csv(out / "learning_curve.csv")
+    assert set(curve[curve["variant"] == "torch_scratch"]["train_size"].astype(str)) == {"30"}
+    assert set(curve[curve["variant"] == "tfidf_logreg"]["train_size"].astype(str)) == {"30", "all"}
+    for cap, words in (("keras_layers=30", "a variant of --backends"), ("torch_scratch=20", "no --train-sizes at or below 20")):
+        bad = run_main(capfd, *SMALL, "--backends", "tfidf_logreg,torch_scratch", "--cv", "2", "--train-sizes", "30,all",
+                       "--up-to", cap, "--out", str(tmp_path / "bad"))
+        assert bad.returncode == 2 and words in bad.stderr and len(bad.stderr.strip().splitlines()) == 1
+        assert not (tmp_path / "bad").exists()
+
+
+def test_a_design_run_from_a_power_plan_records_it_and_power_check_sets_its_verdicts_beside_it(tmp_path, capfd):
+    """run --power-plan: the plan's folds, draws and family, its expectation copied into design.json before the runs;
+    power_check then puts each planned row's chance beside the run's verdict."""
+    from comparisons.studies.power_check import main as power_check
+
+    chance = {f"{kind}_{what}_{bound}": 0.5 for kind in ("gap", "observed") for what in ("power", "decided")
+              for bound in ("optimistic", "pessimistic")}
+    plan_file = tmp_path / "power_plan.json"
+    plan_file.write_text(json.dumps({
+        "pilot": "pilot", "gap": 0.1, "family": "natural-order", "alpha": 0.05, "target": 0.8,
+        "proposal": {"folds": 2, "repeats": 1, "draws": 1, "bound": "pessimistic", "met": True},
+        "expected": [{"train_size": size, "contrast": "torch_scratch − tfidf_logreg", "pilot_difference": 0.01, **chance}
+                     for size in ("30", "60")]}))
+    out = tmp_path / "powered"
+    result = run_main(capfd, *SMALL, "--backends", "tfidf_logreg,torch_scratch", "--train-sizes", "30,60",
+                      "--contrasts", "torch_scratch-tfidf_logreg", "--power-plan", str(plan_file), "--out", str(out))
+    assert result.returncode == 0, result.stderr[-2000:]
+    design = json.loads((out / "design.json").read_text())
+    assert (design["folds"], design["repeats"], design["draws"], design["family"]) == (2, 1, 1, "natural-order")
+    assert design["power_plan"]["file"] == "power_plan.json" and len(design["power_plan"]["expected"]) == 2
+    assert power_check(["--from", str(out)]) == 0
+    text = (out / "power_check.md").read_text()
+    verdicts = pd.read_csv(out / "verdicts.csv").query("metric == 'average_precision' and contrast == 'declared'")
+    for _, row in verdicts.iterrows():
+        assert f"| {row['train_size']} | torch_scratch − tfidf_logreg | 0.50 / 0.50 | 0.50 / 0.50 | +0.010 | " \
+               f"{row['difference']:+.3f} [{row['ci_low']:+.3f}, {row['ci_high']:+.3f}] | {row['verdict']} |" in text
+    assert power_check(["--from", str(tmp_path)]) == 2

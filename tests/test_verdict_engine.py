@@ -233,3 +233,44 @@ def test_the_power_plan_from_the_committed_reference_and_its_refusals(tmp_path, 
         err = capsys.readouterr().err
         assert words in err and len(err.strip().splitlines()) == 1
     assert main(["--from", str(tmp_path)]) == 2 and "not a reported partition design" in capsys.readouterr().err
+
+
+def test_a_gap_plan_proposes_the_cheapest_powered_design_and_records_what_it_expects(tmp_path, capsys):
+    """The committed small-budget curve (5 partitions x 3 draws at 50-200 labels) as the pilot of issue 65's curve:
+    --gap 0.10 proposes one repeat of K folds x D draws; the proposal meets 80% for every contrast's chain and one
+    fold fewer does not; each size's power equals statsmodels' one-sample t power at the same standard error."""
+    import shutil
+    from pathlib import Path
+
+    from statsmodels.stats.power import TTestPower
+
+    from comparisons.studies.power_plan import main
+    from comparisons.studies.power_sizes import chance_of_deciding, design_power, first_step_hypotheses, size_components
+
+    curve = Path(__file__).resolve().parent.parent / "results" / "recipe_audit" / "curve_small"
+    pilot = tmp_path / "pilot"
+    shutil.copytree(curve, pilot, ignore=shutil.ignore_patterns("predictions", "logs", "*.html", "*.png", "zh"))
+    assert main(["--from", str(pilot), "--nodes", "1", "--gap", "0.10"]) == 0
+    plan = json.loads((pilot / "power_plan.json").read_text())
+    proposal, design = plan["proposal"], json.loads((pilot / "design.json").read_text())
+    assert plan["family"] == "natural-order" and proposal["repeats"] == 1 and proposal["draws"] in (1, 2, 3)
+    assert len(plan["expected"]) == 12  # 4 declared contrasts x 3 sizes
+    components = size_components(pilot, design)
+    folds, draws, bound = proposal["folds"], proposal["draws"], proposal["bound"]
+    chance = lambda k, d: chance_of_deciding(components, 0.10, k, d, 5, "natural-order", bound)  # noqa: E731
+    if proposal["met"]:
+        assert chance(folds, draws).groupby("contrast")["decided"].min().min() >= 0.80
+        assert folds == 5 or chance(folds - 1, draws).groupby("contrast")["decided"].min().min() < 0.80
+    assert "## A design for a gap of 0.1 AP" in (pilot / "power_plan.md").read_text()
+    level = 0.05 / first_step_hypotheses("natural-order", 4, 3)
+    c = components.iloc[0]
+    se = (c["between"] / folds + c["within"] / (folds * draws) + c["overlap_term"]) ** 0.5
+    expected = TTestPower().power(effect_size=0.10 / (se * folds ** 0.5), nobs=folds, alpha=level,
+                                  alternative="two-sided")
+    assert design_power(c, 0.10, folds, draws, 5, level, "optimistic") == pytest.approx(expected, abs=1e-6)
+    capsys.readouterr()
+    reference = Path(__file__).resolve().parent.parent / "results" / "reference"
+    assert main(["--from", str(reference), "--gap", "0.10"]) == 2  # one draw a partition: refused, nothing written
+    err = capsys.readouterr().err
+    assert "--gap needs a pilot with training sizes and --draws 2" in err and len(err.strip().splitlines()) == 1
+    assert main(["--from", str(pilot), "--gap", "1.5"]) == 2 and "between 0 and 1" in capsys.readouterr().err

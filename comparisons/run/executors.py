@@ -1,6 +1,7 @@
-"""Executors decide where the runs of a plan happen; every run is still one worker process.
+"""Executors decide where the runs of a plan happen; every run is still one worker process's.
 
-- `local` (the default): one worker at a time on this machine, as the suite always ran.
+- `local` (the default): one worker at a time on this machine, as the suite always ran; in a quality-only design,
+  one warm worker per backend serving its runs in turn (comparisons/run/warm.py; `--fresh-workers` opts out).
 - `ray`: one Ray core task per run, declaring `num_cpus` = threads and a GPU for CUDA runs. The
   task starts the same worker as a subprocess on its node (process isolation and the VmHWM
   measurement as locally), hands it the data by value (through Ray's object store, so no path
@@ -46,6 +47,7 @@ from comparisons.outputs import atomic_write_bytes, atomic_write_json
 from comparisons.run.spec import RunSpec
 from comparisons.comparability import ROOT
 from comparisons.run.runner import execute, write_row
+from comparisons.run.warm import WarmPool
 from comparisons.run_folder import log_path, prediction_path, run_path
 from comparisons.run.worker import FAULT_VARIABLE
 
@@ -76,18 +78,26 @@ class Executor(abc.ABC):
 
 
 class LocalExecutor(Executor):
-    """One worker process at a time on this machine."""
+    """One worker process at a time on this machine: a fresh one a run, or with `warm` (a quality-only design) one
+    warm worker per backend that serves its runs one after another (comparisons/run/warm.py)."""
 
     name = "local"
+
+    def __init__(self, warm: bool = False):
+        self.pool = WarmPool() if warm else None
 
     def run(self, out: Path, specs: list[RunSpec], inputs: bytes, started: Started, done: Done) -> None:
         for spec in specs:
             started(spec)
-            with SharingMonitor() as sharing:
-                record = execute(out, spec, inputs)
+            with SharingMonitor(idle=self.pool.idle(spec) if self.pool else 0) as sharing:
+                record = self.pool.execute(out, spec, inputs) if self.pool else execute(out, spec, inputs)
             record = {**record, **sharing.fields()}
             atomic_write_json(run_path(out, spec.variant, spec.seed, spec.train_size), record)
             done(spec, record)
+
+    def close(self) -> None:
+        if self.pool is not None:
+            self.pool.close()
 
 
 class RayExecutor(Executor):
@@ -393,17 +403,18 @@ def worker_processes() -> int:
 
 
 class SharingMonitor:
-    """The most worker processes seen on this node while one run ran (itself counted)."""
+    """The most worker processes seen on this node while one run ran (itself counted; `idle`: this orchestrator's
+    idle warm workers, which wait on their input and are not counted)."""
 
-    def __init__(self, interval_s: float = 1.0):
-        self.interval_s, self.most = interval_s, 1
+    def __init__(self, interval_s: float = 1.0, idle: int = 0):
+        self.interval_s, self.most, self.idle = interval_s, 1, idle
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._watch, daemon=True)
 
     def _watch(self) -> None:
         while not self._stop.wait(self.interval_s):
             if os.path.isdir("/proc"):
-                self.most = max(self.most, worker_processes())
+                self.most = max(self.most, worker_processes() - self.idle)
 
     def __enter__(self) -> "SharingMonitor":
         self._thread.start()
@@ -437,8 +448,9 @@ def plugin_packages(variants: list[str]) -> list[str]:
 
 
 def open_executor(name: str, ray_address: str | None, max_concurrent: int | None, inputs_bytes: int,
-                  variants: list[str] | None = None) -> Executor:
-    """The executor the command line asked for, checked (and Ray started or joined)."""
+                  variants: list[str] | None = None, warm: bool = False) -> Executor:
+    """The executor the command line asked for, checked (and Ray started or joined); `warm`: the local executor
+    keeps one worker a backend (a quality-only design; Ray runs a task a run either way)."""
     if name not in EXECUTORS:
         raise UserInputError(f"unknown executor {name!r}; choose from {', '.join(EXECUTORS)}")
     if max_concurrent is not None and max_concurrent < 1:
@@ -447,7 +459,7 @@ def open_executor(name: str, ray_address: str | None, max_concurrent: int | None
         if ray_address is not None or max_concurrent is not None:
             raise UserInputError("--ray-address and --max-concurrent need --executor ray "
                                  "(the local executor runs one worker at a time)")
-        return LocalExecutor()
+        return LocalExecutor(warm)
     if importlib.util.find_spec("ray") is None:
         raise UserInputError("--executor ray needs the ray package: pip install -c constraints.txt 'ray[default]'")
     return RayExecutor(ray_address, max_concurrent, inputs_bytes, plugin_packages(variants or []))

@@ -62,23 +62,19 @@ def execute(out: Path, request: RunSpec, inputs: bytes) -> dict:
     The worker gets the spec on its command line and `inputs` (RunInputs JSON: the data and split
     by value) on stdin, so it reads no file of the driver's; it writes under `out` only.
     """
-    split_sha256 = request.split_sha256
-    backend, _ = resolve_variant(request.variant)
-    missing = missing_modules(backend)
-    if missing:
-        return write_row(out, request, split_sha256, "skipped", f"missing dependency: {', '.join(missing)}")
+    skipped = missing_dependency_row(out, request)
+    if skipped:
+        return skipped
     command = [sys.executable, "-m", "comparisons.run.worker", "--out", str(out), "--spec", request.to_json()]
-    python_path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
     mark = progress_mark()  # the worker's own progress lines start with it (common/progress.py)
-    env = {**os.environ, **thread_environment(request.threads), "PYTHONUNBUFFERED": "1", "PYTHONPATH": python_path,
-           MARK_VARIABLE: mark, PARENT_VARIABLE: str(os.getpid())}
     log = log_path(out, request.variant, request.seed, request.train_size)
     log.parent.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
     with open(log, "wb") as log_file:
         with StopOnSignals.held():  # a stop arriving while the worker starts would orphan it: raised just below
             process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                       stderr=subprocess.STDOUT, env=env, start_new_session=True)
+                                       stderr=subprocess.STDOUT, env=worker_environment(request.threads, mark),
+                                       start_new_session=True)
             tee = threading.Thread(target=_tee, args=(process.stdout, log_file, mark.encode()), daemon=True)
             tee.start()
             threading.Thread(target=_feed, args=(process.stdin, inputs), daemon=True).start()
@@ -88,27 +84,53 @@ def execute(out: Path, request: RunSpec, inputs: bytes) -> dict:
         except subprocess.TimeoutExpired:
             end_worker(process)
             tee.join(timeout=5)
-            return write_row(out, request, split_sha256, "failed",
-                              f"time limit of {request.timeout_s:.0f} s exceeded", time.perf_counter() - started)
+            return timed_out_row(out, request, started)
         except BaseException:  # Ctrl-C, SIGTERM, SIGHUP (Interrupted): no row, the run is simply not done
             end_worker(process)
             tee.join(timeout=5)
             raise
         tee.join(timeout=5)
+    return outcome(out, request, code, log, started)
+
+
+def worker_environment(threads: int, mark: str) -> dict:
+    """A worker process's environment: every framework's thread variables, the project on PYTHONPATH, the
+    progress mark and this process's id (the worker dies with it)."""
+    python_path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
+    return {**os.environ, **thread_environment(threads), "PYTHONUNBUFFERED": "1", "PYTHONPATH": python_path,
+            MARK_VARIABLE: mark, PARENT_VARIABLE: str(os.getpid())}
+
+
+def missing_dependency_row(out: Path, request: RunSpec) -> dict | None:
+    """The skipped row of a run whose backend lacks a module (no worker is started), or None."""
+    backend, _ = resolve_variant(request.variant)
+    missing = missing_modules(backend)
+    return write_row(out, request, request.split_sha256, "skipped",
+                     f"missing dependency: {', '.join(missing)}") if missing else None
+
+
+def timed_out_row(out: Path, request: RunSpec, started: float) -> dict:
+    return write_row(out, request, request.split_sha256, "failed", f"time limit of {request.timeout_s:.0f} s exceeded",
+                     time.perf_counter() - started)
+
+
+def outcome(out: Path, request: RunSpec, code: int, log: Path, started: float) -> dict:
+    """A finished worker run's record: the worker's, with the run's wall time (start, import, fit, costs) added, or
+    the failed or skipped row that its exit code and its log's last line say."""
     written = run_path(out, request.variant, request.seed, request.train_size)
-    if code == 0 and written.exists():  # the worker's record, with the run's wall time (start, import, fit, costs)
+    if code == 0 and written.exists():
         record = {**json.loads(written.read_text()), "wall_seconds": time.perf_counter() - started}
         atomic_write_json(written, record)
         return record
     reason = _last_line(log)
     if code == EXIT_MISSING_DEPENDENCY:
-        return write_row(out, request, split_sha256, "skipped", reason.removeprefix("skipped: "))
+        return write_row(out, request, request.split_sha256, "skipped", reason.removeprefix("skipped: "))
     if code < 0:
         name = signal.Signals(-code).name
         hint = " (killed: out of memory?)" if -code == signal.SIGKILL else ""
         reason = f"worker died with {name}{hint}"
-    return write_row(out, request, split_sha256, "failed", reason.removeprefix("failed: "),
-                      time.perf_counter() - started)
+    return write_row(out, request, request.split_sha256, "failed", reason.removeprefix("failed: "),
+                     time.perf_counter() - started)
 
 
 def _feed(stream, data: bytes) -> None:

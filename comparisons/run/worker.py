@@ -15,11 +15,16 @@ the other serving paths (ONNX Runtime fp32 and int8, torch int8) are measured af
 carries what makes runs comparable (comparisons.comparability): the code's hash (and commit, dirty
 flag), threads, requested device, profile, split and data hashes, library versions, precision, and the
 numerics identity (comparisons/numerics.py) with what the imported frameworks dispatched to.
+
+`--warm` (a quality-only design's local runs, comparisons/run/warm.py): the same runs, one after another in one
+process per backend, each request read from stdin; `worker_run_number` in the record says which of the process's
+runs it was (1: a fresh process, as without --warm).
 """
 from __future__ import annotations
 
 import argparse
 import inspect
+import json
 import os
 import platform
 import sys
@@ -32,6 +37,7 @@ import numpy as np
 
 from common.arguments import OneLineParser
 from common.errors import UserInputError
+from common.progress import MARK_VARIABLE
 from comparisons.comparability import code_changed, library_versions
 from comparisons.run.measure import (PeakRss, machine_description, measure_latency, measure_throughput, rss_mb,
                                  score_in_batches, set_framework_threads, serve)
@@ -44,15 +50,22 @@ from comparisons.run_folder import prediction_path, run_name, run_path
 from comparisons.run.serving.paths import serve_paths
 
 EXIT_MISSING_DEPENDENCY = 3
+RUNS_IN_PROCESS = 0  # this process's runs so far: 1 for a fresh worker's, more for a warm one's later runs
+DONE_TOKEN = "\x1fdone:"  # after the progress mark: a warm worker's end of one run, then its exit code
 FAULT_VARIABLE = "COMPARISONS_FAULT"  # testing hook: "<variant>[@seed]:crash|hang|unusable_validation", comma-separated
 
 
 def parse_args(argv=None) -> argparse.Namespace:
     parser = OneLineParser(prog="python -m comparisons.run.worker",
                                      description="One run; its data (RunInputs JSON) is read from stdin.")
-    parser.add_argument("--out", type=Path, required=True, help="folder for this run's record and predictions")
-    parser.add_argument("--spec", required=True, help="the RunSpec as JSON")
-    return parser.parse_args(argv)
+    parser.add_argument("--out", type=Path, help="folder for this run's record and predictions")
+    parser.add_argument("--spec", help="the RunSpec as JSON")
+    parser.add_argument("--warm", action="store_true",
+                        help="run the requests that arrive on stdin one after another (comparisons/run/warm.py)")
+    options = parser.parse_args(argv)
+    if not options.warm and (options.out is None or options.spec is None):
+        parser.error("--out and --spec are required (or --warm)")
+    return options
 
 
 def inject_fault(variant: str, seed: int) -> None:
@@ -203,7 +216,8 @@ def run(args: RunSpec, out: Path, inputs: RunInputs) -> dict:
         "rss_process_start_mb": process_start_rss, "rss_after_import_mb": baseline_rss,
         "peak_rss_train_mb": train_peak.mb, "gpu_peak_mb": gpu_peak_mb(), "size_mb": size_mb,
         "split_sha256": split.sha256,  # the split the worker was given (the plan's, checked)
-        **node_description(), "worker_pid": os.getpid(), "threads": threads,  # the settings in force
+        **node_description(), "worker_pid": os.getpid(),
+        "worker_run_number": RUNS_IN_PROCESS, "threads": threads,  # the settings in force
         "versions": library_versions(), "device": getattr(model, "fit_info_", {}).get("device", "cpu"),
         "params": _jsonable_params(model.get_params()), "fit_info": getattr(model, "fit_info_", {}),
     }
@@ -229,17 +243,18 @@ def end_on_sigterm() -> None:
     signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
 
 
-def main(argv=None) -> int:
-    die_with_parent()
-    end_on_sigterm()
-    options = parse_args(argv)
-    args = RunSpec.from_json(options.spec)
+def run_request(spec_json: str, out: Path, inputs: bytes) -> int:
+    """One run in this process: its record and predictions written, or its failure's one line on stderr (the
+    orchestrator's failed or skipped row quotes it); the exit code (0, EXIT_MISSING_DEPENDENCY, 1)."""
+    global RUNS_IN_PROCESS
+    RUNS_IN_PROCESS += 1
+    args = RunSpec.from_json(spec_json)
     changed = code_changed(args.code_sha256)
     if changed:  # a failed row with this reason; resume reruns it with the new code
         print(f"failed: {changed}", file=sys.stderr)
         return 1
     try:
-        record = run(args, options.out, RunInputs.from_json_bytes(sys.stdin.buffer.read()))
+        record = run(args, out, RunInputs.from_json_bytes(inputs))
     except ModuleNotFoundError as exc:  # a framework or one of its dependencies is not installed
         print(f"skipped: missing dependency ({exc})", file=sys.stderr)
         return EXIT_MISSING_DEPENDENCY
@@ -253,9 +268,57 @@ def main(argv=None) -> int:
         traceback.print_exc()
         print(f"failed: {exc.__class__.__name__}: {exc}", file=sys.stderr)
         return 1
-    atomic_write_json(run_path(options.out, args.variant, args.seed, args.train_size), record)
+    atomic_write_json(run_path(out, args.variant, args.seed, args.train_size), record)
     print(f"{run_name(args.variant, args.seed, args.train_size)}: done", file=sys.stderr)
     return 0
+
+
+def serve_requests() -> int:
+    """A warm worker (comparisons/run/warm.py): one run after another in this process, the framework imported
+    once. Each request is a JSON line {"out", "spec", "inputs_bytes"} followed by that many bytes of RunInputs,
+    read from the request pipe (stdin, moved aside: the runs see /dev/null as stdin, as a fresh worker's finds its
+    input at its end); after each run, a line with the progress mark and DONE_TOKEN tells its exit code. A run that
+    did not finish ends the worker (its state is not trusted for the next run); end of input ends it with 0."""
+    stream = os.fdopen(os.dup(0), "rb")
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+    sys.stdin = open(os.devnull)
+    done = (os.environ.get(MARK_VARIABLE, "") + DONE_TOKEN).encode()
+    while True:
+        header = stream.readline()
+        if not header:
+            return 0
+        request = json.loads(header)
+        inputs = stream.read(int(request["inputs_bytes"]))
+        code = run_request(request["spec"], Path(request["out"]), inputs)
+        release_memory()
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os.write(2, done + str(code).encode() + b"\n")  # the reader finds it even after an unfinished line
+        if code != 0:
+            return code
+
+
+def release_memory() -> None:
+    """Between a warm worker's runs: the finished run's objects collected, torch's cached GPU memory returned."""
+    import gc
+
+    gc.collect()
+    if "torch" in sys.modules:
+        import torch
+
+        if torch.cuda.is_available() and torch.cuda.is_initialized():
+            torch.cuda.empty_cache()
+
+
+def main(argv=None) -> int:
+    die_with_parent()
+    end_on_sigterm()
+    options = parse_args(argv)
+    if options.warm:
+        return serve_requests()
+    return run_request(options.spec, options.out, sys.stdin.buffer.read())
 
 
 if __name__ == "__main__":

@@ -15,7 +15,9 @@ a design of R repeats on this machine and on Ray clusters of N two-core nodes: t
 per-run wall times, each partition's runs repeated R times, scheduled longest first
 (comparisons/studies/cluster_projection.makespan). The spread is itself estimated on J - 1 degrees of
 freedom: the figures plan a design, they do not promise its verdicts. A pilot with training sizes and several
-draws a partition (`--draws`, issue 50) gets the draws each declared contrast needs at each size up to 1,000.
+draws a partition (`--draws`, issue 50) gets the draws each declared contrast needs at each size up to 1,000, and
+with `--gap G` the design of K disjoint folds x D draws that decides a true gap G at every pilot size in the curve's
+family, and what it expects to decide, in power_plan.json (comparisons/studies/power_sizes.py; issue 65).
 """
 from __future__ import annotations
 
@@ -27,10 +29,11 @@ import pandas as pd
 
 from common.arguments import OneLineParser
 from common.errors import UserInputError
-from comparisons.outputs import atomic_write_text
-from comparisons.stats.power import LARGEST_FOLDS, LARGEST_REPEATS, repeats_for_power
-from comparisons.stats.family import PRIMARY
+from comparisons.outputs import atomic_write_json, atomic_write_text
+from comparisons.stats.power import LARGEST_REPEATS, repeats_for_power
+from comparisons.stats.family import FAMILIES, PRIMARY
 from comparisons.studies.cluster_projection import makespan, run_seconds
+from comparisons.studies.power_sizes import draws_markdown, draws_table, gap_markdown, gap_plan, size_components
 
 
 def pilot_contrasts(pilot: Path) -> tuple[dict, pd.DataFrame]:
@@ -46,8 +49,11 @@ def pilot_contrasts(pilot: Path) -> tuple[dict, pd.DataFrame]:
         raise UserInputError(f"{pilot} declares no contrasts; report it with `report --out {pilot} --contrasts course` "
                              "(or A-B pairs) first")
     rows = verdicts[(verdicts["metric"] == PRIMARY) & (verdicts["contrast"] == "declared")]
-    if "train_size" in rows and rows["train_size"].nunique() > 1:
-        rows = rows[rows["train_size"].astype(str) == "all"]
+    if "train_size" in rows and rows["train_size"].nunique() > 1:  # a curve: its full size, else its largest
+        from common.splits import size_key
+
+        largest = max(rows["train_size"].astype(str).unique(), key=size_key)
+        rows = rows[rows["train_size"].astype(str) == largest]
     return design, rows
 
 
@@ -69,80 +75,6 @@ def plan_table(design: dict, rows: pd.DataFrame) -> pd.DataFrame:
                                                                        margin=row["margin"]),
                       "repeats_margin_sized_different": repeats_for_power(row["margin"], *arguments)})
     return pd.DataFrame(found)
-
-
-def draws_table(pilot: Path, design: dict) -> pd.DataFrame:
-    """At each training size up to DRAWS_UP_TO of a pilot with several draws a partition (issue 50): for each declared
-    contrast on the primary metric, the observed difference, its variance components (partitions' and draws') and
-    the draws a partition for 80% power at Holm's strictest level of the pilot's family (stats/power.draws_for_power)."""
-    from common.splits import DRAWS_UP_TO, as_train_size, size_key
-    from comparisons.report.partition_reports import partition_scores
-    from comparisons.report.training_sets import training_sets
-    from comparisons.stats.corrected_t import variant_draws
-    from comparisons.stats.design_variance import design_correlation, sets_at, training_overlap, variance_components
-    from comparisons.stats.power import draws_for_power, folds_for_power
-
-    runs = partition_scores(pilot)
-    verdicts = pd.read_csv(pilot / "verdicts.csv")
-    sets, found = training_sets(pilot, runs), []
-    sizes = sorted((s for s in runs["train_size"].unique() if as_train_size(s) is not None
-                    and as_train_size(s) <= DRAWS_UP_TO), key=size_key)
-    for size in sizes:
-        at_size, here = runs[runs["train_size"] == size], sets_at(sets, size)
-        overlap = training_overlap(here) if here else None
-        for a, b in design.get("contrasts") or []:
-            row = verdicts[(verdicts["metric"] == PRIMARY) & (verdicts["variant_a"] == a) & (verdicts["variant_b"] == b)
-                           & (verdicts["train_size"].astype(str) == str(size))]
-            if row.empty:
-                continue
-            both = pd.concat({"a": variant_draws(at_size, PRIMARY, a, here),
-                              "b": variant_draws(at_size, PRIMARY, b, here)}, axis=1).dropna()
-            values = pd.DataFrame({"partition": both.index.get_level_values("partition"),
-                                   "draw": both.index.get_level_values("draw"), "value": (both["a"] - both["b"]).to_numpy()})
-            between, within, per = variance_components(values)
-            rho, _ = design_correlation(overlap, float((at_size["n_test"] / at_size["n_train"]).mean()), "overlap")
-            partitions = values["partition"].nunique()
-            delta = float(row["difference"].iloc[0])
-            hypotheses, overlap_term = int(row["family_size"].iloc[0]), rho * (between + within)
-            folds = {bound: folds_for_power(delta, between, within, partitions, max(1, int(per)), overlap_term,
-                                            hypotheses, test_scales=bound == "pessimistic") if per > 1 else None
-                     for bound in ("optimistic", "pessimistic")}
-            found.append({"train_size": size, "contrast": f"{a} − {b}", "difference": delta, "between": between,
-                          "within": within, "pilot_draws": per, "partitions": partitions,
-                          "draws_for_power": draws_for_power(delta, between, within, partitions, overlap_term,
-                                                             hypotheses) if per > 1 else None,
-                          "folds_for_power_optimistic": folds["optimistic"],
-                          "folds_for_power_pessimistic": folds["pessimistic"]})
-    return pd.DataFrame(found)
-
-
-def draws_markdown(table: pd.DataFrame) -> list[str]:
-    if table.empty:
-        return []
-    if (table["pilot_draws"] <= 1).all():
-        return ["", "Draws a partition (issue 50): this pilot trained one draw a partition, which cannot separate the "
-                "partitions' variance from the draws'; run the pilot with `--draws 2` or more for a proposal."]
-    lines = ["", "## Draws a partition at the small sizes", "",
-             "For each declared contrast at each size up to 1,000: the pilot's variance components of the AP difference "
-             "(between partitions beyond their draws; between draws inside a partition) and the draws a partition that "
-             "give 80% power to show the observed difference different at Holm's strictest level of the pilot's "
-             "family, on the pilot's partitions (stats/power.draws_for_power; more draws cannot lower the "
-             "partitions' own variance).", "",
-             "Or one repeat of K disjoint folds with the pilot's draws a fold (issue 65): the fewest K for the same "
-             "power, bounded two ways because the pilot cannot say how the partitions' spread moves with K "
-             "(stats/power.folds_for_power): optimistic, the spread as measured; pessimistic, the spread grows as "
-             "K / pilot folds (all of it test-set sampling, on smaller test folds). Both gain the degrees of "
-             "freedom, which at 5 partitions is the floor.", "",
-             "| size | contrast | observed Δ | between partitions | between draws | pilot draws | draws for 80% power "
-             "| folds K (optimistic / pessimistic) |",
-             "| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
-    for _, row in table.iterrows():
-        needed = "more than 50 (unreachable)" if pd.isna(row["draws_for_power"]) else str(int(row["draws_for_power"]))
-        folds = " / ".join(f"more than {LARGEST_FOLDS}" if pd.isna(row[f"folds_for_power_{bound}"])
-                           else str(int(row[f"folds_for_power_{bound}"])) for bound in ("optimistic", "pessimistic"))
-        lines.append(f"| {row['train_size']} | {row['contrast']} | {row['difference']:+.4f} | {row['between']:.2e} | "
-                     f"{row['within']:.2e} | {row['pilot_draws']:.0f} | {needed} | {folds} |")
-    return lines
 
 
 def projected_minutes(pilot: Path, design: dict, repeats: int, nodes: list[int]) -> dict[int, float]:
@@ -183,16 +115,35 @@ def main(argv=None) -> int:
     parser = OneLineParser(prog="python -m comparisons.studies.power_plan", description=__doc__.splitlines()[0])
     parser.add_argument("--from", dest="pilot", type=Path, required=True, help="a reported partition design (the pilot)")
     parser.add_argument("--nodes", type=int, nargs="+", default=[1, 4, 16])
+    parser.add_argument("--gap", type=float, help="a curve pilot: the AP gap the design must decide at every pilot "
+                        "size (e.g. 0.10); proposes K folds x D draws and writes what it expects to decide "
+                        "(power_plan.json)")
+    parser.add_argument("--family", default="natural-order", help=f"with --gap: the family the curve will be tested "
+                        f"in, {' or '.join(FAMILIES)} (default natural-order)")
+    parser.add_argument("--curve-sizes", type=int, help="with --gap and --family holm: how many sizes the curve's "
+                        "family will span (Holm splits alpha over all of them; default: the pilot's sizes)")
     args = parser.parse_args(argv)
     try:
         design, rows = pilot_contrasts(args.pilot)
         if not run_seconds(args.pilot):
             raise UserInputError(f"{args.pilot} holds no finished run with a recorded wall time; nothing to project from")
+        if args.family not in FAMILIES:
+            raise UserInputError(f"--family {args.family!r}: choose {' or '.join(FAMILIES)}")
+        if args.gap is not None and not 0 < args.gap < 1:
+            raise UserInputError(f"--gap {args.gap:g}: an AP difference between 0 and 1, e.g. 0.10")
+        components = size_components(args.pilot, design)
+        if args.gap is not None and (components.empty or (components["pilot_draws"] <= 1).all()):
+            raise UserInputError(f"--gap needs a pilot with training sizes and --draws 2 or more; {args.pilot} has "
+                                 "none: run the pilot with --train-sizes 50,100,200 --draws 3")
     except UserInputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     text = plan_markdown(args.pilot, design, plan_table(design, rows), args.nodes)
-    text += "\n".join(draws_markdown(draws_table(args.pilot, design))) + "\n"
+    text += "\n".join(draws_markdown(draws_table(components, int(design["folds"])))) + "\n"
+    if args.gap is not None:
+        plan = gap_plan(args.pilot, components, args.gap, int(design["folds"]), args.family, args.curve_sizes)
+        text += "\n".join(gap_markdown(plan)) + "\n"
+        atomic_write_json(args.pilot / "power_plan.json", plan)
     atomic_write_text(args.pilot / "power_plan.md", text)
     print(text)
     return 0

@@ -1,0 +1,80 @@
+"""What a powered design expected against what it decided (issue 65): for a partition design run with
+`--power-plan FILE`, each declared contrast at each size of the plan: the chance the plan gave of deciding a true gap
+and the pilot's observed difference, beside the run's difference, interval and verdict.
+
+`python -m comparisons.studies.power_check --from FOLDER` writes FOLDER/power_check.md (and prints it).
+"""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+from common.arguments import OneLineParser
+from common.errors import UserInputError
+from comparisons.outputs import atomic_write_text
+from comparisons.stats.family import PRIMARY
+
+
+def expected_and_decided(folder: Path) -> tuple[dict, pd.DataFrame]:
+    """(the power plan design.json recorded, one row per planned size and contrast with the run's verdict)."""
+    design_file, verdicts_file = folder / "design.json", folder / "verdicts.csv"
+    if not design_file.exists() or not verdicts_file.exists():
+        raise UserInputError(f"{folder} is not a reported partition design (no design.json / verdicts.csv)")
+    plan = json.loads(design_file.read_text()).get("power_plan")
+    if not plan:
+        raise UserInputError(f"{folder} was not run with --power-plan: there is no expectation to check against")
+    verdicts = pd.read_csv(verdicts_file)
+    verdicts = verdicts[(verdicts["metric"] == PRIMARY) & (verdicts["contrast"] == "declared")]
+    rows = []
+    for expected in plan["expected"]:
+        a, b = expected["contrast"].split(" − ")
+        found = verdicts[(verdicts["variant_a"] == a) & (verdicts["variant_b"] == b)
+                         & (verdicts["train_size"].astype(str) == str(expected["train_size"]))]
+        run = found.iloc[0] if len(found) else None
+        rows.append({**expected, "difference": None if run is None else float(run["difference"]),
+                     "ci_low": None if run is None else float(run["ci_low"]),
+                     "ci_high": None if run is None else float(run["ci_high"]),
+                     "verdict": "not run" if run is None else str(run["verdict"])})
+    return plan, pd.DataFrame(rows)
+
+
+def check_markdown(folder: Path, plan: dict, table: pd.DataFrame) -> str:
+    p = plan["proposal"]
+    decided = table["verdict"].isin(["A better", "B better", "equivalent"])
+    lines = [f"# What the power plan expected, and what {folder.name} decided", "",
+             f"Plan (from the pilot {plan['pilot']}, before the runs): one repeat of {p['folds']} folds x {p['draws']} "
+             f"draw(s), family {plan['family']}, a gap of {plan['gap']:g} AP, {p['bound']} bound. The chances are the "
+             "plan's lower bounds of deciding the difference (optimistic / pessimistic spread); a run decides or not, "
+             "so one row is one draw from them.", "",
+             f"Decided: {int(decided.sum())} of {len(table)} planned rows.", "",
+             "| size | contrast | chance at the gap | chance at the pilot's Δ | pilot Δ | run Δ [95%] | verdict |",
+             "| ---: | --- | ---: | ---: | ---: | --- | --- |"]
+    for _, r in table.iterrows():
+        interval = "–" if pd.isna(r["difference"]) else f"{r['difference']:+.3f} [{r['ci_low']:+.3f}, {r['ci_high']:+.3f}]"
+        lines.append(f"| {r['train_size']} | {r['contrast']} | {r['gap_decided_optimistic']:.2f} / "
+                     f"{r['gap_decided_pessimistic']:.2f} | {r['observed_decided_optimistic']:.2f} / "
+                     f"{r['observed_decided_pessimistic']:.2f} | {r['pilot_difference']:+.3f} | {interval} | "
+                     f"{r['verdict']} |")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv=None) -> int:
+    parser = OneLineParser(prog="python -m comparisons.studies.power_check", description=__doc__.splitlines()[0])
+    parser.add_argument("--from", dest="folder", type=Path, required=True, help="a design run with --power-plan")
+    args = parser.parse_args(argv)
+    try:
+        plan, table = expected_and_decided(args.folder)
+    except UserInputError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    text = check_markdown(args.folder, plan, table)
+    atomic_write_text(args.folder / "power_check.md", text)
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
