@@ -77,7 +77,7 @@ def draws_table(pilot: Path, design: dict) -> pd.DataFrame:
     the draws a partition for 80% power at Holm's strictest level of the pilot's family (stats/power.draws_for_power)."""
     from common.splits import DRAWS_UP_TO, as_train_size, size_key
     from comparisons.report.partition_reports import partition_scores
-    from comparisons.report.training_sets import training_sets
+    from comparisons.run_folder.training_sets import training_sets
     from comparisons.stats.corrected_t import variant_draws
     from comparisons.stats.design_variance import design_correlation, sets_at, training_overlap, variance_components
     from comparisons.stats.power import draws_for_power, folds_for_power
