@@ -26,6 +26,7 @@ from pathlib import Path
 import pandas as pd
 
 from comparisons.plan import Plan
+from comparisons.run_folder.kind import PARTITION_DESIGN, SPLIT, folder_kind
 
 __all__ = ["Plan", "Result", "Benchmark", "benchmark", "load", "report", "run"]
 
@@ -39,7 +40,7 @@ class Result:
 
     @property
     def is_design(self) -> bool:
-        return (self.folder / "design.json").exists()
+        return folder_kind(self.folder) == PARTITION_DESIGN
 
     @property
     def plan(self) -> Plan | None:
@@ -52,8 +53,8 @@ class Result:
 
     @property
     def scores(self) -> pd.DataFrame:
-        """One row per run and metric (comparisons/report/scores.py)."""
-        from comparisons.report.scores import scores_table
+        """One row per run and metric (comparisons/run_folder/scores.py)."""
+        from comparisons.run_folder.scores import scores_table
 
         return scores_table(self.folder)[0]
 
@@ -80,7 +81,7 @@ class Result:
     def summary(self) -> pd.DataFrame:
         """A single split's one row per run (status, metrics, costs); a design's scores per run, wide."""
         if self.is_design:
-            from comparisons.report.scores import wide_runs
+            from comparisons.run_folder.scores import wide_runs
 
             return wide_runs(self.scores)
         from comparisons.report.split_tables import build_reports
@@ -103,7 +104,7 @@ class Benchmark:
         entries = json.loads((self.folder / PLAN_FILE).read_text())["corpora"]
         folders = {e["corpus"]: self.folder / e["folder"] for e in entries}
         return {corpus: Result(folder) for corpus, folder in folders.items()
-                if (folder / "design.json").exists() or (folder / "manifest.json").exists()}
+                if folder_kind(folder) in (PARTITION_DESIGN, SPLIT)}
 
     @property
     def table(self) -> pd.DataFrame:
@@ -167,6 +168,6 @@ def report(folder, lang: str = "en", quiet: bool = False) -> Result:
 def load(folder) -> Result:
     """An existing run folder or design, as it is on disk (nothing rebuilt)."""
     folder = Path(folder)
-    if not ((folder / "design.json").exists() or (folder / "manifest.json").exists()):
+    if folder_kind(folder) not in (PARTITION_DESIGN, SPLIT):
         raise ValueError(f"{folder} is not a run folder or design (no manifest.json, no design.json)")
     return Result(folder)

@@ -52,9 +52,9 @@ def run_partitions(p: Prepared, executor) -> int:
     turn through the same runner, executor, resume and checks; the recipe verdicts go in `out`."""
     from comparisons.comparability import code_state
     from comparisons.numerics import note_design_identities
-    from comparisons.outputs import atomic_write_json
     from comparisons.report.partition_page import write_recipe_page
     from comparisons.report.partition_reports import write_recipe_reports
+    from comparisons.run_folder.writers import write_design
     from comparisons.sequential_run import refuse_mixed, run_sequential
 
     out = p.out
@@ -68,7 +68,7 @@ def run_partitions(p: Prepared, executor) -> int:
             raise UserInputError(f"{out} holds runs of other partitions; choose another --out or add --force")
     if not p.plan.force:
         refuse_mixed(out, p.plan.until_decided)  # a sequential folder is not a fixed design's, nor the reverse
-    atomic_write_json(design_file, design)
+    write_design(out, design)
     failed = 0
     if p.plan.until_decided:  # a repeat at a time while a declared contrast is open (comparisons/sequential_run.py)
         failed = run_sequential(p, executor, code, design, run_in_folder)
@@ -98,7 +98,7 @@ def run_in_folder(p: Prepared, out: Path, split, executor, reports: bool = True,
     page); partition_index: the partition's place in its design (its draws' seeds, issue 50)."""
     from common.splits import duplicate_report, train_subsets_record
     from comparisons.comparability import code_state
-    from comparisons.outputs import atomic_write_json
+    from comparisons.run_folder.writers import write_manifest, write_splits
     from comparisons.report.preview import preview_note
     from comparisons.run.runner import describe, exit_code, finished
     from comparisons.plan_records import drawn_seeds
@@ -113,12 +113,11 @@ def run_in_folder(p: Prepared, out: Path, split, executor, reports: bool = True,
     subsets = earlier.get("train_subsets", {})
     recorded = subsets.get("sizes", {}) if subsets.get("label_budget", "train") == budget else {}  # same budget
     subset_sizes = sorted({*map(int, recorded), *(n for n in p.train_sizes if n is not None)})
-    atomic_write_json(splits_file, {**split.to_dict(),  # every training subset drawn in this folder
-                                    "train_subsets": train_subsets_record(
-                                        split, data.labels, subset_sizes, texts=data.texts, budget=budget,
-                                        draws=drawn_seeds(p, split, partition_index))})
+    write_splits(out, {**split.to_dict(),  # every training subset drawn in this folder
+                       "train_subsets": train_subsets_record(split, data.labels, subset_sizes, texts=data.texts,
+                                                             budget=budget, draws=drawn_seeds(p, split, partition_index))})
     manifest = manifest_record(p, split, code or code_state(), duplicates)
-    atomic_write_json(out / "manifest.json", manifest)
+    write_manifest(out, manifest)
     sizes = split.sizes()
     print(f"data: {len(data)} rows, split train/valid/test = {sizes['train']}/{sizes['valid']}/{sizes['test']} "
           f"(sha256 {split.sha256[:12]}), {duplicates['test_rows_whose_text_is_in_train']} test texts also in train"

@@ -22,6 +22,7 @@ from comparisons.report.i18n import LANGUAGES, check_language
 from comparisons.numerics import note_design_identities
 from comparisons.run.profiles import PROFILES
 from comparisons.run.runner import StopOnSignals, exit_code
+from comparisons.run_folder.kind import BENCHMARK, PARTITION_DESIGN, SPLIT, folder_kind
 from comparisons.run_folder import read_runs
 from comparisons.stats.contrasts import parse_contrasts
 from comparisons.stats.family import DEFAULT_MARGINS, FAMILIES
@@ -170,7 +171,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def command_report(args) -> int:
     check_language(args.lang)
-    if (args.out / "benchmark.json").exists():  # a benchmark: the cross-corpus table and page from its run folders
+    kind = folder_kind(args.out)
+    if kind == BENCHMARK:  # a benchmark: the cross-corpus table and page from its run folders
         from comparisons.report.cross_corpus_page import write_cross_corpus_reports
 
         for language in dict.fromkeys(["en", args.lang]):
@@ -178,7 +180,7 @@ def command_report(args) -> int:
         print(f"cross-corpus table rebuilt in {args.out}/cross_corpus.md (each corpus: report --out "
               f"{args.out}/CORPUS)", file=sys.stderr)
         return 0
-    if (args.out / "design.json").exists():  # the partition design: the recipe verdicts over its partitions
+    if kind == PARTITION_DESIGN:  # the partition design: the recipe verdicts over its partitions
         from comparisons.report.partition_reports import write_recipe_reports
 
         from comparisons.report.partition_page import write_recipe_page
@@ -198,7 +200,7 @@ def command_report(args) -> int:
     if getattr(args, "variance", None):
         raise UserInputError(f"--variance applies to a partition design (a folder with design.json); {args.out} is a "
                              "single split, whose pairs use the two-level bootstrap; report it without --variance")
-    if not (args.out / "manifest.json").exists() or not read_runs(args.out):
+    if kind != SPLIT or not read_runs(args.out):
         raise UserInputError(f"{args.out} holds no finished runs; run `python -m comparisons run --out {args.out}` first")
     from comparisons.report.folder_reports import write_all_reports
 

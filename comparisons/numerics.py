@@ -137,7 +137,7 @@ def note_design_identities(out) -> str | None:
     (`numerics_runs`), print the line when they mix, and return it (None: one identity, or not recorded)."""
     from pathlib import Path
 
-    from comparisons.outputs import atomic_write_json
+    from comparisons.run_folder.writers import write_design
     from comparisons.run_folder import read_runs
 
     out = Path(out)
@@ -146,7 +146,7 @@ def note_design_identities(out) -> str | None:
     summary = identities_summary(records)
     line = identities_line(records)
     if design.get("numerics_runs") != {**summary, "line": line}:
-        atomic_write_json(out / "design.json", {**design, "numerics_runs": {**summary, "line": line}})
+        write_design(out, {**design, "numerics_runs": {**summary, "line": line}})
     if line:
         print(f"report: {line}", file=sys.stderr)
     return line

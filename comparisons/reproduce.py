@@ -33,6 +33,7 @@ from comparisons.numerics import describe as describe_numerics, numerics_identit
 from common.metric_names import REPRODUCED
 from comparisons.outputs import atomic_write_text
 from comparisons.carry_out import run_in_folder
+from comparisons.run_folder.kind import PARTITION_DESIGN, SPLIT, folder_kind, partition_folders
 from comparisons.plan import Plan, prepare
 from comparisons.run_folder import read_runs, run_name
 
@@ -46,7 +47,8 @@ TWINS = ("torch_scratch", "keras_layers")
 def read_committed(folder: Path, backends: str | None, partitions: str | None) -> dict:
     """The committed plan and the selection to rerun; UserInputError (exit 2, nothing written) for bad input."""
     folder = Path(folder)
-    if (folder / "design.json").is_file():
+    kind = folder_kind(folder)
+    if kind == PARTITION_DESIGN:
         design = json.loads((folder / "design.json").read_text())
         names = [p["name"] for p in design["partitions"]]
         manifests = [folder / "partitions" / name / "manifest.json" for name in names]
@@ -54,7 +56,7 @@ def read_committed(folder: Path, backends: str | None, partitions: str | None) -
         if not found:
             raise UserInputError(f"{folder} is a design without partition runs (no partitions/*/manifest.json)")
         manifest, variants, seeds = json.loads(found[0].read_text()), list(design["variants"]), list(design["seeds"])
-    elif (folder / "manifest.json").is_file() and (folder / "runs").is_dir():
+    elif kind == SPLIT and (folder / "runs").is_dir():
         design, names = None, ["split"]
         manifest = json.loads((folder / "manifest.json").read_text())
         variants, seeds = list(manifest["variants"]), list(manifest["seeds"])
@@ -123,7 +125,7 @@ def rerun(committed: dict, fresh: Path) -> int:
     failed) or an interruption's code."""
     from common.datasets import fingerprint
     from comparisons.comparability import code_state
-    from comparisons.outputs import atomic_write_json
+    from comparisons.run_folder.writers import write_design
     from comparisons.run.executors import open_executor
     from comparisons.run.lock import RunFolderLock
 
@@ -154,9 +156,8 @@ def rerun(committed: dict, fresh: Path) -> int:
                 return run_in_folder(prepared, fresh, split, executor, reports=False)
             code = code_state()
             chosen = [p for p in design["partitions"] if p["name"] in committed["partitions"]]
-            atomic_write_json(fresh / "design.json", {**design, "partitions": chosen, "variants": variants,
-                                                      "code_sha256": code["code_sha256"],
-                                                      "reproduces": str(committed["folder"])})
+            write_design(fresh, {**design, "partitions": chosen, "variants": variants,
+                                 "code_sha256": code["code_sha256"], "reproduces": str(committed["folder"])})
             for name in committed["partitions"]:
                 print(f"partition {name}", file=sys.stderr)
                 code_exit = run_in_folder(prepared, fresh / "partitions" / name, partitions[name].split, executor,
@@ -240,7 +241,7 @@ def seed_spread(committed: dict) -> tuple[float | None, str]:
 
 def _score_table(folder: Path) -> pd.DataFrame:
     rows = []
-    partitions = sorted(p.name for p in (folder / "partitions").glob("r*f*")) if (folder / "design.json").exists() else ["split"]
+    partitions = [p.name for p in partition_folders(folder)] if folder_kind(folder) == PARTITION_DESIGN else ["split"]
     for partition in partitions:
         for (variant, seed), record in _records(folder, partition).items():
             if record.ok:
@@ -253,7 +254,7 @@ def folder_verdicts(folder: Path) -> pd.DataFrame:
     """(metric, variant_a, variant_b, verdict) of a folder, through the report code its design uses: the one place
     to point at another verdict engine."""
     folder = Path(folder)
-    if (folder / "design.json").exists():
+    if folder_kind(folder) == PARTITION_DESIGN:
         from comparisons.stats.contrasts import as_pairs
         from comparisons.report.partition_reports import partition_scores
         from comparisons.stats.partition_verdicts import recipe_verdicts

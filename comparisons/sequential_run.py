@@ -44,15 +44,22 @@ def look_record(look: int, folds: int, ran: list[str], decision: dict, spent: fl
 def current_verdicts(out: Path, design: dict, looks: int):
     """The sequential verdict rows of the first `looks` repeats' finished runs (the rows the reports write, as
     they stood then: a resumed sequence decides each look on that look's data only)."""
-    from comparisons.report.partition_reports import sequential_pairs
+    from comparisons.run_folder.scores import scores_table, wide_runs
+    from comparisons.run_folder.training_sets import training_sets
+    from comparisons.stats.partition_verdicts import design_sequential_verdicts
+    from comparisons.stats.sequential import repeat_of
 
-    return sequential_pairs(out, design, looks=looks)
+    scores = wide_runs(scores_table(out)[0])
+    if not scores.empty:
+        scores = scores[[repeat_of(p) < looks for p in scores["partition"]]]
+    sets = training_sets(out, scores) if not scores.empty else None
+    return design_sequential_verdicts(scores, sets, design)
 
 
 def run_sequential(p: Prepared, executor, code: dict, design: dict, run_in_folder) -> int:
     """Run the design a repeat at a time until the rule stops it (run_in_folder: comparisons/carry_out's, which runs
     one partition's folder); 0, 1 (a run failed) or an interruption's code."""
-    from comparisons.outputs import atomic_write_json
+    from comparisons.run_folder.writers import write_design
     from comparisons.stats.contrasts import pair_order
     from comparisons.stats.sequential import next_look
 
@@ -76,7 +83,7 @@ def run_sequential(p: Prepared, executor, code: dict, design: dict, run_in_folde
                              p.plan.budget_minutes, per_repeat)
         looks.append(look_record(look, folds, running, decision, spent))
         design["sequential"] = {**design["sequential"], "looks": looks, "stopped": decision["stop"]}
-        atomic_write_json(out / "design.json", design)
+        write_design(out, design)
         for (a, b), (state, reason) in decision["states"].items():
             print(f"  {a} vs {b}: {state} ({reason})", file=sys.stderr)
         if decision["stop"] is not None:

@@ -44,3 +44,27 @@ def test_the_reliability_diagram_pools_the_runs_and_is_drawn(tmp_path):
     png = reliability_diagram(points, "zh", tmp_path / "reliability.png")
     pixels = np.asarray(Image.open(png).convert("L"), dtype=float)
     assert pixels.shape[1] > 400 and pixels.std() > 10
+
+
+def test_the_worker_records_each_runs_brier_and_ece_and_the_reports_read_them_from_the_record(tmp_path):
+    """Issue 64 item 2: the worker records Brier and ECE as the reports computed them from the stored predictions
+    (to the records' 6 decimals); the reports take a record's own figures, and compute them only for an older record."""
+    import json
+
+    from comparisons.report.calibration import run_calibration
+    from tests.test_executors import small_spec_and_inputs, start_worker
+
+    spec, inputs = small_spec_and_inputs()
+    worker = start_worker(spec, tmp_path / "out", cwd=tmp_path / "elsewhere")
+    log, _ = worker.communicate(inputs.to_json_bytes(), timeout=300)
+    assert worker.returncode == 0, log.decode()[-2000:]
+    record = json.loads((tmp_path / "out" / "runs" / "tfidf_logreg__seed0.json").read_text())
+    with np.load(tmp_path / "out" / "predictions" / "tfidf_logreg__seed0.npz") as saved:
+        positive = 1
+        assert record["brier"] == pytest.approx(brier_score(saved["labels"], saved["proba"], positive), abs=1e-6)
+        assert record["ece"] == pytest.approx(expected_calibration_error(saved["labels"], saved["proba"], positive),
+                                              abs=1e-6)
+    folder = RunFolder(tmp_path / "out")
+    assert run_calibration(folder, {**record, "brier": 0.5}, positive)["brier"] == 0.5  # the record's own figure
+    older = {k: v for k, v in record.items() if k not in ("brier", "ece")}
+    assert run_calibration(folder, older, positive)["ece"] == pytest.approx(record["ece"], abs=1e-6)

@@ -11,44 +11,26 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Mapping
 
 import numpy as np
 import pandas as pd
 
-from common.metrics import CALIBRATION_BINS, brier_score, expected_calibration_error
+from common.metrics import CALIBRATION_BINS
 from common.metric_names import CALIBRATION
 from comparisons.report.html import paragraph, table
 from comparisons.report.i18n import label, text
 from comparisons.report.spread import mean_spread
 from comparisons.run_folder import RunFolder
+from comparisons.run_folder.calibration import labelled_predictions, run_calibration  # noqa: F401
 
 NAMES = {"brier": ("Brier score", "Brier 分数"),
          "ece": (f"ECE ({CALIBRATION_BINS} equal-mass bins)", f"ECE（{CALIBRATION_BINS} 个等量分箱）")}
-
-
-def run_calibration(folder: RunFolder, record: Mapping, positive_index: int | None) -> dict[str, float]:
-    """{'brier', 'ece'} of one finished run; NaN when its predictions or their labels are missing."""
-    found = labelled_predictions(folder, record)
-    if found is None:
-        return dict.fromkeys(CALIBRATION, float("nan"))
-    labels, proba = found
-    return {"brier": brier_score(labels, proba, positive_index),
-            "ece": expected_calibration_error(labels, proba, positive_index)}
 
 
 def positive_index(folder: Path) -> int | None:
     """The positive class of a run folder's data (manifest.json); None with more than two classes or no manifest."""
     manifest = Path(folder) / "manifest.json"
     return json.loads(manifest.read_text())["data"].get("positive_index") if manifest.exists() else None
-
-
-def labelled_predictions(folder: RunFolder, record: Mapping) -> tuple[np.ndarray, np.ndarray] | None:
-    """(test labels, probabilities) as the run stored them; None for an older file without labels or none at all."""
-    if not folder.has_predictions(record):
-        return None
-    saved = folder.predictions(record)
-    return None if saved.labels is None else (np.asarray(saved.labels), saved.proba)
 
 
 def with_calibration(summary: pd.DataFrame, folder: RunFolder, records: list, positive_index: int | None) -> pd.DataFrame:

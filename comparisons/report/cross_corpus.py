@@ -24,7 +24,7 @@ from comparisons.outputs import atomic_write_json, atomic_write_text
 from comparisons.stats.across_corpora import (LARGEST_N, AcrossCorpora, across_corpora, corpus_ranks,
                                                         verdict_rules_rows as verdict_rows)
 from comparisons.report.i18n import phrase, text
-from comparisons.report.scores import SCORE_COLUMNS, scores_table
+from comparisons.run_folder.scores import SCORE_COLUMNS, scores_table
 from comparisons.report.verdicts_file import largest_group, read_verdicts
 from comparisons.stats.family import PRIMARY
 
@@ -58,8 +58,11 @@ def read_corpus(parent: Path, entry: dict) -> CorpusResult:
     folder = Path(parent) / entry["folder"]
     if entry.get("status") == "skipped":
         return CorpusResult(entry["corpus"], "skipped", entry.get("reason", ""))
-    partitions = (folder / "design.json").exists()
-    manifests = sorted((folder / "partitions").glob("r*f*/manifest.json")) if partitions else [folder / "manifest.json"]
+    from comparisons.run_folder.kind import PARTITION_DESIGN, folder_kind, partition_folders
+
+    partitions = folder_kind(folder) == PARTITION_DESIGN
+    manifests = [p / "manifest.json" for p in partition_folders(folder) if (p / "manifest.json").exists()] \
+        if partitions else [folder / "manifest.json"]
     variants_file = folder / ("recipe_variants.csv" if partitions else "aggregate.csv")
     if not manifests or not manifests[0].exists() or not variants_file.exists():
         return CorpusResult(entry["corpus"], "not run yet", "no finished runs in its folder")
@@ -226,7 +229,7 @@ def cross_corpus_markdown(plan: dict, results: list[CorpusResult], table: pd.Dat
 
 
 def benchmark_scores(parent: Path, plan: dict) -> pd.DataFrame:
-    """The one long scores table of every corpus's run folder (comparisons/report/scores.py), corpus by name."""
+    """The one long scores table of every corpus's run folder (comparisons/run_folder/scores.py), corpus by name."""
     frames = [scores_table(Path(parent) / entry["folder"])[0].assign(corpus=entry["corpus"])
               for entry in plan["corpora"] if entry.get("status") != "skipped" and (Path(parent) / entry["folder"]).exists()]
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=list(SCORE_COLUMNS))

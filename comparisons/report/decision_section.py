@@ -166,7 +166,9 @@ def folder_decision(out, price: float = DEFAULT_CPU_HOUR_PRICE) -> Decision:
     from comparisons.report.verdicts_file import largest_group, read_verdicts
 
     out = Path(out)
-    partitions = (out / "design.json").exists()
+    from comparisons.run_folder.kind import PARTITION_DESIGN, folder_kind
+
+    partitions = folder_kind(out) == PARTITION_DESIGN
     found = out / ("recipe_variants.csv" if partitions else "aggregate.csv")
     frame = pd.read_csv(found) if found.exists() else pd.DataFrame(columns=["variant", f"{PRIMARY}_mean"])
     if not partitions and "seeds" in frame:

@@ -19,8 +19,10 @@ def measured_on(manifest: dict) -> str | None:
 def folder_manifest(out) -> dict:
     """manifest.json of a single-split folder, or of a partition design's first partition ({} when none)."""
     out = Path(out)
-    found = sorted((out / "partitions").glob("r*f*/manifest.json")) if (out / "design.json").exists() \
-        else [out / "manifest.json"]
+    from comparisons.run_folder.kind import PARTITION_DESIGN, folder_kind, partition_folders
+
+    found = [p / "manifest.json" for p in partition_folders(out) if (p / "manifest.json").exists()] \
+        if folder_kind(out) == PARTITION_DESIGN else [out / "manifest.json"]
     return json.loads(found[0].read_text()) if found and found[0].exists() else {}
 
 

@@ -16,6 +16,7 @@ from common.errors import UserInputError
 from comparisons.report.i18n import check_language
 from comparisons.report.split_page import write_report_page
 from comparisons.run_folder import read_runs
+from comparisons.run_folder.kind import BENCHMARK, PARTITION_DESIGN, SPLIT, folder_kind
 
 
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")  # Debian's package; another system browser by path
@@ -53,11 +54,12 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     try:
         languages = [check_language(args.lang)] if args.lang else ["en"] + (["zh"] if (args.out / "zh").is_dir() else [])
-        design = (args.out / "design.json").exists()  # the partition design (--cv): the recipe page
-        benchmark = (args.out / "benchmark.json").exists()  # a benchmark folder: the cross-corpus page
+        kind = folder_kind(args.out)
+        design = kind == PARTITION_DESIGN  # the partition design (--cv): the recipe page
+        benchmark = kind == BENCHMARK  # a benchmark folder: the cross-corpus page
         if design and not (args.out / "verdicts.csv").exists():
             raise UserInputError(f"{args.out} holds no recipe verdicts yet; run `python -m comparisons report --out {args.out}`")
-        if not design and not benchmark and (not (args.out / "manifest.json").exists() or not read_runs(args.out)):
+        if not design and not benchmark and (kind != SPLIT or not read_runs(args.out)):
             raise UserInputError(f"{args.out} holds no finished runs; "
                                  f"run `python -m comparisons run --out {args.out}` first")
     except UserInputError as exc:

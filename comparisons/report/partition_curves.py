@@ -96,7 +96,7 @@ def write_partition_curves(out: Path, scores: pd.DataFrame, pairs: pd.DataFrame,
     from comparisons.outputs import atomic_write_text
     from comparisons.report.i18n import text
 
-    from comparisons.report.training_sets import training_sets
+    from comparisons.run_folder.training_sets import training_sets
 
     if scores["train_size"].nunique() < 2:
         return []

@@ -11,21 +11,22 @@ from pathlib import Path
 import pandas as pd
 
 from common.errors import UserInputError
-from comparisons.outputs import atomic_write_json, atomic_write_text
+from comparisons.outputs import atomic_write_text
+from comparisons.run_folder.writers import write_design
 from comparisons.report.i18n import LANGUAGES, text
 from comparisons.report.pair_tables import verdict_sections
 from comparisons.report.partition_curves import labels_saved_markdown
-from comparisons.report.scores import COSTS, scores_table, wide_runs
+from comparisons.run_folder.scores import COSTS, scores_table, wide_runs
 from comparisons.report.sequential_section import sequential_lines
 from comparisons.stats.contrasts import as_pairs
 from comparisons.stats.labels_saved import labels_saved
-from comparisons.report.training_sets import training_sets
+from comparisons.run_folder.training_sets import training_sets
 from comparisons.stats.design_variance import DEFAULT_VARIANCE, size_overlaps
-from comparisons.stats.partition_verdicts import CALIBRATION_METRICS, METRICS, recipe_verdicts, sequential_verdicts
+from comparisons.stats.partition_verdicts import CALIBRATION_METRICS, METRICS, recipe_verdicts, design_sequential_verdicts
 
 
 def partition_scores(out: Path) -> pd.DataFrame:
-    """One row per comparable finished run of every partition folder (comparisons/report/scores.py)."""
+    """One row per comparable finished run of every partition folder (comparisons/run_folder/scores.py)."""
     return wide_runs(scores_table(out)[0])
 
 def verdicts_markdown(variants: pd.DataFrame, pairs: pd.DataFrame, design: dict, lang: str = "en") -> str:
@@ -72,10 +73,10 @@ def write_recipe_reports(out: Path, margins: dict | None = None, order: list[str
                              "its runs; report it without --contrasts")
     if contrasts is not None:
         design = {**design, "contrasts": [list(pair) for pair in contrasts], "contrasts_declared": "at report time"}
-        atomic_write_json(out / "design.json", design)
     if variance is not None:  # `report --variance`: recorded, so that the pages and curves read the same choice
         design = {**design, "variance": variance}
-        atomic_write_json(out / "design.json", design)
+    if contrasts is not None or variance is not None:  # written once, with both
+        write_design(out, design)
     variance = design.get("variance") or DEFAULT_VARIANCE
     long, left_out = scores_table(out)
     if left_out:
@@ -89,7 +90,7 @@ def write_recipe_reports(out: Path, margins: dict | None = None, order: list[str
                                       as_pairs(design.get("contrasts")), design.get("folds"), COSTS, sets, variance,
                                       design.get("family") or "holm")  # declared before the runs (run --family)
     if design.get("sequential"):  # run --until-decided: the group-sequential rule over the looks (issue 51)
-        pairs = sequential_pairs(out, design, scores, sets, margins, order)
+        pairs = design_sequential_verdicts(scores, sets, design, margins, order)
     atomic_write_text(out / "scores.csv", long.to_csv(index=False, float_format="%.6g"))
     atomic_write_text(out / "recipe_variants.csv", variants.to_csv(index=False, float_format="%.6g"))
     atomic_write_text(out / "verdicts.csv", pairs.to_csv(index=False, float_format="%.6g"))
@@ -104,23 +105,3 @@ def write_recipe_reports(out: Path, margins: dict | None = None, order: list[str
                           + ("\n" + "\n".join(labels_saved_markdown(saved))
                              if saved is not None and not saved.empty else ""))
     return pairs
-
-
-def sequential_pairs(out: Path, design: dict, scores: pd.DataFrame | None = None, sets: dict | None = None,
-                     margins: dict | None = None, order: list[str] | None = None,
-                     looks: int | None = None) -> pd.DataFrame:
-    """The verdict rows of a sequential design's finished runs (comparisons/stats/partition_verdicts.py
-    sequential_verdicts): what its reports write, and (looks: of the first `looks` repeats only) what the runner
-    reads after each look."""
-    from comparisons.stats.sequential import repeat_of
-
-    if scores is None:
-        scores = wide_runs(scores_table(out)[0])
-        if looks is not None and not scores.empty:
-            scores = scores[[repeat_of(p) < looks for p in scores["partition"]]]
-        sets = training_sets(out, scores) if not scores.empty else None
-    if scores.empty:
-        return pd.DataFrame()
-    return sequential_verdicts(scores, margins or design.get("margins"), order or design.get("variants"),
-                               as_pairs(design.get("contrasts")), design["folds"], design["sequential"]["max_repeats"],
-                               sets, design.get("variance") or DEFAULT_VARIANCE)

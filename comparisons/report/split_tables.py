@@ -6,7 +6,7 @@ aggregated; `build_reports` says which it left out and why. Two spreads, named a
 which with the pairwise verdicts is recomputed from predictions/*.npz (comparisons.stats.bootstrap).
 
 Written: summary.csv (one row per run, with each run's {metric}_ci_low/_ci_high over test
-items); scores.csv (the long scores table, comparisons/report/scores.py); aggregate.csv (per variant: seeds, {measure}_mean/_std, and for quality
+items); scores.csv (the long scores table, comparisons/run_folder/scores.py); aggregate.csv (per variant: seeds, {measure}_mean/_std, and for quality
 {metric}_ci_low/_ci_high over test items), summary_table.{csv,md,html}, verdicts.{csv,md}
 (columns: comparisons/stats/bootstrap.py); the Chinese twins of all but summary.csv in DIR/zh.
 """
@@ -25,7 +25,7 @@ from comparisons.outputs import atomic_write_text, write_table
 from comparisons.run_folder import RunFolder, RunRecord, size_key, size_label
 from comparisons.report.calibration import with_calibration  # calibration (report/calibration.py)
 from comparisons.stats.contrasts import as_pairs
-from comparisons.report.scores import scores_table
+from comparisons.run_folder.scores import scores_table
 from common.metric_names import CALIBRATION, INPUT as INPUT_METRICS, SUMMARY_QUALITY
 from comparisons.report.spread import mean_spread
 from comparisons.report.pair_tables import verdict_sections
@@ -201,7 +201,7 @@ def write_reports(out: Path, lang: str = "en", reports: Reports | None = None) -
     out = Path(out)
     reports = reports or build_reports(out)
     atomic_write_text(out / "summary.csv", reports.summary.to_csv(index=False, float_format="%.6g"))
-    if lang == "en":  # the one long scores table every design fills (comparisons/report/scores.py)
+    if lang == "en":  # the one long scores table every design fills (comparisons/run_folder/scores.py)
         atomic_write_text(out / "scores.csv", scores_table(out)[0].to_csv(index=False, float_format="%.6g"))
     target = out if lang == "en" else out / "zh"
     atomic_write_text(target / "aggregate.csv", reports.aggregate.to_csv(index=False, float_format="%.6g"))

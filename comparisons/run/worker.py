@@ -115,6 +115,7 @@ def gpu_peak_mb() -> float | None:
 
 def run(args: RunSpec, out: Path, inputs: RunInputs) -> dict:
     from backends.base import backend_class, resolve_variant  # light: no framework yet
+    from common.metrics import brier_score, expected_calibration_error
     from common.scoring import score_fitted
     from common.splits import budget_parts
 
@@ -171,6 +172,8 @@ def run(args: RunSpec, out: Path, inputs: RunInputs) -> dict:
     # the suite's one fit-and-score (common/scoring.py): the threshold chosen on validation, the test part scored once
     scored = score_fitted(model, valid, test, data.positive_index, test_proba=test_proba, valid_proba=valid_proba)
     metrics, valid_metrics = scored.test, scored.valid
+    calibration = {"brier": brier_score(test.labels, test_proba, data.positive_index),  # as the reports computed them
+                   "ece": expected_calibration_error(test.labels, test_proba, data.positive_index)}  # from the npz
     # how much of the test input the model could not see (issue 25); None for a backend without a vocabulary
     unknown = model.unknown_tokens(test.texts) if hasattr(model, "unknown_tokens") else None
     at_threshold = {}
@@ -206,7 +209,7 @@ def run(args: RunSpec, out: Path, inputs: RunInputs) -> dict:
         **identity, "backend": backend_name, "status": "ok", "reason": "",
         **{k: metrics[k] for k in ("accuracy", "macro_f1", "average_precision")},
         "positive_precision": metrics.get("positive_precision"), "positive_recall": metrics.get("positive_recall"),
-        "confusion_matrix": metrics["confusion_matrix"], **at_threshold,
+        "confusion_matrix": metrics["confusion_matrix"], **at_threshold, **calibration,
         "valid_average_precision": valid_metrics["average_precision"],
         "unknown_token_rate": unknown["rate"] if unknown else None, "unknown_tokens": unknown,
         "params_total": int(count.total), "params_trainable": int(count.trainable),

@@ -87,7 +87,7 @@ def partition_pair_rows(runs: pd.DataFrame, pairs: list[tuple[str, str]], metric
                         variance: str = DEFAULT_VARIANCE) -> pd.DataFrame:
     """One row per (training size, metric, pair) with the test's figures, before the family's correction.
 
-    runs: comparisons/report/scores.wide_runs of a partition design; pairs: (A, B) in the report's one order
+    runs: comparisons/run_folder/scores.wide_runs of a partition design; pairs: (A, B) in the report's one order
     (comparisons/stats/contrasts.pair_order); training_sets: {(size, partition, seed): the data indices the run
     learnt from} (the overlaps and the draws, design_variance.py; None: one draw a partition, no overlap known);
     variance: design_variance.VARIANCE_METHODS."""

@@ -60,7 +60,7 @@ def _curves(scores: pd.DataFrame, metric: str) -> pd.DataFrame:
 
 def labels_saved(scores: pd.DataFrame, metric: str = METRIC, overlaps: dict | None = None,
                  variance: str = DEFAULT_VARIANCE) -> pd.DataFrame:
-    """The table above from the long scores table (comparisons/report/scores.py) of a design with several sizes.
+    """The table above from the long scores table (comparisons/run_folder/scores.py) of a design with several sizes.
 
     overlaps: {size label: the training overlap of its resamples} (design_variance.size_overlaps): the interval of
     the mean log size uses the design's estimate (design_variance.design_mean_se, one value a partition, its draws

@@ -15,7 +15,7 @@ statistic; the four verdicts and the family's Holm correction are comparisons/st
 With more than two classes no threshold is chosen (the runs record none): the decision rows are the
 arg-max's macro-F1 and accuracy (docs/cross_corpus.md).
 
-Which runs: each partition's runs of the plan comparable with it (comparisons/report/scores.py); the
+Which runs: each partition's runs of the plan comparable with it (comparisons/run_folder/scores.py); the
 others are named in one line. Written in the top folder: scores.csv (the long scores table: one row per
 partition, seed, training size, variant and metric), recipe_variants.csv (mean over partitions with its
 corrected 95% interval), verdicts.csv (verdict_rules.VERDICT_COLUMNS) and verdicts.md.
@@ -112,3 +112,16 @@ def sequential_verdicts(scores: pd.DataFrame, margins: dict | None, order: list[
         return pd.DataFrame(columns=COLUMNS)
     rows = sequential_family(looks, [folds * k for k in range(1, max_repeats + 1)], contrasts)
     return in_schema(rows)
+
+
+def design_sequential_verdicts(scores: pd.DataFrame, sets: dict | None, design: dict, margins: dict | None = None,
+                               order: list[str] | None = None) -> pd.DataFrame:
+    """The verdict rows of a sequential design (design.json's dict) from its runs' scores (one row per run) and
+    training sets: what its reports write, and what the runner reads after each look (on that look's runs)."""
+    from comparisons.stats.contrasts import as_pairs
+
+    if scores.empty:
+        return pd.DataFrame()
+    return sequential_verdicts(scores, margins or design.get("margins"), order or design.get("variants"),
+                               as_pairs(design.get("contrasts")), design["folds"], design["sequential"]["max_repeats"],
+                               sets, design.get("variance") or DEFAULT_VARIANCE)

@@ -25,11 +25,14 @@ from comparisons.outputs import atomic_write_text
 def run_seconds(out: Path) -> list[tuple[str, float]]:
     """(run name, wall seconds) of every finished run in a run folder, a partition design's folders or a
     benchmark's corpus folders (`python -m comparisons benchmark`)."""
-    if (out / "benchmark.json").exists():
-        corpora = json.loads((out / "benchmark.json").read_text())["corpora"]
-        return [(f"{c['folder']}/{name}", seconds) for c in corpora if (out / c["folder"]).is_dir()
-                for name, seconds in run_seconds(out / c["folder"])]
-    folders = sorted((out / "partitions").glob("r*f*")) if (out / "design.json").exists() else [out]
+    from comparisons.run_folder import BenchmarkPlan
+    from comparisons.run_folder.kind import BENCHMARK, PARTITION_DESIGN, folder_kind, partition_folders
+
+    kind = folder_kind(out)
+    if kind == BENCHMARK:
+        return [(f"{folder}/{name}", seconds) for folder in BenchmarkPlan.read(out).folders if (out / folder).is_dir()
+                for name, seconds in run_seconds(out / folder)]
+    folders = partition_folders(out) if kind == PARTITION_DESIGN else [out]
     found = []
     for folder in folders:
         for path in sorted((folder / "runs").glob("*.json")):

@@ -77,6 +77,83 @@ def plan_table(design: dict, rows: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(found)
 
 
+<<<<<<< HEAD
+=======
+def draws_table(pilot: Path, design: dict) -> pd.DataFrame:
+    """At each training size up to DRAWS_UP_TO of a pilot with several draws a partition (issue 50): for each declared
+    contrast on the primary metric, the observed difference, its variance components (partitions' and draws') and
+    the draws a partition for 80% power at Holm's strictest level of the pilot's family (stats/power.draws_for_power)."""
+    from common.splits import DRAWS_UP_TO, as_train_size, size_key
+    from comparisons.report.partition_reports import partition_scores
+    from comparisons.run_folder.training_sets import training_sets
+    from comparisons.stats.corrected_t import variant_draws
+    from comparisons.stats.design_variance import design_correlation, sets_at, training_overlap, variance_components
+    from comparisons.stats.power import draws_for_power, folds_for_power
+
+    runs = partition_scores(pilot)
+    verdicts = pd.read_csv(pilot / "verdicts.csv")
+    sets, found = training_sets(pilot, runs), []
+    sizes = sorted((s for s in runs["train_size"].unique() if as_train_size(s) is not None
+                    and as_train_size(s) <= DRAWS_UP_TO), key=size_key)
+    for size in sizes:
+        at_size, here = runs[runs["train_size"] == size], sets_at(sets, size)
+        overlap = training_overlap(here) if here else None
+        for a, b in design.get("contrasts") or []:
+            row = verdicts[(verdicts["metric"] == PRIMARY) & (verdicts["variant_a"] == a) & (verdicts["variant_b"] == b)
+                           & (verdicts["train_size"].astype(str) == str(size))]
+            if row.empty:
+                continue
+            both = pd.concat({"a": variant_draws(at_size, PRIMARY, a, here),
+                              "b": variant_draws(at_size, PRIMARY, b, here)}, axis=1).dropna()
+            values = pd.DataFrame({"partition": both.index.get_level_values("partition"),
+                                   "draw": both.index.get_level_values("draw"), "value": (both["a"] - both["b"]).to_numpy()})
+            between, within, per = variance_components(values)
+            rho, _ = design_correlation(overlap, float((at_size["n_test"] / at_size["n_train"]).mean()), "overlap")
+            partitions = values["partition"].nunique()
+            delta = float(row["difference"].iloc[0])
+            hypotheses, overlap_term = int(row["family_size"].iloc[0]), rho * (between + within)
+            folds = {bound: folds_for_power(delta, between, within, partitions, max(1, int(per)), overlap_term,
+                                            hypotheses, test_scales=bound == "pessimistic") if per > 1 else None
+                     for bound in ("optimistic", "pessimistic")}
+            found.append({"train_size": size, "contrast": f"{a} − {b}", "difference": delta, "between": between,
+                          "within": within, "pilot_draws": per, "partitions": partitions,
+                          "draws_for_power": draws_for_power(delta, between, within, partitions, overlap_term,
+                                                             hypotheses) if per > 1 else None,
+                          "folds_for_power_optimistic": folds["optimistic"],
+                          "folds_for_power_pessimistic": folds["pessimistic"]})
+    return pd.DataFrame(found)
+
+
+def draws_markdown(table: pd.DataFrame) -> list[str]:
+    if table.empty:
+        return []
+    if (table["pilot_draws"] <= 1).all():
+        return ["", "Draws a partition (issue 50): this pilot trained one draw a partition, which cannot separate the "
+                "partitions' variance from the draws'; run the pilot with `--draws 2` or more for a proposal."]
+    lines = ["", "## Draws a partition at the small sizes", "",
+             "For each declared contrast at each size up to 1,000: the pilot's variance components of the AP difference "
+             "(between partitions beyond their draws; between draws inside a partition) and the draws a partition that "
+             "give 80% power to show the observed difference different at Holm's strictest level of the pilot's "
+             "family, on the pilot's partitions (stats/power.draws_for_power; more draws cannot lower the "
+             "partitions' own variance).", "",
+             "Or one repeat of K disjoint folds with the pilot's draws a fold (issue 65): the fewest K for the same "
+             "power, bounded two ways because the pilot cannot say how the partitions' spread moves with K "
+             "(stats/power.folds_for_power): optimistic, the spread as measured; pessimistic, the spread grows as "
+             "K / pilot folds (all of it test-set sampling, on smaller test folds). Both gain the degrees of "
+             "freedom, which at 5 partitions is the floor.", "",
+             "| size | contrast | observed Δ | between partitions | between draws | pilot draws | draws for 80% power "
+             "| folds K (optimistic / pessimistic) |",
+             "| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    for _, row in table.iterrows():
+        needed = "more than 50 (unreachable)" if pd.isna(row["draws_for_power"]) else str(int(row["draws_for_power"]))
+        folds = " / ".join(f"more than {LARGEST_FOLDS}" if pd.isna(row[f"folds_for_power_{bound}"])
+                           else str(int(row[f"folds_for_power_{bound}"])) for bound in ("optimistic", "pessimistic"))
+        lines.append(f"| {row['train_size']} | {row['contrast']} | {row['difference']:+.4f} | {row['between']:.2e} | "
+                     f"{row['within']:.2e} | {row['pilot_draws']:.0f} | {needed} | {folds} |")
+    return lines
+
+
+>>>>>>> typed-64
 def projected_minutes(pilot: Path, design: dict, repeats: int, nodes: list[int]) -> dict[int, float]:
     """Minutes of a design of `repeats` repeats: the pilot's per-run times, each repeat of its partitions alike."""
     one_repeat = [seconds for name, seconds in run_seconds(pilot) if name.startswith("r0f")]

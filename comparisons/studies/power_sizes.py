@@ -35,7 +35,7 @@ def size_components(pilot: Path, design: dict) -> pd.DataFrame:
     the pilot's family size."""
     from common.splits import DRAWS_UP_TO, as_train_size, size_key
     from comparisons.report.partition_reports import partition_scores
-    from comparisons.report.training_sets import training_sets
+    from comparisons.run_folder.training_sets import training_sets
     from comparisons.stats.corrected_t import variant_draws
     from comparisons.stats.design_variance import design_correlation, sets_at, training_overlap, variance_components
     from comparisons.stats.family import PRIMARY

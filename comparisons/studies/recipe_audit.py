@@ -190,7 +190,7 @@ def audit_runs(curve: Path, out: Path, pairs: list[str], sizes, setfit_sizes, pa
 # -- the verdicts ----------------------------------------------------------------------------------------------
 def audit_verdicts(runs: pd.DataFrame, curve: Path) -> pd.DataFrame:
     """Variant - peer per (size, pair) through the engine: the partition design's variance, one Holm family."""
-    from comparisons.report.training_sets import learnt_from
+    from comparisons.run_folder.training_sets import learnt_from
     from comparisons.stats.corrected_t import partition_pair_rows
     from comparisons.stats.family import correct_family
     from common.splits import size_label

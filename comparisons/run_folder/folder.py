@@ -1,26 +1,12 @@
-"""The run folder: the one contract between the run half (comparisons/run/) and the report half
-(comparisons/report/).
+"""One run folder opened once (`RunFolder`), its run records (`RunRecord`) and their predictions.
 
-What a folder holds (docs/cli.md): `manifest.json` (the plan), `splits.json`, `runs/NAME.json` (one
-record per run), `predictions/NAME.npz` (test ids, labels and probabilities; never text), `logs/`.
-Typed here:
-
-- `TrainSize`: `int | None`, None being the whole training split. "all" is only a spelling in file
-  names, tables and labels (`size_label`); `as_train_size` reads every spelling older files used
-  (None, "all", "", NaN, inf).
-- `Plan`: manifest.json, read once.
-- `RunRecord`: one run's record: its identity typed (variant, seed, train size, status, threads as a
-  count) and every measured field by key, as the worker wrote it.
-- `RunFolder`: opens a folder once and hands its plan, records, the runs comparable with the plan
-  (selected once) and each run's predictions (each file opened once) to every report.
-
-A run on the whole training split keeps its historical name (`variant__seed0`), so folders made
-before the training-size sweep still resume; a run on a nested subset says its size (`variant__n200__seed0`).
+`RunRecord`: one run's record: its identity typed (variant, seed, train size, status, threads as a count) and every
+measured field by key, as the worker wrote it. `RunFolder` hands its manifest (records.Manifest), records, the runs
+comparable with the plan (selected once) and each run's predictions (each file opened once) to every report.
 """
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,74 +14,10 @@ from typing import Any
 
 import numpy as np
 
-from common.splits import TrainSize, as_train_size, size_key, size_label  # noqa: F401 (re-exported)
+from common.splits import TrainSize, as_train_size
 from comparisons.comparability import why_left_out
-
-
-
-def default_out(command: str, profile: str) -> Path:
-    """The one place the default output folder is decided: runs/<profile> for `run` (and its tracking store),
-    runs/cross_corpus for `benchmark` (one folder per corpus inside, its MLflow store beside them)."""
-    return Path("runs") / ("cross_corpus" if command == "benchmark" else profile)
-
-
-def run_name(variant: str, seed: int, train_size: TrainSize = None) -> str:
-    size = "" if train_size is None else f"__n{train_size}"
-    # ':' (hf_bert:full) and an outside backend's spec characters ('pkg.mod:Class(a=1)') become '-' in file names
-    safe = re.sub(r"[^\w.-]", "-", variant)
-    return f"{safe}{size}__seed{seed}"
-
-
-def run_path(out: Path, variant: str, seed: int, train_size: TrainSize = None) -> Path:
-    return Path(out) / "runs" / f"{run_name(variant, seed, train_size)}.json"
-
-
-def prediction_path(out: Path, variant: str, seed: int, train_size: TrainSize = None) -> Path:
-    return Path(out) / "predictions" / f"{run_name(variant, seed, train_size)}.npz"
-
-
-def log_path(out: Path, variant: str, seed: int, train_size: TrainSize = None) -> Path:
-    return Path(out) / "logs" / f"{run_name(variant, seed, train_size)}.log"
-
-
-@dataclass(frozen=True)
-class Plan:
-    """manifest.json: what the folder's runs were planned with (docs/cli.md lists its keys)."""
-
-    fields: dict
-
-    @classmethod
-    def read(cls, folder: Path) -> "Plan | None":
-        path = Path(folder) / "manifest.json"
-        return cls(json.loads(path.read_text())) if path.exists() else None
-
-    @property
-    def variants(self) -> list[str]:
-        return list(self.fields.get("variants") or [])
-
-    @property
-    def seeds(self) -> list[int]:
-        return [int(s) for s in self.fields.get("seeds") or []]
-
-    @property
-    def train_sizes(self) -> list[TrainSize]:
-        return [as_train_size(s) for s in self.fields.get("train_sizes") or [None]]
-
-    @property
-    def profile(self) -> str | None:
-        return self.fields.get("profile")
-
-    @property
-    def class_names(self) -> tuple[str, ...]:
-        return tuple(self.fields["data"]["class_names"])
-
-    @property
-    def positive_index(self) -> int | None:
-        return self.fields["data"].get("positive_index")
-
-    @property
-    def margins(self) -> dict | None:
-        return self.fields.get("margins")
+from comparisons.run_folder.names import RUNS, SPLITS, prediction_path, run_name
+from comparisons.run_folder.records import Manifest
 
 
 @dataclass(frozen=True)
@@ -156,7 +78,7 @@ def select_runs(records: list[RunRecord], manifest: dict) -> tuple[list[RunRecor
 
 def read_runs(out: Path) -> list[RunRecord]:
     """Every run record in a run folder, in a stable order."""
-    return [RunRecord.from_dict(json.loads(p.read_text())) for p in sorted((Path(out) / "runs").glob("*.json"))]
+    return [RunRecord.from_dict(json.loads(p.read_text())) for p in sorted((Path(out) / RUNS).glob("*.json"))]
 
 
 @dataclass(frozen=True)
@@ -174,7 +96,7 @@ class RunFolder:
 
     def __init__(self, path: Path):
         self.path = Path(path)
-        self.plan = Plan.read(self.path)
+        self.plan = Manifest.read(self.path)
         self.records = read_runs(self.path)
         self._selected: tuple[list[RunRecord], list[str]] | None = None
         self._predictions: dict[str, Predictions] = {}
@@ -193,7 +115,7 @@ class RunFolder:
     def split(self):
         from common.splits import Split
 
-        return Split.from_dict(json.loads((self.path / "splits.json").read_text()))
+        return Split.from_dict(json.loads((self.path / SPLITS).read_text()))
 
     def has_predictions(self, record: Mapping) -> bool:
         return prediction_path(self.path, record["variant"], record["seed"], as_train_size(record.get("train_size"))).exists()

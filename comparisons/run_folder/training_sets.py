@@ -18,7 +18,7 @@ from common.splits import as_train_size, size_label
 
 def training_sets(out: Path, runs: pd.DataFrame) -> dict:
     """{(size label, partition, seed): sorted data indices} for every (partition, seed, train_size) of `runs`
-    (the wide runs of comparisons/report/scores.wide_runs); a partition without splits.json is left out."""
+    (the wide runs of comparisons/run_folder/scores.wide_runs); a partition without splits.json is left out."""
     records: dict = {}
     sets: dict = {}
     for partition, seed, size in runs[["partition", "seed", "train_size"]].drop_duplicates().itertuples(index=False):

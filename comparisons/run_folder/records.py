@@ -1,0 +1,295 @@
+"""The plan files of a run folder as typed, read-only records (issue 64): `Manifest` (manifest.json), `Design`
+(design.json), `BenchmarkPlan` (benchmark.json) and `SplitsRecord` (splits.json).
+
+Each keeps the file's dict as read (`fields`, in its key order, so `to_dict()` gives the file back key for key) and
+names every key a reader uses as a typed property, with the default an older file implies where the key is absent
+(the schema versions still committed under results/: docs/plans/issue64_inventory.md A.1-A.5). Nothing here writes;
+the writers are still plan_records.py, carry_out.py and benchmark.py (one writer each is the next step).
+"""
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar
+
+from common.splits import TrainSize, as_train_size
+from comparisons.run_folder.names import BENCHMARK_PLAN, DESIGN, MANIFEST, SPLITS
+
+
+@dataclass(frozen=True)
+class JsonRecord(Mapping):
+    """A plan file's dict, read-only: `record["key"]`, `record.get("key")`, typed properties in subclasses."""
+
+    fields: dict
+    FILE: ClassVar[str] = ""
+
+    @classmethod
+    def from_dict(cls, fields: Mapping) -> "JsonRecord":
+        return cls(dict(fields))
+
+    @classmethod
+    def read(cls, folder: Path) -> "JsonRecord | None":
+        """The folder's file of this kind, or None when it has none."""
+        path = Path(folder) / cls.FILE
+        return cls.from_dict(json.loads(path.read_text())) if path.exists() else None
+
+    def to_dict(self) -> dict:
+        return dict(self.fields)
+
+    def __getitem__(self, key: str) -> Any:
+        return self.fields[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.fields)
+
+    def __len__(self) -> int:
+        return len(self.fields)
+
+
+class Manifest(JsonRecord):
+    """manifest.json: what a single split's or a partition's runs were planned with (docs/cli.md lists its keys)."""
+
+    FILE = MANIFEST
+
+    @property
+    def variants(self) -> list[str]:
+        return list(self.fields.get("variants") or [])
+
+    def variant_entry(self, variant: str) -> dict:
+        """{backend, params, plugin} of a planned variant ({} in older fixtures that listed the variants only)."""
+        entries = self.fields.get("variants") or {}
+        return dict(entries.get(variant) or {}) if isinstance(entries, dict) else {}
+
+    @property
+    def seeds(self) -> list[int]:
+        return [int(s) for s in self.fields.get("seeds") or []]
+
+    @property
+    def train_sizes(self) -> list[TrainSize]:
+        return [as_train_size(s) for s in self.fields.get("train_sizes") or [None]]
+
+    @property
+    def label_budget(self) -> str | None:
+        return self.fields.get("label_budget")
+
+    @property
+    def profile(self) -> str | None:
+        return self.fields.get("profile")
+
+    @property
+    def data(self) -> dict:
+        return dict(self.fields.get("data") or {})
+
+    @property
+    def class_names(self) -> tuple[str, ...]:
+        return tuple(self.fields["data"]["class_names"])
+
+    @property
+    def positive_index(self) -> int | None:
+        return self.fields["data"].get("positive_index")
+
+    @property
+    def data_sha256(self) -> str | None:
+        return self.data.get("sha256")
+
+    @property
+    def split(self) -> dict:
+        return dict(self.fields.get("split") or {})
+
+    @property
+    def split_sha256(self) -> str | None:
+        return self.split.get("sha256")
+
+    @property
+    def margins(self) -> dict | None:
+        return self.fields.get("margins")
+
+    @property
+    def contrasts(self) -> list[tuple[str, str]] | None:
+        found = self.fields.get("contrasts")
+        return [tuple(pair) for pair in found] if found else None
+
+    @property
+    def threads(self) -> int | None:
+        return self.fields.get("threads")
+
+    @property
+    def device(self) -> str | None:
+        return self.fields.get("device")
+
+    @property
+    def hf_model(self) -> str | None:
+        return self.fields.get("hf_model")
+
+    @property
+    def code_sha256(self) -> str | None:
+        return self.fields.get("code_sha256")
+
+    @property
+    def quality_only(self) -> bool:
+        return bool(self.fields.get("quality_only", False))
+
+    @property
+    def precision(self) -> dict:
+        """{variant: fp32 | bf16} (folders before issue 35: {})."""
+        return dict(self.fields.get("precision") or {})
+
+    @property
+    def machine(self) -> dict:
+        return dict(self.fields.get("machine") or {})
+
+    @property
+    def plan(self) -> dict | None:
+        return self.fields.get("plan")
+
+
+class Design(JsonRecord):
+    """design.json: a partition design's plan, partitions, declared contrasts and what later steps added."""
+
+    FILE = DESIGN
+
+    @property
+    def folds(self) -> int:
+        return int(self.fields["folds"])
+
+    @property
+    def repeats(self) -> int:
+        return int(self.fields["repeats"])
+
+    @property
+    def seed(self) -> int | None:
+        return self.fields.get("seed")
+
+    @property
+    def variants(self) -> list[str]:
+        return list(self.fields.get("variants") or [])
+
+    @property
+    def seeds(self) -> list[int]:
+        return [int(s) for s in self.fields.get("seeds") or []]
+
+    @property
+    def margins(self) -> dict | None:
+        return self.fields.get("margins")
+
+    @property
+    def contrasts(self) -> list[tuple[str, str]] | None:
+        found = self.fields.get("contrasts")
+        return [tuple(pair) for pair in found] if found else None
+
+    @property
+    def contrasts_declared(self) -> str | None:
+        return self.fields.get("contrasts_declared")
+
+    @property
+    def family(self) -> str:
+        """holm (every design before issue 65) or natural-order."""
+        return self.fields.get("family") or "holm"
+
+    @property
+    def train_sizes(self) -> list[TrainSize]:
+        return [as_train_size(s) for s in self.fields.get("train_sizes") or ["all"]]
+
+    @property
+    def label_budget(self) -> str | None:
+        return self.fields.get("label_budget")
+
+    @property
+    def draws(self) -> int:
+        return int(self.fields.get("draws") or 1)
+
+    @property
+    def drawn_sizes(self) -> list[int]:
+        return [int(s) for s in self.fields.get("drawn_sizes") or []]
+
+    @property
+    def partitions(self) -> list[dict]:
+        return [dict(p) for p in self.fields.get("partitions") or []]
+
+    @property
+    def partition_names(self) -> list[str]:
+        return [p["name"] for p in self.partitions]
+
+    @property
+    def sequential(self) -> dict | None:
+        return self.fields.get("sequential")
+
+    @property
+    def is_sequential(self) -> bool:
+        return bool(self.fields.get("sequential"))
+
+    @property
+    def variance(self) -> str | None:
+        return self.fields.get("variance")
+
+    @property
+    def code_sha256(self) -> str | None:
+        return self.fields.get("code_sha256")
+
+    @property
+    def command(self) -> str | None:
+        return self.fields.get("command")
+
+    @property
+    def plan(self) -> dict | None:
+        return self.fields.get("plan")
+
+    @property
+    def power_plan(self) -> dict | None:
+        return self.fields.get("power_plan")
+
+
+class BenchmarkPlan(JsonRecord):
+    """benchmark.json: the corpora of a benchmark, each with its folder and status, and the shared plan."""
+
+    FILE = BENCHMARK_PLAN
+
+    @property
+    def corpora(self) -> list[dict]:
+        return [dict(c) for c in self.fields.get("corpora") or []]
+
+    @property
+    def folders(self) -> list[str]:
+        return [c["folder"] for c in self.corpora]
+
+    @property
+    def variants(self) -> list[str]:
+        return list(self.fields.get("variants") or [])
+
+    @property
+    def design(self) -> dict:
+        return dict(self.fields.get("design") or {})
+
+    @property
+    def command(self) -> str | None:
+        return self.fields.get("command")
+
+    @property
+    def profile(self) -> str | None:
+        return self.fields.get("profile")
+
+
+class SplitsRecord(JsonRecord):
+    """splits.json: a folder's split (indices and their hash) and every training subset drawn in it."""
+
+    FILE = SPLITS
+
+    @property
+    def sha256(self) -> str:
+        return self.fields["sha256"]
+
+    @property
+    def sizes(self) -> dict:
+        return dict(self.fields.get("sizes") or {})
+
+    @property
+    def train_subsets(self) -> dict:
+        return dict(self.fields.get("train_subsets") or {})
+
+    def split(self):
+        """The common.splits.Split, its hash checked."""
+        from common.splits import Split
+
+        return Split.from_dict(self.fields)
