@@ -191,10 +191,11 @@ class WarmPool:
             except BaseException:  # Ctrl-C, SIGTERM, SIGHUP (Interrupted): no row, the run is simply not done
                 self._drop(key)
                 raise
-            if code is None:  # the process ended mid-run (a crash, a signal): its exit code says how
-                code = worker.exit_code()
-                self._drop(key)
-            elif code != 0:  # the worker ends itself after a run that did not finish
+            if code is None or code != 0:  # a crash or a signal (its exit code says how), or a run that did not
+                status = worker.exit_code()  # finish (the worker ends itself): let it end, its last lines in this log
+                worker.reader.join(timeout=5)
+                code = status if code is None else code
+                worker.use_log(None)
                 self._drop(key)
             worker.use_log(None)
         return outcome(out, request, code, log, started)
