@@ -30,15 +30,16 @@ def records(folder: Path) -> dict[str, dict]:
 
 
 def test_warm_workers_give_a_fresh_workers_records_and_predictions(tmp_path):
-    """The scratch encoders (torch, and Keras with its global seed state) and TF-IDF, two seeds each: the warm
-    design's second run of a backend reuses the process, and every figure and prediction equals the fresh design's."""
-    plan = ["run", "--backends", "tfidf_logreg,torch_scratch,keras_layers", *SMALL]
+    """The Keras encoder (a framework with global seed state) and TF-IDF, two seeds each: the warm design's second
+    run of a backend reuses the process, and every figure and prediction equals the fresh design's. (torch_scratch
+    and the MiniLM seed torch inside fit as Keras does; the Ray test compares a warm local run of torch_scratch.)"""
+    plan = ["run", "--backends", "tfidf_logreg,keras_layers", *SMALL]
     warm = run_cli(*plan, "--out", str(tmp_path / "warm"))
     assert warm.returncode == 0, warm.stderr[-3000:]
     fresh = run_cli(*plan, "--fresh-workers", "--out", str(tmp_path / "fresh"))
     assert fresh.returncode == 0, fresh.stderr[-3000:]
     warm_runs, fresh_runs = records(tmp_path / "warm"), records(tmp_path / "fresh")
-    assert sorted(warm_runs) == sorted(fresh_runs) and len(warm_runs) == 6
+    assert sorted(warm_runs) == sorted(fresh_runs) and len(warm_runs) == 4
     for name, record in warm_runs.items():
         assert {k: record.get(k) for k in SAME} == {k: fresh_runs[name].get(k) for k in SAME}, name
         assert fresh_runs[name]["worker_run_number"] == 1, name
@@ -46,13 +47,13 @@ def test_warm_workers_give_a_fresh_workers_records_and_predictions(tmp_path):
                 np.load(tmp_path / "fresh" / "predictions" / f"{name}.npz") as b:
             assert (a["test"] == b["test"]).all() and (a["proba"] == b["proba"]).all(), name
         assert f"{name}: done" in (tmp_path / "warm" / "logs" / f"{name}.log").read_text()
-    for variant in ("tfidf_logreg", "torch_scratch", "keras_layers"):
+    for variant in ("tfidf_logreg", "keras_layers"):
         first, second = warm_runs[f"{variant}__seed0"], warm_runs[f"{variant}__seed1"]
         assert (first["worker_run_number"], second["worker_run_number"]) == (1, 2), variant
         assert first["worker_pid"] == second["worker_pid"], variant
         assert fresh_runs[f"{variant}__seed0"]["worker_pid"] != fresh_runs[f"{variant}__seed1"]["worker_pid"]
     again = run_cli(*plan, "--out", str(tmp_path / "warm"))  # resume: every run kept, none rerun
-    assert again.returncode == 0 and again.stderr.count("finished earlier, kept") == 6, again.stderr[-2000:]
+    assert again.returncode == 0 and again.stderr.count("finished earlier, kept") == 4, again.stderr[-2000:]
     assert not any(alive(record["worker_pid"]) for record in warm_runs.values())  # the orchestrator ended them
 
 
@@ -62,14 +63,14 @@ def test_a_crashed_or_timed_out_warm_run_is_a_failed_row_and_the_next_run_gets_a
     try:
         results = []
         for seed in range(4):
-            spec, inputs = small_spec_and_inputs(seed=seed, timeout_s=15.0)
+            spec, inputs = small_spec_and_inputs(seed=seed, timeout_s=10.0)
             results.append(pool.execute(tmp_path, spec, inputs.to_json_bytes()))
     finally:
         pool.close()
     crashed, after_crash, hung, after_hang = results
     assert crashed["status"] == "failed" and crashed["reason"] == "worker died with SIGABRT"
     assert after_crash["status"] == "ok" and after_crash["worker_run_number"] == 1
-    assert hung["status"] == "failed" and hung["reason"] == "time limit of 15 s exceeded"
+    assert hung["status"] == "failed" and hung["reason"] == "time limit of 10 s exceeded"
     assert after_hang["status"] == "ok" and after_hang["worker_run_number"] == 1
     assert after_hang["worker_pid"] != after_crash["worker_pid"]
     assert json.loads((tmp_path / "runs" / "tfidf_logreg__seed0.json").read_text())["status"] == "failed"
