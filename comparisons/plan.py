@@ -14,7 +14,7 @@ a partition, come there, as UserInputError, before anything is written) into a f
 and the runs read. The command line (comparisons/cli.py), `benchmark` (one Prepared per corpus), `reproduce` and
 the Python API (comparisons/api.py) all go through `prepare` and `carry_out` (comparisons/carry_out.py); none of
 them hands an argparse Namespace on. What a prepared plan writes down (design.json, manifest.json, the run specs)
-is comparisons/plan_records.py. The default output folder is decided in one place (comparisons/run_folder.py `default_out`).
+is comparisons/plan_records.py. The default output folder is decided in one place (comparisons/run_folder/names.py `default_out`).
 """
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
-"""comparisons/report/calibration.py: each run's Brier score and ECE from its stored probabilities, the
-per-variant table and the reliability diagram's points (pooled runs)."""
+"""Each run's Brier score and ECE (recorded by the worker; from the stored probabilities for an older record:
+comparisons/run_folder/calibration.py), the per-variant table (comparisons/report/calibration.py) and the
+reliability diagram's points (pooled runs)."""
 from pathlib import Path
 
 import numpy as np

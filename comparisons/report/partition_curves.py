@@ -25,7 +25,7 @@ MARKS = {"A better": "▲", "B better": "▼", "equivalent": "=", "inconclusive"
 def curve_table(scores: pd.DataFrame, metric: str = PRIMARY, sets: dict | None = None,
                 variance: str = DEFAULT_VARIANCE) -> pd.DataFrame:
     """From the long scores table: (variant, train_size) -> labelled texts, partitions, draws, mean and the 95%
-    interval of the design's variance estimate (stats/design_variance.py; sets: report/training_sets.py)."""
+    interval of the design's variance estimate (stats/design_variance.py; sets: run_folder/training_sets.py)."""
     rows = scores[scores["metric"] == metric]
     overlaps = size_overlaps(sets or {})
     out = []

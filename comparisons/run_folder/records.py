@@ -3,8 +3,9 @@
 
 Each keeps the file's dict as read (`fields`, in its key order, so `to_dict()` gives the file back key for key) and
 names every key a reader uses as a typed property, with the default an older file implies where the key is absent
-(the schema versions still committed under results/: docs/plans/issue64_inventory.md A.1-A.5). Nothing here writes;
-the writers are still plan_records.py, carry_out.py and benchmark.py (one writer each is the next step).
+(the schema versions still committed under results/: docs/plans/issue64_inventory.md A.1-A.5). Nothing here writes:
+design.json, manifest.json and splits.json are written by writers.py (their dicts still built by plan_records.py
+and carry_out.py), benchmark.json by benchmark.py.
 """
 from __future__ import annotations
 

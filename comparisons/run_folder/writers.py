@@ -1,6 +1,6 @@
-"""The one writer of each plan file (issue 64): `write_design`, `write_manifest`, `write_splits`, atomic (a reader
-never meets half a file), each taking the record or its dict. A run's record is written by the executor (today
-through comparisons/run/runner.py and executors.py)."""
+"""The one writer of design.json, manifest.json and splits.json (issue 64): `write_design`, `write_manifest`,
+`write_splits`, atomic (a reader never meets half a file), each taking the record or its dict. Not yet here:
+benchmark.json (comparisons/benchmark.py) and a run's record (the worker, comparisons/run/runner.py, executors.py)."""
 from __future__ import annotations
 
 from collections.abc import Mapping
