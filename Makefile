@@ -133,7 +133,8 @@ precision-study: $(STAMP)
 # Calibration of the verdicts (A/A and a planted difference; issues 23, 36, 37): the cheap stand-in with disjoint
 # seed pairs (80 seeds, 40 independent comparisons); the scratch encoder over every pair of 10 seeds (issue 23's
 # figure; pairs share seeds: its interval is optimistic) and over 20 disjoint pairs of 40 seeds, side B of each
-# pair also under other kernels (issues 37, 40: about an hour); then both at 100 labelled texts (issue 36).
+# pair also under other kernels (issues 37, 40: about an hour); then both at 100 labelled texts (issue 36); the
+# sequential rule's A/A (issue 51, t boundaries since issue 65); the curve's family simulated (issue 65, minutes).
 # results/calibration/*.md
 calibration: $(STAMP)
 	$(BIN)/python -m comparisons.studies.calibration --learner sgd_tfidf --pool 80 --folds 5 --out results/calibration
@@ -149,6 +150,7 @@ calibration: $(STAMP)
 	  --out results/calibration
 	$(BIN)/python -m comparisons.studies.sequential_calibration --train-size 100 --draws 2 --comparisons 200 \
 	  --out results/calibration
+	$(BIN)/python -m comparisons.studies.family_error --sims 20000 --out results/calibration
 
 # The committed reference replayed as a sequential design (issue 51): at which look each declared contrast would
 # have been decided, and the runs and minutes saved; no run is made (results/reference/replay.md). Seconds.

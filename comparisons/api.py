@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import contextlib
 import io
-import json
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,6 +26,7 @@ import pandas as pd
 
 from comparisons.plan import Plan
 from comparisons.run_folder.kind import PARTITION_DESIGN, SPLIT, folder_kind
+from comparisons.run_folder.records import BenchmarkPlan, Design, Manifest
 
 __all__ = ["Plan", "Result", "Benchmark", "benchmark", "load", "report", "run"]
 
@@ -45,8 +45,8 @@ class Result:
     @property
     def plan(self) -> Plan | None:
         """The typed plan the folder was run with (None for a folder written before plans were recorded)."""
-        source = self.folder / ("design.json" if self.is_design else "manifest.json")
-        recorded = json.loads(source.read_text()).get("plan") if source.exists() else None
+        source = (Design if self.is_design else Manifest).read(self.folder)
+        recorded = source.plan if source else None
         if recorded and recorded.get("power_plan") and recorded.get("cv") is not None:  # resolved when it ran: the
             recorded = {**recorded, "power_plan": None}  # file may have moved or been rewritten since (design.json keeps it)
         return Plan.from_dict(recorded) if recorded else None
@@ -99,9 +99,7 @@ class Benchmark:
     @property
     def corpora(self) -> dict[str, Result]:
         """{corpus: its run folder's Result}, for the corpora that ran (skipped ones have no folder)."""
-        from comparisons.report.cross_corpus import PLAN_FILE
-
-        entries = json.loads((self.folder / PLAN_FILE).read_text())["corpora"]
+        entries = BenchmarkPlan.read(self.folder).corpora
         folders = {e["corpus"]: self.folder / e["folder"] for e in entries}
         return {corpus: Result(folder) for corpus, folder in folders.items()
                 if folder_kind(folder) in (PARTITION_DESIGN, SPLIT)}
@@ -151,17 +149,15 @@ def benchmark(plan: Plan, corpora: str, quiet: bool = False) -> Benchmark:
     return Benchmark(Path(plan.out) if plan.out is not None else default_out("benchmark", plan.profile), code)
 
 
-def report(folder, lang: str = "en", quiet: bool = False) -> Result:
-    """Rebuild an existing folder's tables, verdicts and pages (`report --out FOLDER`) and return them."""
-    from comparisons.cli import main
+def report(folder, lang: str = "en", quiet: bool = False, cpu_hour_price: float | None = None) -> Result:
+    """Rebuild an existing folder's tables, verdicts and pages and return them: what `report --out FOLDER` does
+    (comparisons/rebuild.py; the command line calls the same function). A refusal raises ValueError (one line)."""
+    from comparisons.rebuild import rebuild_reports
 
-    stream = io.StringIO()
-    with contextlib.redirect_stderr(stream):
-        code = main(["report", "--out", str(folder), "--lang", lang])
-    if code == 2:
-        raise ValueError(stream.getvalue().strip().removeprefix("error: "))
+    with _as_python(quiet):
+        done = rebuild_reports(Path(folder), lang, cpu_hour_price=cpu_hour_price)
     if not quiet:
-        print(stream.getvalue(), end="", file=sys.stderr)
+        print(done, file=sys.stderr)
     return Result(Path(folder))
 
 

@@ -21,11 +21,10 @@ from pathlib import Path
 
 from common.corpora import ALIASES, CORPORA, missing_package
 from common.errors import UserInputError
-from comparisons.outputs import atomic_write_json
 from comparisons.carry_out import carry_out
 from comparisons.plan import Plan, Prepared, prepare
 from comparisons.run_folder import default_out
-from comparisons.report.cross_corpus import PLAN_FILE
+from comparisons.run_folder.writers import write_benchmark_plan
 from comparisons.stats.decision import cpu_hour_price
 from comparisons.report.cross_corpus_page import write_cross_corpus_reports
 from comparisons.run.executors import open_executor
@@ -97,7 +96,7 @@ def benchmark(plan: Plan, corpora: str, argv: list[str] | None = None) -> int:
               "profile": plan.profile, "seeds": plan.seeds, "limit_total": plan.limit_total,
               "limit_per_class": plan.limit_per_class, "margins": planned[0].margins if planned else None}
     with RunFolderLock(parent).acquire():  # one benchmark per parent folder; each corpus folder has its own lock too
-        atomic_write_json(parent / PLAN_FILE, record)
+        write_benchmark_plan(parent, record)
         code = run_corpora(plan, planned)
         for language in dict.fromkeys(["en", plan.lang]):
             write_cross_corpus_reports(parent, language, cpu_hour_price(plan.cpu_hour_price))

@@ -8,7 +8,6 @@ specs (resuming what finished), writes its reports and tracks it.
 """
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
@@ -54,6 +53,7 @@ def run_partitions(p: Prepared, executor) -> int:
     from comparisons.numerics import note_design_identities
     from comparisons.report.partition_page import write_recipe_page
     from comparisons.report.partition_reports import write_recipe_reports
+    from comparisons.run_folder.records import Design
     from comparisons.run_folder.writers import write_design
     from comparisons.sequential_run import refuse_mixed, run_sequential
 
@@ -61,10 +61,9 @@ def run_partitions(p: Prepared, executor) -> int:
     partitions = p.partitions
     code = code_state()  # one code hash for every partition's plan: a change mid-design fails the later runs
     design = design_record(p, partitions, code)
-    design_file = out / "design.json"
-    if design_file.exists() and not p.plan.force:
-        earlier = json.loads(design_file.read_text())
-        if [q["sha256"] for q in earlier["partitions"]] != [q["sha256"] for q in design["partitions"]]:
+    earlier = Design.read(out)
+    if earlier is not None and not p.plan.force:
+        if [q["sha256"] for q in earlier.partitions] != [q["sha256"] for q in design["partitions"]]:
             raise UserInputError(f"{out} holds runs of other partitions; choose another --out or add --force")
     if not p.plan.force:
         refuse_mixed(out, p.plan.until_decided)  # a sequential folder is not a fixed design's, nor the reverse
@@ -87,7 +86,7 @@ def run_partitions(p: Prepared, executor) -> int:
             write_recipe_page(out, language, p.cpu_hour_price)
     ran = len(partitions)
     if p.plan.until_decided:  # the partitions of the looks made, not the most the plan allows
-        ran = len((json.loads(design_file.read_text()).get("sequential") or {}).get("looks") or []) * p.plan.cv
+        ran = len((Design.read(out).sequential or {}).get("looks") or []) * p.plan.cv
     print(f"results: {out}/verdicts.md (verdicts about recipes over {ran} partitions), "
           f"{out}/scores.csv; each partition's runs in {out}/partitions/", file=sys.stderr)
     return 1 if failed else 0
@@ -98,6 +97,7 @@ def run_in_folder(p: Prepared, out: Path, split, executor, reports: bool = True,
     page); partition_index: the partition's place in its design (its draws' seeds, issue 50)."""
     from common.splits import duplicate_report, train_subsets_record
     from comparisons.comparability import code_state
+    from comparisons.run_folder.records import SplitsRecord
     from comparisons.run_folder.writers import write_manifest, write_splits
     from comparisons.report.preview import preview_note
     from comparisons.run.runner import describe, exit_code, finished
@@ -105,8 +105,8 @@ def run_in_folder(p: Prepared, out: Path, split, executor, reports: bool = True,
     from comparisons.run.spec import RunInputs, RunSpec
 
     data, budget = p.data, p.plan.label_budget
-    splits_file = out / "splits.json"
-    earlier = json.loads(splits_file.read_text()) if splits_file.exists() and not p.plan.force else {}
+    recorded = SplitsRecord.read(out) if not p.plan.force else None
+    earlier = recorded.to_dict() if recorded is not None else {}
     if earlier and earlier.get("sha256") != split.sha256:
         raise UserInputError(f"{out} holds runs of another split; choose another --out or add --force")
     duplicates = duplicate_report(data, split)

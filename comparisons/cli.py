@@ -6,7 +6,6 @@ folder's tables and pages. Bad input gives one line on stderr and exit code 2, b
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
@@ -18,15 +17,10 @@ from common.splits import DEFAULT_DRAWS, DEFAULT_SPLIT_SEED, DRAWS_UP_TO, LABEL_
 from comparisons.carry_out import execute
 from comparisons.plan import Plan
 from comparisons.run.executors import EXECUTORS
-from comparisons.report.i18n import LANGUAGES, check_language
-from comparisons.numerics import note_design_identities
+from comparisons.report.i18n import LANGUAGES
 from comparisons.run.profiles import PROFILES
 from comparisons.run.runner import StopOnSignals, exit_code
-from comparisons.run_folder.kind import BENCHMARK, PARTITION_DESIGN, SPLIT, folder_kind
-from comparisons.run_folder import read_runs
-from comparisons.stats.contrasts import parse_contrasts
 from comparisons.stats.family import DEFAULT_MARGINS, FAMILIES
-from comparisons.stats.decision import cpu_hour_price
 from comparisons.stats.design_variance import VARIANCE_METHODS
 
 def add_plan_options(command: argparse.ArgumentParser, out_help: str = "runs/<profile>") -> None:
@@ -170,42 +164,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def command_report(args) -> int:
-    check_language(args.lang)
-    kind = folder_kind(args.out)
-    if kind == BENCHMARK:  # a benchmark: the cross-corpus table and page from its run folders
-        from comparisons.report.cross_corpus_page import write_cross_corpus_reports
+    from comparisons.rebuild import rebuild_reports
 
-        for language in dict.fromkeys(["en", args.lang]):
-            write_cross_corpus_reports(args.out, language, args.cpu_hour_price)
-        print(f"cross-corpus table rebuilt in {args.out}/cross_corpus.md (each corpus: report --out "
-              f"{args.out}/CORPUS)", file=sys.stderr)
-        return 0
-    if kind == PARTITION_DESIGN:  # the partition design: the recipe verdicts over its partitions
-        from comparisons.report.partition_reports import write_recipe_reports
-
-        from comparisons.report.partition_page import write_recipe_page
-
-        design = json.loads((args.out / "design.json").read_text())
-        contrasts = parse_contrasts(args.contrasts, list(design.get("variants") or []))
-        if contrasts and design.get("contrasts") and design.get("contrasts_declared") == "before the runs":
-            raise UserInputError(f"{args.out}'s plan declared its contrasts before the runs; report without --contrasts "
-                                 "(contrasts chosen after seeing the results would not be a declared family)")
-        if write_recipe_reports(args.out, contrasts=contrasts, variance=args.variance) is None:
-            raise UserInputError(f"{args.out} holds no finished runs; run `python -m comparisons run --cv K --out {args.out}` first")
-        note_design_identities(args.out)
-        for language in dict.fromkeys(["en", args.lang]):
-            write_recipe_page(args.out, language, args.cpu_hour_price)
-        print(f"recipe verdicts rebuilt in {args.out}/verdicts.md", file=sys.stderr)
-        return 0
-    if getattr(args, "variance", None):
-        raise UserInputError(f"--variance applies to a partition design (a folder with design.json); {args.out} is a "
-                             "single split, whose pairs use the two-level bootstrap; report it without --variance")
-    if kind != SPLIT or not read_runs(args.out):
-        raise UserInputError(f"{args.out} holds no finished runs; run `python -m comparisons run --out {args.out}` first")
-    from comparisons.report.folder_reports import write_all_reports
-
-    write_all_reports(args.out, args.lang, args.cpu_hour_price)
-    print(f"reports rebuilt in {args.out}", file=sys.stderr)
+    print(rebuild_reports(args.out, args.lang, args.contrasts, getattr(args, "variance", None), args.cpu_hour_price),
+          file=sys.stderr)
     return 0
 
 
@@ -252,5 +214,4 @@ def dispatch(args) -> int:
             from comparisons.tracking import command_track
 
             return command_track(args)
-        args.cpu_hour_price = cpu_hour_price(args.cpu_hour_price)  # the pages' decision prices its CPU-hours
         return command_report(args)

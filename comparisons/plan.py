@@ -98,7 +98,7 @@ def check_fields(plan: "Plan") -> None:
     from comparisons.stats.contrasts import parse_contrasts
     from comparisons.stats.decision import cpu_hour_price
     from comparisons.report.i18n import check_language
-    from comparisons.run.precision import plan_precisions
+    from backends.precision import check_precision
     from comparisons.run.profiles import profile
     from comparisons.run.serving.paths import parse_serve
 
@@ -160,8 +160,8 @@ def check_fields(plan: "Plan") -> None:
         raise UserInputError("--repeats and --until-decided repeat the folds, so the test folds of two repeats share "
                              "texts, which the variance at sizes below all does not count (issue 65); run one repeat "
                              "of more folds instead, e.g. --cv 10 --train-sizes 50,100,all")
-    plan_precisions(plan.precision, variants, plan.device)
-    cpu_hour_price(plan.cpu_hour_price)
+    check_precision(plan.precision)  # whether this machine multiplies bf16 is asked in prepare (a probe that
+    cpu_hour_price(plan.cpu_hour_price)  # imports torch): building a Plan starts no process (issue 64)
 
 
 NUMBERS = {**{name: (int,) for name in ("seeds", "split_seed", "cv", "repeats", "threads", "limit_per_class",

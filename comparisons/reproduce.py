@@ -36,6 +36,7 @@ from comparisons.carry_out import run_in_folder
 from comparisons.run_folder.kind import PARTITION_DESIGN, SPLIT, folder_kind, partition_folders
 from comparisons.plan import Plan, prepare
 from comparisons.run_folder import read_runs, run_name
+from comparisons.run_folder.records import Design, Manifest
 
 EXACT = 1e-6  # records keep 6 decimals: the same computation gives the same written figure
 NOISE_FACTOR = 2.0  # a difference within 2 x the seed spread is within seed noise (about 95% of A/A differences)
@@ -49,16 +50,16 @@ def read_committed(folder: Path, backends: str | None, partitions: str | None) -
     folder = Path(folder)
     kind = folder_kind(folder)
     if kind == PARTITION_DESIGN:
-        design = json.loads((folder / "design.json").read_text())
+        design = Design.read(folder).to_dict()
         names = [p["name"] for p in design["partitions"]]
         manifests = [folder / "partitions" / name / "manifest.json" for name in names]
         found = [m for m in manifests if m.is_file()]
         if not found:
             raise UserInputError(f"{folder} is a design without partition runs (no partitions/*/manifest.json)")
-        manifest, variants, seeds = json.loads(found[0].read_text()), list(design["variants"]), list(design["seeds"])
+        manifest, variants, seeds = Manifest.read(found[0].parent).to_dict(), list(design["variants"]), list(design["seeds"])
     elif kind == SPLIT and (folder / "runs").is_dir():
         design, names = None, ["split"]
-        manifest = json.loads((folder / "manifest.json").read_text())
+        manifest = Manifest.read(folder).to_dict()
         variants, seeds = list(manifest["variants"]), list(manifest["seeds"])
         if partitions:
             raise UserInputError(f"--partitions needs a --cv design; {folder} is a single-split run folder")
@@ -259,10 +260,9 @@ def folder_verdicts(folder: Path) -> pd.DataFrame:
         from comparisons.report.partition_reports import partition_scores
         from comparisons.stats.partition_verdicts import recipe_verdicts
 
-        design = json.loads((folder / "design.json").read_text())  # its margins and its declared family
-        _, pairs = recipe_verdicts(partition_scores(folder), design.get("margins"), design.get("variants"),
-                                   as_pairs(design.get("contrasts")), design.get("folds"),
-                                   family=design.get("family") or "holm")
+        design = Design.read(folder)  # its margins and its declared family
+        _, pairs = recipe_verdicts(partition_scores(folder), design.margins, design.variants,
+                                   as_pairs(design.contrasts), design.folds, family=design.family)
     else:
         from comparisons.report.split_tables import build_reports
 

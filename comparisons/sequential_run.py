@@ -7,7 +7,6 @@ Resuming: the looks are recomputed from the finished runs, so an interrupted seq
 the same looks and decisions (the budget counts the runs' recorded minutes, not the clock)."""
 from __future__ import annotations
 
-import json
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -96,11 +95,12 @@ def run_sequential(p: Prepared, executor, code: dict, design: dict, run_in_folde
 def refuse_mixed(out: Path, sequential: bool) -> None:
     """A folder made sequentially is not resumed as a fixed design's, nor the other way round (one line)."""
     from common.errors import UserInputError
+    from comparisons.run_folder.records import Design
 
-    design_file = out / "design.json"
-    if not design_file.exists():
+    design = Design.read(out)
+    if design is None:
         return
-    earlier = bool(json.loads(design_file.read_text()).get("sequential"))
+    earlier = design.is_sequential
     if earlier != sequential:
         made, asked = ("a sequential design (--until-decided)", "a fixed one") if earlier else \
             ("a fixed design", "a sequential one (--until-decided)")

@@ -29,6 +29,7 @@ from pathlib import Path
 
 from common.errors import UserInputError
 from common.redaction import redact
+from comparisons.run_folder.records import Manifest
 
 INSTALL = 'pip install -c constraints.txt -e ".[tracking]"'
 EXPERIMENT = "transformer-compare"
@@ -155,7 +156,7 @@ class Tracker:
     def log_folder(self, out: Path) -> tuple[int, int]:
         """Log a run folder: (nested runs logged now, records already in the store)."""
         out = Path(out)
-        manifest = json.loads((out / "manifest.json").read_text())
+        manifest = Manifest.read(out).to_dict()
         folder_id = hashlib.sha256(str(out.resolve()).encode()).hexdigest()[:32]
         settings = {key: value for key, value in _flatten(manifest).items()
                     if key.split(".")[0] not in _MANIFEST_SKIPPED and key != "command"}

@@ -58,6 +58,12 @@ def test_a_run_through_the_api_gives_the_command_line_s_scores_and_manifest(tmp_
             manifest.pop(key)
     assert manifests[0] == manifests[1], "a plan from Python and the same plan typed give the same manifest"
     assert set(result.scores["metric"]) >= {"average_precision", "brier", "ece"}
+    (tmp_path / "api" / "summary.csv").unlink()  # api.report rebuilds it, as `report --out` does (not by calling it)
+    assert api.report(tmp_path / "api", quiet=True).folder == tmp_path / "api"
+    rebuilt, typed_summary = (pd.read_csv(tmp_path / f / "summary.csv")[columns] for f in ("api", "cli"))
+    pd.testing.assert_frame_equal(rebuilt, typed_summary)
+    with pytest.raises(ValueError, match="holds no finished runs; run `python -m comparisons run"):
+        api.report(tmp_path / "nothing", quiet=True)
     with pytest.raises(ValueError, match="larger than the split's labelled part"):
         api.run(Plan(**TINY, train_sizes="9999,all", out=str(tmp_path / "refused")), quiet=True)
     assert not (tmp_path / "refused").exists()

@@ -72,8 +72,9 @@ def test_worker_with_a_spec_needs_no_file_of_the_drivers(tmp_path):
     log, _ = worker.communicate(inputs.to_json_bytes(), timeout=300)
     assert worker.returncode == 0, log.decode()[-2000:]
     written = sorted(str(p.relative_to(out)) for p in out.rglob("*") if p.is_file())
-    assert written == ["predictions/tfidf_logreg__seed0.npz", "runs/tfidf_logreg__seed0.json"]
-    record = json.loads((out / "runs/tfidf_logreg__seed0.json").read_text())
+    # the record left for the orchestrator, not runs/NAME.json: the executor writes that once (issue 64)
+    assert written == ["predictions/tfidf_logreg__seed0.npz", "runs/tfidf_logreg__seed0.json.worker"]
+    record = json.loads((out / "runs/tfidf_logreg__seed0.json.worker").read_text())
     assert record["status"] == "ok" and record["data_sha256"] == spec.data_sha256
     assert record["split_sha256"] == spec.split_sha256 and record["executor"] == "local"
     assert not list((tmp_path / "elsewhere").iterdir())
@@ -360,7 +361,7 @@ def test_a_worker_started_after_a_code_change_refuses_to_run(tmp_path):
 def test_a_dead_ray_workers_task_folder_is_removed_by_the_next_task_on_its_node(tmp_path):
     """A Ray worker killed mid-task never leaves its `with`: its comparisons-run-PID-* folder stays in the temporary
     folder. The next task on the node removes the folders whose process is gone, and only those."""
-    from comparisons.run.executors import RUN_FOLDER_PREFIX, remove_stale_run_folders
+    from comparisons.run.ray_executor import RUN_FOLDER_PREFIX, remove_stale_run_folders
 
     ended = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
     alive = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])

@@ -53,7 +53,9 @@ def test_the_run_and_report_halves_meet_only_at_the_run_folder():
 def test_shared_modules_import_neither_half():
     """run_folder, comparability and outputs are the contract: they know neither half."""
     shared = ("comparisons.run_folder", "comparisons.comparability", "comparisons.outputs")
-    offenders = [(m, d) for m in shared for d in graph()[m]
+    modules = [m for m in graph() if m in shared or m.startswith(tuple(f"{s}." for s in shared))]
+    assert len(modules) > len(shared), modules  # the run_folder package's submodules are in the check too
+    offenders = [(m, d) for m in modules for d in graph()[m]
                  if d.startswith(("comparisons.run.", "comparisons.report"))]
     assert not offenders, offenders
 
@@ -134,3 +136,19 @@ def test_the_run_path_imports_neither_scikit_learn_nor_pandas():
              "print(sorted(m for m in ('sklearn', 'pandas') if m in sys.modules))")
     found = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, check=True)
     assert found.stdout.strip() == "[]", found.stdout + found.stderr
+
+
+def test_the_code_hash_names_every_package_a_run_executes():
+    """comparability.code_sha256 hashes the packages it names (issue 64), so a new package under comparisons/ must
+    be named there (hashed) or among the lessons and studies no run executes; the tracked files it hashes are the
+    .py files of those packages and comparisons/*.py, never a lesson's or a study's."""
+    import subprocess
+
+    from comparisons.comparability import CODE_PACKAGES, CODE_PATHS, NOT_RUN
+
+    packages = {p.parent.relative_to(ROOT).as_posix() for p in (ROOT / "comparisons").glob("*/__init__.py")}
+    assert packages == {p for p in CODE_PACKAGES + NOT_RUN if p.startswith("comparisons/")}, packages
+    listed = subprocess.run(["git", "ls-files", "--", *CODE_PATHS], cwd=ROOT, capture_output=True, text=True,
+                            check=True).stdout.split()
+    assert "comparisons/plan.py" in listed and "comparisons/run/worker.py" in listed
+    assert not [name for name in listed if name.startswith(NOT_RUN)]

@@ -70,6 +70,20 @@ def test_cli_refusals_are_one_line_exit_2_and_write_nothing(tmp_path, capsys, mo
     assert len(err) == 1 and message in err[0] and not out.exists()
 
 
+def test_building_a_plan_probes_no_hardware(monkeypatch):
+    """Plan construction only checks its fields (issue 64): the bf16 probe, a process that imports torch, is
+    prepare's; a bad precision word is still refused at once."""
+    from comparisons.plan import Plan
+
+    def probe():
+        raise AssertionError("building a Plan probed the hardware")
+
+    monkeypatch.setattr(run_precision, "hardware_capability", probe)
+    Plan(backends=("tfidf_logreg", "hf_bert:full"), precision="bf16")
+    with pytest.raises(ValueError, match="'fp16' is not one of"):
+        Plan(backends=("tfidf_logreg",), precision="fp16")
+
+
 def finished_fp32_folder(tmp_path):
     """A run folder holding one finished fp32 run of torch_scratch (its record and predictions)."""
     out = tmp_path / "run"

@@ -22,7 +22,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from comparisons.run.executors import explain, failure_cause
+from comparisons.run.ray_join import explain, failure_cause
 from tests.test_cli import run_main
 from tests.test_executors import METRICS, SMALL, wait_until
 

@@ -52,7 +52,7 @@ def test_the_worker_records_each_runs_brier_and_ece_and_the_reports_read_them_fr
     (to the records' 6 decimals); the reports take a record's own figures, and compute them only for an older record."""
     import json
 
-    from comparisons.report.calibration import run_calibration
+    from comparisons.run_folder.calibration import run_calibration
     from tests.test_executors import small_spec_and_inputs, start_worker
 
     spec, inputs = small_spec_and_inputs()

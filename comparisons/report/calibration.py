@@ -9,7 +9,6 @@ pages show them per variant, mean ± std over seeds or partitions, and a reliabi
 """
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
@@ -21,7 +20,8 @@ from comparisons.report.html import paragraph, table
 from comparisons.report.i18n import label, text
 from comparisons.report.spread import mean_spread
 from comparisons.run_folder import RunFolder
-from comparisons.run_folder.calibration import labelled_predictions, run_calibration  # noqa: F401
+from comparisons.run_folder.calibration import run_calibration
+from comparisons.run_folder.records import Manifest
 
 NAMES = {"brier": ("Brier score", "Brier 分数"),
          "ece": (f"ECE ({CALIBRATION_BINS} equal-mass bins)", f"ECE（{CALIBRATION_BINS} 个等量分箱）")}
@@ -29,8 +29,8 @@ NAMES = {"brier": ("Brier score", "Brier 分数"),
 
 def positive_index(folder: Path) -> int | None:
     """The positive class of a run folder's data (manifest.json); None with more than two classes or no manifest."""
-    manifest = Path(folder) / "manifest.json"
-    return json.loads(manifest.read_text())["data"].get("positive_index") if manifest.exists() else None
+    manifest = Manifest.read(folder)
+    return manifest.positive_index if manifest else None
 
 
 def with_calibration(summary: pd.DataFrame, folder: RunFolder, records: list, positive_index: int | None) -> pd.DataFrame:

@@ -14,7 +14,6 @@ holds text from the data: corpus names, counts, scores and verdicts only.
 """
 from __future__ import annotations
 
-import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -24,11 +23,12 @@ from comparisons.outputs import atomic_write_json, atomic_write_text
 from comparisons.stats.across_corpora import (LARGEST_N, AcrossCorpora, across_corpora, corpus_ranks,
                                                         verdict_rules_rows as verdict_rows)
 from comparisons.report.i18n import phrase, text
+from comparisons.run_folder.kind import PARTITION_DESIGN, folder_kind, partition_folders
+from comparisons.run_folder.records import BenchmarkPlan, Design, Manifest
 from comparisons.run_folder.scores import SCORE_COLUMNS, scores_table
 from comparisons.report.verdicts_file import largest_group, read_verdicts
 from comparisons.stats.family import PRIMARY
 
-PLAN_FILE = "benchmark.json"
 CSV_COLUMNS = ("corpus", "status", "reason", "design", "texts", "texts_before_cap", "capped", "classes",
                "primary_metric", "variant", "mean", "ci_low", "ci_high", "interval", "rank",
                "better_than", "worse_than", "equivalent_to", "inconclusive_with")
@@ -58,20 +58,17 @@ def read_corpus(parent: Path, entry: dict) -> CorpusResult:
     folder = Path(parent) / entry["folder"]
     if entry.get("status") == "skipped":
         return CorpusResult(entry["corpus"], "skipped", entry.get("reason", ""))
-    from comparisons.run_folder.kind import PARTITION_DESIGN, folder_kind, partition_folders
-
     partitions = folder_kind(folder) == PARTITION_DESIGN
-    manifests = [p / "manifest.json" for p in partition_folders(folder) if (p / "manifest.json").exists()] \
-        if partitions else [folder / "manifest.json"]
+    manifests = [m for m in map(Manifest.read, partition_folders(folder) if partitions else [folder]) if m]
     variants_file = folder / ("recipe_variants.csv" if partitions else "aggregate.csv")
-    if not manifests or not manifests[0].exists() or not variants_file.exists():
+    if not manifests or not variants_file.exists():
         return CorpusResult(entry["corpus"], "not run yet", "no finished runs in its folder")
-    data = json.loads(manifests[0].read_text())["data"]
+    data = manifests[0].data
     sample = data.get("sample") or {}
     shape = "single split"
     if partitions:
-        design = json.loads((folder / "design.json").read_text())
-        shape = f"partitions ({design['repeats']} x {design['folds']}-fold)"
+        design = Design.read(folder)
+        shape = f"partitions ({design.repeats} x {design.folds}-fold)"
     found = pd.read_csv(variants_file)
     variants = pd.DataFrame({"variant": found["variant"], "mean": found[f"{PRIMARY}_mean"],
                              "ci_low": found.get(f"{PRIMARY}_ci_low"), "ci_high": found.get(f"{PRIMARY}_ci_high")})
@@ -85,8 +82,8 @@ def read_corpus(parent: Path, entry: dict) -> CorpusResult:
 
 
 def read_benchmark(parent: Path) -> tuple[dict, list[CorpusResult]]:
-    plan = json.loads((Path(parent) / PLAN_FILE).read_text())
-    return plan, [read_corpus(parent, entry) for entry in plan["corpora"]]
+    plan = BenchmarkPlan.read(parent)
+    return plan.to_dict(), [read_corpus(parent, entry) for entry in plan.corpora]
 
 
 def verdicts_of(variant: str, pairs: pd.DataFrame) -> dict[str, list[str]]:

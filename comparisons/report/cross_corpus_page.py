@@ -11,12 +11,13 @@ from html import escape
 from pathlib import Path
 
 from comparisons.outputs import atomic_write_text
-from comparisons.report.cross_corpus import (PLAN_FILE, build, conclusion, corpora_headers, corpora_rows, generalises, pair_rows,
+from comparisons.report.cross_corpus import (build, conclusion, corpora_headers, corpora_rows, generalises, pair_rows,
                                              scores_rows, write_cross_corpus_tables)
 from comparisons.report.decision_section import DEFAULT_CPU_HOUR_PRICE, corpora_decisions
 from comparisons.report.cross_corpus_figures import critical_difference_diagram, verdict_grid
 from comparisons.report.html import facts, paragraph, png_figure, report_page, table
 from comparisons.report.i18n import text
+from comparisons.run_folder.names import BENCHMARK_PLAN
 
 
 def build_cross_corpus_page(parent: Path, lang: str, built, price: float = DEFAULT_CPU_HOUR_PRICE) -> str:
@@ -87,7 +88,7 @@ def write_cross_corpus_page(parent: Path, lang: str, built, price: float = DEFAU
 def write_cross_corpus_reports(parent: Path, lang: str = "en", price: float = DEFAULT_CPU_HOUR_PRICE) -> Path | None:
     """The cross-corpus table (csv, md, json) and page of a benchmark folder; None when it holds no plan."""
     parent = Path(parent)
-    if not (parent / PLAN_FILE).exists():
+    if not (parent / BENCHMARK_PLAN).exists():
         return None
     built = build(parent)  # read once, for the table and the page
     write_cross_corpus_tables(parent, lang, built)

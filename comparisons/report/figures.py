@@ -6,7 +6,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from comparisons.report.calibration import labelled_predictions
+from comparisons.run_folder.calibration import labelled_predictions
 from comparisons.stats.calibration import reliability_points
 from comparisons.report.i18n import label, setup_matplotlib, text
 from comparisons.outputs import save_figure

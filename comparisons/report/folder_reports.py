@@ -37,7 +37,7 @@ def write_all_reports(out: Path, lang: str, price: float = DEFAULT_CPU_HOUR_PRIC
                           largest_train_size(split, budget), list(dict.fromkeys(["en", lang])))  # before the page embeds it
     records, _ = folder.selected()
     for language in dict.fromkeys(["en", lang]):
-        write_reports(folder.path, language, reports)
+        write_reports(folder, language, reports)
         write_serving(folder.path, language, records, reports.test_labels, reports.positive_index, folder.plan.margins)
         write_figures(folder, largest_size(reports.summary), reports.aggregate, reports.test_labels,
                       reports.class_names, reports.positive_index, language, pairs)

@@ -2,7 +2,6 @@
 design's: its first partition's), so a page or table never shows a latency or a throughput without its machine."""
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from comparisons.report.i18n import text
@@ -21,9 +20,11 @@ def folder_manifest(out) -> dict:
     out = Path(out)
     from comparisons.run_folder.kind import PARTITION_DESIGN, folder_kind, partition_folders
 
-    found = [p / "manifest.json" for p in partition_folders(out) if (p / "manifest.json").exists()] \
-        if folder_kind(out) == PARTITION_DESIGN else [out / "manifest.json"]
-    return json.loads(found[0].read_text()) if found and found[0].exists() else {}
+    from comparisons.run_folder.records import Manifest
+
+    found = [m for m in map(Manifest.read, partition_folders(out) if folder_kind(out) == PARTITION_DESIGN else [out])
+             if m is not None]
+    return found[0].to_dict() if found else {}
 
 
 def costs_note(out, lang: str) -> str:

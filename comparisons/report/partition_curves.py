@@ -85,10 +85,10 @@ def curve_figure(curve: pd.DataFrame, pairs: pd.DataFrame, path: Path, lang: str
 def design_variance_choice(out: Path) -> str:
     """The variance method a partition design is reported with: design.json's "variance" (`report --variance`), else
     the default."""
-    import json
+    from comparisons.run_folder.records import Design
 
-    design = Path(out) / "design.json"
-    return (json.loads(design.read_text()).get("variance") if design.exists() else None) or DEFAULT_VARIANCE
+    design = Design.read(out)
+    return (design.variance if design is not None else None) or DEFAULT_VARIANCE
 
 
 def write_partition_curves(out: Path, scores: pd.DataFrame, pairs: pd.DataFrame, lang: str) -> list[tuple[Path, str]]:

@@ -4,18 +4,20 @@ plot of the primary metric's pair differences (verdicts.csv), each recipe's AP o
 (the partitions' predictions/*.npz). Written to DIR/figures (English) or DIR/zh/figures (Chinese)."""
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pandas as pd
 
-from comparisons.report.calibration import labelled_predictions, positive_index
+from comparisons.report.calibration import positive_index
+from comparisons.run_folder.calibration import labelled_predictions
 from comparisons.stats.calibration import reliability_points
 from comparisons.report.figures import forest_plot, partition_plot, reliability_diagram
 from comparisons.report.scores import read_scores
 from comparisons.report.i18n import text
 from comparisons.stats.family import PRIMARY
 from comparisons.run_folder import RunFolder
+from comparisons.run_folder.kind import partition_folders
+from comparisons.run_folder.records import Design, SplitsRecord
 
 CAPTIONS = {  # (English, Chinese): also each image's alt text
     "forest": ("Differences in average precision between recipes, A − B, with each pair's corrected 95% interval "
@@ -36,8 +38,7 @@ def write_recipe_figures(out: Path, lang: str) -> list[tuple[Path, str]]:
     """(png, caption) of each figure the folder's files allow, in the page's order."""
     out = Path(out)
     target = (out if lang == "en" else out / "zh") / "figures"
-    made, design = [], json.loads((out / "design.json").read_text())
-    order = list(design.get("variants") or [])
+    made, order = [], Design.read(out).variants
     pairs = pd.read_csv(out / "verdicts.csv") if (out / "verdicts.csv").exists() else None
     if pairs is not None and (pairs["metric"] == PRIMARY).any():
         made.append(("forest", forest_plot(pairs[pairs["metric"] == PRIMARY], lang, target / "forest.png",
@@ -56,13 +57,13 @@ def write_recipe_figures(out: Path, lang: str) -> list[tuple[Path, str]]:
 def _pooled(out: Path) -> tuple[dict[str, list], int | None]:
     """Per variant, (labels, probabilities) of its finished runs on every partition of the design."""
     groups, positive = {}, None
-    for folder in sorted((out / "partitions").glob("r*f*")):
-        if not (folder / "splits.json").exists():  # a partition not run yet
+    for folder in partition_folders(out):
+        split = SplitsRecord.read(folder)
+        if split is None:  # a partition not run yet
             continue
-        split = json.loads((folder / "splits.json").read_text())
         run_folder, positive = RunFolder(folder), positive_index(folder)
         for record in run_folder.records:
-            if record.get("status") == "ok" and record.get("split_sha256") == split["sha256"]:
+            if record.get("status") == "ok" and record.get("split_sha256") == split.sha256:
                 found = labelled_predictions(run_folder, record)
                 if found is not None:
                     groups.setdefault(record["variant"], []).append(found)

@@ -6,16 +6,16 @@ gives its page (its seeds on its one split).
 """
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pandas as pd
 
 from comparisons.report.scores import read_scores
+from comparisons.run_folder.records import Design
 from comparisons.numerics import describe as describe_numerics
 from comparisons.report.i18n import label, phrase, text
 from comparisons.outputs import atomic_write_text
-from comparisons.report.scores import COSTS
+from comparisons.run_folder.scores import COSTS
 from comparisons.stats.partition_verdicts import CALIBRATION_METRICS, METRICS
 from comparisons.report.calibration import calibration_table
 from comparisons.report.decision_section import DEFAULT_CPU_HOUR_PRICE, decision_section
@@ -44,8 +44,7 @@ def _verdict_table(pairs: pd.DataFrame, metric: str, lang: str) -> str:
 
 def learning_curve_section(out: Path, scores: pd.DataFrame, pairs: pd.DataFrame, lang: str) -> str:
     """The curves, each size's verdicts marked, and the labels-saved figure and table (report/partition_curves.py)."""
-    design = json.loads((out / "design.json").read_text())
-    budget = design.get("label_budget", "train+valid")
+    budget = Design.read(out).fields.get("label_budget", "train+valid")
     html = paragraph(text(
         "At each size n a run saw n labelled texts in all, its validation part (epoch, threshold) carved from them; "
         "the test texts are the partition's test fold at every size." if budget == "train+valid" else
@@ -85,7 +84,7 @@ def looks_html(design: dict, lang: str) -> str:
 
 
 def build_recipe_page(out: Path, lang: str, price: float = DEFAULT_CPU_HOUR_PRICE) -> str:
-    design = json.loads((out / "design.json").read_text())
+    design = Design.read(out).to_dict()
     variants = pd.read_csv(out / "recipe_variants.csv")
     pairs = pd.read_csv(out / "verdicts.csv")
     title = text(f"Verdicts about recipes: {out.resolve().name}", f"关于训练配方的结论：{out.resolve().name}", lang)

@@ -4,7 +4,6 @@ verdicts.csv (comparisons/stats/family.VERDICT_COLUMNS) and verdicts.md; the sta
 comparisons/stats/partition_verdicts.py's."""
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
@@ -12,6 +11,7 @@ import pandas as pd
 
 from common.errors import UserInputError
 from comparisons.outputs import atomic_write_text
+from comparisons.run_folder.records import Design
 from comparisons.run_folder.writers import write_design
 from comparisons.report.i18n import LANGUAGES, text
 from comparisons.report.pair_tables import verdict_sections
@@ -67,7 +67,7 @@ def write_recipe_reports(out: Path, margins: dict | None = None, order: list[str
     contrasts: declared when the folder is reported (`report --contrasts`) rather than planned; recorded in
     design.json as declared at report time, after the runs, which the pages say."""
     out = Path(out)
-    design = json.loads((out / "design.json").read_text())
+    design = Design.read(out).to_dict()
     if contrasts is not None and design.get("sequential"):  # its stopping decisions were made on its family
         raise UserInputError(f"{out} is a sequential design: its looks decided on the contrasts declared before "
                              "its runs; report it without --contrasts")

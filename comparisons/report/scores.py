@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from comparisons.run_folder.scores import COSTS, KEYS, QUALITY, SCORE_COLUMNS, scores_table, wide_runs  # noqa: F401
+from comparisons.run_folder.scores import wide_runs
 
 
 def read_scores(out: Path) -> pd.DataFrame | None:

@@ -25,7 +25,7 @@ from comparisons.outputs import atomic_write_text, write_table
 from comparisons.run_folder import RunFolder, RunRecord, size_key, size_label
 from comparisons.report.calibration import with_calibration  # calibration (report/calibration.py)
 from comparisons.stats.contrasts import as_pairs
-from comparisons.run_folder.scores import scores_table
+from comparisons.run_folder.scores import split_scores
 from common.metric_names import CALIBRATION, INPUT as INPUT_METRICS, SUMMARY_QUALITY
 from comparisons.report.spread import mean_spread
 from comparisons.report.pair_tables import verdict_sections
@@ -196,13 +196,15 @@ def _with_run_intervals(summary: pd.DataFrame, intervals: pd.DataFrame, main: pd
     return pd.concat([summary.reset_index(drop=True), extra], axis=1)
 
 
-def write_reports(out: Path, lang: str = "en", reports: Reports | None = None) -> pd.DataFrame:
-    """summary.csv in DIR; the aggregated table and the verdicts (csv, md) in DIR (en) or DIR/zh (zh)."""
-    out = Path(out)
-    reports = reports or build_reports(out)
-    atomic_write_text(out / "summary.csv", reports.summary.to_csv(index=False, float_format="%.6g"))
-    if lang == "en":  # the one long scores table every design fills (comparisons/run_folder/scores.py)
-        atomic_write_text(out / "scores.csv", scores_table(out)[0].to_csv(index=False, float_format="%.6g"))
+def write_reports(folder: "Path | RunFolder", lang: str = "en", reports: Reports | None = None) -> pd.DataFrame:
+    """summary.csv and scores.csv in DIR (once: with the English reports); the aggregated table and the verdicts
+    (csv, md) in DIR (en) or DIR/zh (zh)."""
+    folder = RunFolder.of(folder)
+    out = folder.path
+    reports = reports or build_reports(folder)
+    if lang == "en":  # the one long scores table every design fills (comparisons/run_folder/scores.py), from the
+        atomic_write_text(out / "summary.csv", reports.summary.to_csv(index=False, float_format="%.6g"))
+        atomic_write_text(out / "scores.csv", split_scores(folder).to_csv(index=False, float_format="%.6g"))
     target = out if lang == "en" else out / "zh"
     atomic_write_text(target / "aggregate.csv", reports.aggregate.to_csv(index=False, float_format="%.6g"))
     title = text("Comparison on one split: mean ± std over seeds (training randomness) "

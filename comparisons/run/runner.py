@@ -24,10 +24,9 @@ from common.redaction import redact
 from common.splits import seed_value
 from comparisons.comparability import ROOT, differences
 from comparisons.run.measure import thread_environment
-from comparisons.outputs import atomic_write_json
 from comparisons.run.parent_death import PARENT_VARIABLE
 from comparisons.run.spec import RunSpec
-from comparisons.run_folder import log_path, prediction_path, run_name, run_path
+from comparisons.run_folder import log_path, prediction_path, run_name, run_path, worker_record_path
 from comparisons.run.serving.paths import serve_paths
 from comparisons.run.worker import EXIT_MISSING_DEPENDENCY
 
@@ -57,12 +56,13 @@ def finished(out: Path, request: RunSpec, split_sha256: str, data_sha256: str, m
 
 
 def execute(out: Path, request: RunSpec, inputs: bytes) -> dict:
-    """Run one worker; return its record (written by the worker, or a failed/skipped row written here).
+    """Run one worker; return its record (the worker's, or a failed/skipped row made here). Nothing here writes the
+    run's record: the executor does, once (comparisons/run_folder/writers.py write_run_record).
 
     The worker gets the spec on its command line and `inputs` (RunInputs JSON: the data and split
     by value) on stdin, so it reads no file of the driver's; it writes under `out` only.
     """
-    skipped = missing_dependency_row(out, request)
+    skipped = missing_dependency_row(request)
     if skipped:
         return skipped
     command = [sys.executable, "-m", "comparisons.run.worker", "--out", str(out), "--spec", request.to_json()]
@@ -84,7 +84,7 @@ def execute(out: Path, request: RunSpec, inputs: bytes) -> dict:
         except subprocess.TimeoutExpired:
             end_worker(process)
             tee.join(timeout=5)
-            return timed_out_row(out, request, started)
+            return timed_out_row(request, started)
         except BaseException:  # Ctrl-C, SIGTERM, SIGHUP (Interrupted): no row, the run is simply not done
             end_worker(process)
             tee.join(timeout=5)
@@ -101,36 +101,34 @@ def worker_environment(threads: int, mark: str) -> dict:
             MARK_VARIABLE: mark, PARENT_VARIABLE: str(os.getpid())}
 
 
-def missing_dependency_row(out: Path, request: RunSpec) -> dict | None:
+def missing_dependency_row(request: RunSpec) -> dict | None:
     """The skipped row of a run whose backend lacks a module (no worker is started), or None."""
     backend, _ = resolve_variant(request.variant)
     missing = missing_modules(backend)
-    return write_row(out, request, request.split_sha256, "skipped",
-                     f"missing dependency: {', '.join(missing)}") if missing else None
+    return failed_row(request, "skipped", f"missing dependency: {', '.join(missing)}") if missing else None
 
 
-def timed_out_row(out: Path, request: RunSpec, started: float) -> dict:
-    return write_row(out, request, request.split_sha256, "failed", f"time limit of {request.timeout_s:.0f} s exceeded",
-                     time.perf_counter() - started)
+def timed_out_row(request: RunSpec, started: float) -> dict:
+    return failed_row(request, "failed", f"time limit of {request.timeout_s:.0f} s exceeded",
+                      time.perf_counter() - started)
 
 
 def outcome(out: Path, request: RunSpec, code: int, log: Path, started: float) -> dict:
     """A finished worker run's record: the worker's, with the run's wall time (start, import, fit, costs) added, or
     the failed or skipped row that its exit code and its log's last line say."""
-    written = run_path(out, request.variant, request.seed, request.train_size)
-    if code == 0 and written.exists():
-        record = {**json.loads(written.read_text()), "wall_seconds": time.perf_counter() - started}
-        atomic_write_json(written, record)
-        return record
+    staged = worker_record_path(out, request.variant, request.seed, request.train_size)
+    record = json.loads(staged.read_text()) if code == 0 and staged.exists() else None
+    staged.unlink(missing_ok=True)
+    if record is not None:
+        return {**record, "wall_seconds": time.perf_counter() - started}
     reason = _last_line(log)
     if code == EXIT_MISSING_DEPENDENCY:
-        return write_row(out, request, request.split_sha256, "skipped", reason.removeprefix("skipped: "))
+        return failed_row(request, "skipped", reason.removeprefix("skipped: "))
     if code < 0:
         name = signal.Signals(-code).name
         hint = " (killed: out of memory?)" if -code == signal.SIGKILL else ""
         reason = f"worker died with {name}{hint}"
-    return write_row(out, request, request.split_sha256, "failed", reason.removeprefix("failed: "),
-                     time.perf_counter() - started)
+    return failed_row(request, "failed", reason.removeprefix("failed: "), time.perf_counter() - started)
 
 
 def _feed(stream, data: bytes) -> None:
@@ -272,13 +270,11 @@ def _last_line(log: Path) -> str:
     return lines[-1][:300] if lines else "worker exited without a message"
 
 
-def write_row(out: Path, request: RunSpec, split_sha256: str, status: str, reason: str,
-               seconds: float | None = None) -> dict:
+def failed_row(request: RunSpec, status: str, reason: str, seconds: float | None = None) -> dict:
+    """The record of a run that did not finish ("failed" or "skipped", and why); the executor writes it."""
     backend, _ = resolve_variant(request.variant)
-    record = {**request.record_identity(), "backend": backend, "status": status, "reason": reason,
-              "split_sha256": split_sha256, "wall_seconds": seconds}
-    atomic_write_json(run_path(out, request.variant, request.seed, request.train_size), record)
-    return record
+    return {**request.record_identity(), "backend": backend, "status": status, "reason": reason,
+            "split_sha256": request.split_sha256, "wall_seconds": seconds}
 
 
 def describe(record: dict) -> str:

@@ -170,7 +170,7 @@ class WarmPool:
 
     def execute(self, out: Path, request: RunSpec, inputs: bytes) -> dict:
         """runner.execute's contract: the run's record (the worker's, with its wall time) or its failed/skipped row."""
-        skipped = missing_dependency_row(out, request)
+        skipped = missing_dependency_row(request)
         if skipped:
             return skipped
         key = self.key(request)
@@ -187,7 +187,7 @@ class WarmPool:
                 code = worker.run(out, request, inputs)
             except queue.Empty:
                 self._drop(key)  # ended while its log is open: what it says while ending is kept
-                return timed_out_row(out, request, started)
+                return timed_out_row(request, started)
             except BaseException:  # Ctrl-C, SIGTERM, SIGHUP (Interrupted): no row, the run is simply not done
                 self._drop(key)
                 raise

@@ -46,7 +46,7 @@ from comparisons.outputs import atomic_write_bytes, atomic_write_json
 from comparisons.run.parent_death import die_with_parent
 from comparisons.run.profiles import profile, variant_overrides
 from comparisons.run.spec import RunInputs, RunSpec
-from comparisons.run_folder import prediction_path, run_name, run_path
+from comparisons.run_folder import prediction_path, run_name, worker_record_path
 from comparisons.run.serving.paths import serve_paths
 
 EXIT_MISSING_DEPENDENCY = 3
@@ -271,7 +271,8 @@ def run_request(spec_json: str, out: Path, inputs: bytes) -> int:
         traceback.print_exc()
         print(f"failed: {exc.__class__.__name__}: {exc}", file=sys.stderr)
         return 1
-    atomic_write_json(run_path(out, args.variant, args.seed, args.train_size), record)
+    atomic_write_json(worker_record_path(out, args.variant, args.seed, args.train_size), record)  # the executor
+    # writes runs/NAME.json once (comparisons/run_folder/writers.py write_run_record)
     print(f"{run_name(args.variant, args.seed, args.train_size)}: done", file=sys.stderr)
     return 0
 

@@ -16,7 +16,7 @@ from common.splits import TrainSize, as_train_size, size_key, size_label  # noqa
 from comparisons.run_folder.folder import Predictions, RunFolder, RunRecord, read_runs, select_runs  # noqa: F401
 from comparisons.run_folder.names import (BENCHMARK_PLAN, DESIGN, LOGS, MANIFEST, PARTITION_GLOB,  # noqa: F401
                                           PARTITIONS, PREDICTIONS, RUNS, SERVING, SPLITS, default_out, log_path,
-                                          prediction_path, run_name, run_path)
+                                          prediction_path, run_name, run_path, worker_record_path)
 from comparisons.run_folder.records import BenchmarkPlan, Design, JsonRecord, Manifest, SplitsRecord  # noqa: F401
 
 Plan = Manifest  # the name before issue 64 (the manifest is not a plan: comparisons/plan.py holds the Plan)

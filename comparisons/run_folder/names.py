@@ -36,6 +36,12 @@ def run_path(out: Path, variant: str, seed: int, train_size: TrainSize = None) -
     return Path(out) / RUNS / f"{run_name(variant, seed, train_size)}.json"
 
 
+def worker_record_path(out: Path, variant: str, seed: int, train_size: TrainSize = None) -> Path:
+    """Where a worker leaves its run's record for the orchestrator (not `*.json`: never read as a finished run; the
+    executor writes the record to `run_path` once, with the run's wall time and sharing added)."""
+    return Path(out) / RUNS / f"{run_name(variant, seed, train_size)}.json.worker"
+
+
 def prediction_path(out: Path, variant: str, seed: int, train_size: TrainSize = None) -> Path:
     return Path(out) / PREDICTIONS / f"{run_name(variant, seed, train_size)}.npz"
 

@@ -5,7 +5,7 @@ Each keeps the file's dict as read (`fields`, in its key order, so `to_dict()` g
 names every key a reader uses as a typed property, with the default an older file implies where the key is absent
 (the schema versions still committed under results/: docs/plans/issue64_inventory.md A.1-A.5). Nothing here writes:
 design.json, manifest.json and splits.json are written by writers.py (their dicts still built by plan_records.py
-and carry_out.py), benchmark.json by benchmark.py.
+and carry_out.py), benchmark.json too (its dict built by benchmark.py).
 """
 from __future__ import annotations
 
@@ -49,14 +49,43 @@ class JsonRecord(Mapping):
         return len(self.fields)
 
 
-class Manifest(JsonRecord):
-    """manifest.json: what a single split's or a partition's runs were planned with (docs/cli.md lists its keys)."""
-
-    FILE = MANIFEST
+class PlanRecord(JsonRecord):
+    """What a manifest and a design both record of the plan they were run with."""
 
     @property
     def variants(self) -> list[str]:
         return list(self.fields.get("variants") or [])
+
+    @property
+    def seeds(self) -> list[int]:
+        return [int(s) for s in self.fields.get("seeds") or []]
+
+    @property
+    def label_budget(self) -> str | None:
+        return self.fields.get("label_budget")
+
+    @property
+    def margins(self) -> dict | None:
+        return self.fields.get("margins")
+
+    @property
+    def contrasts(self) -> list[tuple[str, str]] | None:
+        found = self.fields.get("contrasts")
+        return [tuple(pair) for pair in found] if found else None
+
+    @property
+    def code_sha256(self) -> str | None:
+        return self.fields.get("code_sha256")
+
+    @property
+    def plan(self) -> dict | None:
+        return self.fields.get("plan")
+
+
+class Manifest(PlanRecord):
+    """manifest.json: what a single split's or a partition's runs were planned with (docs/cli.md lists its keys)."""
+
+    FILE = MANIFEST
 
     def variant_entry(self, variant: str) -> dict:
         """{backend, params, plugin} of a planned variant ({} in older fixtures that listed the variants only)."""
@@ -64,16 +93,8 @@ class Manifest(JsonRecord):
         return dict(entries.get(variant) or {}) if isinstance(entries, dict) else {}
 
     @property
-    def seeds(self) -> list[int]:
-        return [int(s) for s in self.fields.get("seeds") or []]
-
-    @property
     def train_sizes(self) -> list[TrainSize]:
         return [as_train_size(s) for s in self.fields.get("train_sizes") or [None]]
-
-    @property
-    def label_budget(self) -> str | None:
-        return self.fields.get("label_budget")
 
     @property
     def profile(self) -> str | None:
@@ -104,15 +125,6 @@ class Manifest(JsonRecord):
         return self.split.get("sha256")
 
     @property
-    def margins(self) -> dict | None:
-        return self.fields.get("margins")
-
-    @property
-    def contrasts(self) -> list[tuple[str, str]] | None:
-        found = self.fields.get("contrasts")
-        return [tuple(pair) for pair in found] if found else None
-
-    @property
     def threads(self) -> int | None:
         return self.fields.get("threads")
 
@@ -123,10 +135,6 @@ class Manifest(JsonRecord):
     @property
     def hf_model(self) -> str | None:
         return self.fields.get("hf_model")
-
-    @property
-    def code_sha256(self) -> str | None:
-        return self.fields.get("code_sha256")
 
     @property
     def quality_only(self) -> bool:
@@ -141,12 +149,8 @@ class Manifest(JsonRecord):
     def machine(self) -> dict:
         return dict(self.fields.get("machine") or {})
 
-    @property
-    def plan(self) -> dict | None:
-        return self.fields.get("plan")
 
-
-class Design(JsonRecord):
+class Design(PlanRecord):
     """design.json: a partition design's plan, partitions, declared contrasts and what later steps added."""
 
     FILE = DESIGN
@@ -164,23 +168,6 @@ class Design(JsonRecord):
         return self.fields.get("seed")
 
     @property
-    def variants(self) -> list[str]:
-        return list(self.fields.get("variants") or [])
-
-    @property
-    def seeds(self) -> list[int]:
-        return [int(s) for s in self.fields.get("seeds") or []]
-
-    @property
-    def margins(self) -> dict | None:
-        return self.fields.get("margins")
-
-    @property
-    def contrasts(self) -> list[tuple[str, str]] | None:
-        found = self.fields.get("contrasts")
-        return [tuple(pair) for pair in found] if found else None
-
-    @property
     def contrasts_declared(self) -> str | None:
         return self.fields.get("contrasts_declared")
 
@@ -192,10 +179,6 @@ class Design(JsonRecord):
     @property
     def train_sizes(self) -> list[TrainSize]:
         return [as_train_size(s) for s in self.fields.get("train_sizes") or ["all"]]
-
-    @property
-    def label_budget(self) -> str | None:
-        return self.fields.get("label_budget")
 
     @property
     def draws(self) -> int:
@@ -226,16 +209,9 @@ class Design(JsonRecord):
         return self.fields.get("variance")
 
     @property
-    def code_sha256(self) -> str | None:
-        return self.fields.get("code_sha256")
-
-    @property
     def command(self) -> str | None:
         return self.fields.get("command")
 
-    @property
-    def plan(self) -> dict | None:
-        return self.fields.get("plan")
 
     @property
     def power_plan(self) -> dict | None:

@@ -77,6 +77,11 @@ def scores_table(out: Path) -> tuple[pd.DataFrame, list[str]]:
     return pd.DataFrame(rows, columns=list(SCORE_COLUMNS)), left_out
 
 
+def split_scores(folder: RunFolder) -> pd.DataFrame:
+    """The long scores table of a single split's folder already open (its records and predictions read once)."""
+    return pd.DataFrame(folder_rows(folder, "split", "split")[0], columns=list(SCORE_COLUMNS))
+
+
 def wide_runs(scores: pd.DataFrame) -> pd.DataFrame:
     """One row per run (partition, variant, seed, train_size, n_train, n_test, one column per metric)."""
     keys = [*KEYS, "n_train", "n_test"]

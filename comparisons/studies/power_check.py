@@ -6,7 +6,6 @@ and the pilot's observed difference, beside the run's difference, interval and v
 """
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
@@ -15,6 +14,7 @@ import pandas as pd
 from common.arguments import OneLineParser
 from common.errors import UserInputError
 from comparisons.outputs import atomic_write_text
+from comparisons.run_folder.records import Design
 from comparisons.stats.family import PRIMARY
 
 
@@ -23,7 +23,7 @@ def expected_and_decided(folder: Path) -> tuple[dict, pd.DataFrame]:
     design_file, verdicts_file = folder / "design.json", folder / "verdicts.csv"
     if not design_file.exists() or not verdicts_file.exists():
         raise UserInputError(f"{folder} is not a reported partition design (no design.json / verdicts.csv)")
-    plan = json.loads(design_file.read_text()).get("power_plan")
+    plan = Design.read(folder).power_plan
     if not plan:
         raise UserInputError(f"{folder} was not run with --power-plan: there is no expectation to check against")
     verdicts = pd.read_csv(verdicts_file)

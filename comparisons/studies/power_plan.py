@@ -21,7 +21,6 @@ family, and what it expects to decide, in power_plan.json (comparisons/studies/p
 """
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
@@ -29,6 +28,7 @@ import pandas as pd
 
 from common.arguments import OneLineParser
 from common.errors import UserInputError
+from comparisons.run_folder.records import Design
 from comparisons.outputs import atomic_write_json, atomic_write_text
 from comparisons.stats.power import LARGEST_REPEATS, repeats_for_power
 from comparisons.stats.family import FAMILIES, PRIMARY
@@ -41,7 +41,7 @@ def pilot_contrasts(pilot: Path) -> tuple[dict, pd.DataFrame]:
     if not (pilot / "design.json").exists() or not (pilot / "verdicts.csv").exists():
         raise UserInputError(f"{pilot} is not a reported partition design (no design.json / verdicts.csv); the power "
                              "planner needs a pilot run with --cv K")
-    design = json.loads((pilot / "design.json").read_text())
+    design = Design.read(pilot).to_dict()
     verdicts = pd.read_csv(pilot / "verdicts.csv")
     if len(design.get("partitions") or []) < 2 or verdicts.get("partitions", pd.Series([0])).max() < 2:
         raise UserInputError(f"{pilot} has fewer than 2 partitions: no spread to plan from; run the pilot with --cv 2 or more")

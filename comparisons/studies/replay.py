@@ -7,7 +7,6 @@ their recorded minutes. No run is made.
 """
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
@@ -117,10 +116,11 @@ def main(argv: list[str] | None = None) -> int:
         from comparisons.run_folder.scores import scores_table, wide_runs
         from comparisons.run_folder.training_sets import training_sets
 
-        design_file = args.source / "design.json"
-        if not design_file.exists():
+        from comparisons.run_folder.records import Design
+
+        design = Design.read(args.source)
+        if design is None:
             raise UserInputError(f"{args.source} holds no partition design (no design.json); give a --cv run's folder")
-        design = json.loads(design_file.read_text())
         most = args.max_repeats or int(design["repeats"])
         if not 2 <= most <= int(design["repeats"]):
             raise UserInputError(f"--max-repeats must be between 2 and the folder's {design['repeats']} repeats")
