@@ -51,7 +51,7 @@ def run_partitions(p: Prepared, executor) -> int:
     turn through the same runner, executor, resume and checks; the recipe verdicts go in `out`."""
     from comparisons.comparability import code_state
     from comparisons.numerics import note_design_identities
-    from comparisons.report.partition_page import write_recipe_page
+    from comparisons.report.partition_page import write_recipe_pages
     from comparisons.report.partition_reports import write_recipe_reports
     from comparisons.run_folder.records import Design
     from comparisons.run_folder.writers import write_design
@@ -82,8 +82,7 @@ def run_partitions(p: Prepared, executor) -> int:
         failed += code_exit
     if write_recipe_reports(out, p.margins, p.variants) is not None:
         note_design_identities(out)  # design.json says whether its runs mix numerics identities (printed when they do)
-        for language in dict.fromkeys(["en", p.plan.lang]):
-            write_recipe_page(out, language, p.cpu_hour_price)
+        write_recipe_pages(out, ["en", p.plan.lang], p.cpu_hour_price)
     ran = len(partitions)
     if p.plan.until_decided:  # the partitions of the looks made, not the most the plan allows
         ran = len((Design.read(out).sequential or {}).get("looks") or []) * p.plan.cv

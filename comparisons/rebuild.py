@@ -30,7 +30,7 @@ def rebuild_reports(folder: Path, lang: str = "en", contrasts: str | None = None
             write_cross_corpus_reports(folder, language, price)
         return f"cross-corpus table rebuilt in {folder}/cross_corpus.md (each corpus: report --out {folder}/CORPUS)"
     if kind == PARTITION_DESIGN:  # the partition design: the recipe verdicts over its partitions
-        from comparisons.report.partition_page import write_recipe_page
+        from comparisons.report.partition_page import write_recipe_pages
         from comparisons.report.partition_reports import write_recipe_reports
 
         design = Design.read(folder)
@@ -41,8 +41,7 @@ def rebuild_reports(folder: Path, lang: str = "en", contrasts: str | None = None
         if write_recipe_reports(folder, contrasts=declared, variance=variance) is None:
             raise UserInputError(f"{folder} holds no finished runs; run `python -m comparisons run --cv K --out {folder}` first")
         note_design_identities(folder)
-        for language in dict.fromkeys(["en", lang]):
-            write_recipe_page(folder, language, price)
+        write_recipe_pages(folder, ["en", lang], price)
         return f"recipe verdicts rebuilt in {folder}/verdicts.md"
     if variance:
         raise UserInputError(f"--variance applies to a partition design (a folder with design.json); {folder} is a "

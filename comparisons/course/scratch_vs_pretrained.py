@@ -231,18 +231,17 @@ def sentences(found: dict[str, int | None], sizes: list[int], lang: str) -> list
 #
 # 上面这次运行是课堂上的**预览**：一次划分、一个种子，区间只反映测试短信的抽样，回答的是"这一个划分上
 # 这几个模型谁更好"。关于**训练配方**的结论（换一批训练短信、换一批测试短信、换一个种子还成立吗）来自
-# 提交的学习曲线 `results/learning_curve/`（`make learning-curve`）：5 个按相同文本分组的划分，每个规模
-# 的训练与验证短信合计恰为 n 条，1,000 条及以下每个划分训练 3 个独立抽样（各自的子集种子和模型种子），
-# 四个声明的对比在所有规模上构成一族做 Holm 校正。方差跟随实际的设计（issue 50）：不同划分的小训练集
-# 几乎不共享短信，所以相关系数取 Nadeau–Bengio 的值与记录的训练重叠中较小者，而不是 k 折的 n_test/n_train
-# （那个因子在 50 条时是 22.5，区间比量表还宽）。下面读出它的结论和"节省的标注"表；"无定论"说的是
-# 数据不足以判断，不是"相等"。
-#
-# **注意：提交的曲线用的是在全量数据上选定的配方**，在 50 条标注时它们远低于教科书做法 (issue 63)：冻结的
-# MiniLM 的 AP 不到"归一化句向量 + 逻辑回归"的一半，TF-IDF 的 min_df 2 在 40 条短信里只留下很少的 n-gram。
-# 所以提交曲线里"50 条时从零训练的编码器不输预训练模型"是配方的问题，不是预训练的问题。配方审计
-# `results/recipe_audit/` (`make recipe-audit`) 把每个配方和一个直接写出的教科书同行在同样的抽样上配对比较，
-# 并用新配方重跑了 50、100、200 条 (`small_budgets.md`，下面读出)；带着足够检验力的完整曲线是下一个 issue 的事。
+# 提交的学习曲线 `results/learning_curve_powered/`（`make learning-curve`，issue 65）：
+# - **审计过的配方** (issue 63)：每个配方在小预算下都不输给直接写出的教科书同行（冻结的 MiniLM 用归一化句向量 +
+#   逻辑回归，TF-IDF 在全部标注上用内部交叉验证选参数），另加 SetFit（预算所限，只在 50 条上跑）；
+# - **运行之前先算检验力**：用小预算的试点曲线估计方差，规划器提出 **10 个互不相交的按文本分组的折、每折 1 次
+#   抽样**，使每个声明的对比在 200 条及以下、真实差距 0.10 AP 时至少有 80% 的机会被判定；
+# - **按问题的自然顺序提问**：每个对比的"谁更好"从最小预算往上问，"是否等价"从最大预算往下问，
+#   一个规模没判定就不再往下走（Bretz 等人的图形化程序，族错误率仍控制在 0.05）；
+# - 每个规模 n 下一次运行恰好看到 n 条标注短信（训练与验证合计），测试是该折的全部测试短信；方差跟随实际的设计。
+# 下面读出它的声明对比（表中 p_holm 列是这一族的校正 p 值）和"节省的标注"表；"无定论"说的是数据不足以判断，不是"相等"。
+# 旧曲线 `results/learning_curve/` 用的是在全量数据上选定的配方，它在 50 条时"从零训练不输预训练"的说法是配方的问题，
+# 已不再作数（保留它是为了配方审计的对照）。
 #
 # <!-- en -->
 # ## 4. This is a preview: verdicts about recipes come from the committed learning curve
@@ -250,24 +249,25 @@ def sentences(found: dict[str, int | None], sizes: list[int], lang: str) -> list
 # The run above is a classroom **preview**: one split, one seed, intervals over test messages only; it
 # answers "which of these models is better on this split". Verdicts about **recipes** (do they hold for
 # other training messages, other test messages, another seed?) come from the committed learning curve
-# `results/learning_curve/` (`make learning-curve`): 5 group-aware partitions, exactly n labelled messages
-# for training and validation together at size n, 3 independent draws a partition up to 1,000 (each its own
-# subset and model seed), the four declared contrasts one Holm family over every size. The variance follows
-# the design that ran (issue 50): small training sets of different partitions share almost no messages, so the
-# correlation is Nadeau–Bengio's capped at the recorded training overlap, not k-fold's n_test/n_train (a
-# factor of 22.5 at 50 labels, which drew intervals wider than the scale). Below are its verdicts and its
-# labels-saved table; "inconclusive" says the data cannot decide, not that the recipes are equal.
-#
-# **Mind: the committed curve ran the recipes chosen at full size**, and at 50 labels they fall far below the
-# textbook ones (issue 63): the frozen MiniLM's AP was less than half what normalised sentence embeddings +
-# logistic regression reach, and TF-IDF's min_df 2 keeps few n-grams of 40 messages. So the committed curve's
-# "at 50 labels the scratch encoder is no worse than pretraining" is the recipes' doing, not pretraining's. The
-# recipe audit `results/recipe_audit/` (`make recipe-audit`) pairs every recipe with a plainly written textbook
-# peer on the same draws and reruns 50, 100 and 200 labels with the new recipes (`small_budgets.md`, read below);
-# the full curve, with a design powered to decide, is the next issue's.
+# `results/learning_curve_powered/` (`make learning-curve`, issue 65):
+# - **the audited recipes** (issue 63): at small budgets none is shown worse than a plainly written textbook peer
+#   (the frozen MiniLM as normalised sentence embeddings + logistic regression, TF-IDF choosing its settings by inner
+#   cross-validation on all its labels), and SetFit beside them (at 50 labels only: the time budget);
+# - **a design powered before it ran**: from the small-budget pilot's variances, the planner proposed **10 disjoint
+#   group-aware folds, one draw a fold**, so that each declared contrast had at least an 80% chance of being decided
+#   at 200 labels or fewer if its true gap is 0.10 AP;
+# - **the question asked in its natural order**: each contrast's "which is better" from the smallest budget up, its
+#   "are they equivalent" from the largest down, a chain stopping at the first size it cannot decide (Bretz et al.'s
+#   graphical procedure; the family-wise error stays at 0.05);
+# - at size n a run saw exactly n labelled messages (training and validation together), tested on its fold's whole
+#   test part; the variance follows the design that ran.
+# Below are its declared contrasts (the p_holm column holds this family's adjusted p-values) and its labels-saved
+# table; "inconclusive" says the data cannot decide, not that the recipes are equal. The earlier curve
+# `results/learning_curve/` ran the recipes chosen at full size; its "at 50 labels the scratch encoder is no worse
+# than pretraining" was the recipes' doing and no longer stands (it is kept as the recipe audit's baseline).
 
 # %%
-COMMITTED = ROOT / "results" / "learning_curve"  # the checkout's (a notebook has no __file__)
+COMMITTED = ROOT / "results" / "learning_curve_powered"  # the checkout's (a notebook has no __file__)
 
 
 def committed_curve(folder: Path = COMMITTED) -> tuple[pd.DataFrame, pd.DataFrame] | None:
@@ -289,21 +289,11 @@ def committed_curve(folder: Path = COMMITTED) -> tuple[pd.DataFrame, pd.DataFram
     return shown.reset_index(drop=True), saved
 
 
-AUDIT = ROOT / "results" / "recipe_audit"
-
-
-def audited_lines(folder: Path = AUDIT) -> list[str]:
-    """The recipe audit's rerun of the small sizes (small_budgets.md, comparisons/studies/recipe_audit.py) as
-    committed; nothing where this checkout has none."""
-    path = folder / "small_budgets.md"
-    return [path.read_text().replace("# ", "## ", 1)] if path.is_file() else []
-
-
 def committed_lines(found: tuple[pd.DataFrame, pd.DataFrame] | None, lang: str) -> list[str]:
     if found is None:
         return [text("The committed learning curve is not in this checkout: `make learning-curve` writes it "
-                     "to results/learning_curve.", "本检出中没有提交的学习曲线：`make learning-curve` 会把它写到 "
-                     "results/learning_curve。", lang)]
+                     "to results/learning_curve_powered.", "本检出中没有提交的学习曲线：`make learning-curve` 会把它写到 "
+                     "results/learning_curve_powered。", lang)]
     verdicts, saved = found
     lines = [f"## {text('The committed learning curve: declared contrasts, average precision', '提交的学习曲线：声明的对比，平均精度', lang)}",
              "", verdicts.to_markdown(index=False), ""]
@@ -336,12 +326,12 @@ def run(args: argparse.Namespace) -> int:
                "（预览：一次划分；关于配方的结论见下面提交的学习曲线）", args.lang))
     for line in sentences(found, sizes, args.lang):
         print(line)
-    committed = committed_lines(committed_curve(), args.lang) + audited_lines()
+    committed = committed_lines(committed_curve(), args.lang)
     print("\n".join(committed))
     written.append(atomic_write_text(args.out / "committed_curve.md", "\n".join(committed) + "\n"))
     written.append(atomic_write_json(args.out / "summary.json", {
         "data": args.data, "sizes": sizes, "variants": variants, "seeds": args.seeds, "quick": args.quick,
-        "preview": "one split, test-item bootstrap; the verdicts about recipes: results/learning_curve",
+        "preview": "one split, test-item bootstrap; the verdicts about recipes: results/learning_curve_powered",
         "test_items": int(len(labels)), "wall_seconds": time.perf_counter() - started,
         "pretrained_stops_being_detectably_better_at": found,
         "pretrained_variants": [v for v in variants if v in PRETRAINED]}))
@@ -372,7 +362,7 @@ def main(argv=None) -> int:
 # 1. 在 50 条训练短信时，冻结的编码器和完全微调谁更好？差值的区间含不含 0，结论是什么？完全微调训练的参数多出几万倍：
 #    在这么少的数据上，这一点伤害了它吗？
 # 2. 在哪些训练样本数上，预训练模型显示出比最佳非预训练模型更好？如果预览里一个也没有，为什么一次划分、一个种子不足以
-#    判断 (对照提交的曲线和 `small_budgets.md`)？TF-IDF 在各个规模的位置说明了什么？
+#    判断 (对照提交的曲线)？TF-IDF 在各个规模的位置说明了什么？
 # 3. 用 `--seeds 3` 重跑：种子间的 ± 和测试样本上的区间，哪个更宽？它们分别回答什么问题？
 # 4. 有 AG News 的缓存时，用 `--data hf:ag_news --limit-per-class 1000` 在四分类新闻上重做，曲线形状一样吗？
 # 5. 读 `committed_curve.md`：50 条标注时，hf_bert:full − hf_bert:frozen 的 95% 区间不含 0，结论却是"无定论"。
@@ -385,8 +375,8 @@ def main(argv=None) -> int:
 #    difference hold 0, and what is the verdict? Full fine-tuning trains tens of thousands of times more weights: did
 #    that hurt it on this little data?
 # 2. At which sizes is a pretrained model shown better than the best model without pretraining? If the preview
-#    shows none, why can one split and one seed not decide it (compare the committed curve and
-#    `small_budgets.md`)? What does TF-IDF's place at each size tell you?
+#    shows none, why can one split and one seed not decide it (compare the committed curve)? What does TF-IDF's
+#    place at each size tell you?
 # 3. Rerun with `--seeds 3`: which is wider, the ± over seeds or the interval over test items, and
 #    which question does each answer?
 # 4. With AG News in the cache, redo it on four-class news: `--data hf:ag_news --limit-per-class 1000`.

@@ -163,25 +163,37 @@ def folder_decision(out, price: float = DEFAULT_CPU_HOUR_PRICE) -> Decision:
     (aggregate.csv, means over seeds; a sweep's largest training size); verdicts.csv's primary rows either way."""
     from pathlib import Path
 
-    from comparisons.report.verdicts_file import largest_group, read_verdicts
-
-    out = Path(out)
+    from comparisons.report.verdicts_file import read_verdicts
     from comparisons.run_folder.kind import PARTITION_DESIGN, folder_kind
 
+    out = Path(out)
     partitions = folder_kind(out) == PARTITION_DESIGN
     found = out / ("recipe_variants.csv" if partitions else "aggregate.csv")
     frame = pd.read_csv(found) if found.exists() else pd.DataFrame(columns=["variant", f"{PRIMARY}_mean"])
+    return tables_decision(frame, partitions, read_verdicts(out), folder_manifest(out), out / "serving_table.csv", price)
+
+
+def design_decision(report, price: float = DEFAULT_CPU_HOUR_PRICE) -> Decision:
+    """folder_decision of a partition design from its report already read (report/design_report.py)."""
+    return tables_decision(report.variants, True, report.verdicts, report.manifest,
+                           report.folder / "serving_table.csv", price)
+
+
+def tables_decision(frame: pd.DataFrame, partitions: bool, verdicts: pd.DataFrame | None, manifest: dict,
+                    serving_table, price: float) -> Decision:
+    """The decision from a folder's tables: its variants (recipe_variants.csv or aggregate.csv), its verdicts and
+    manifest, and the serving paths of serving_table.csv when there is one."""
+    from comparisons.report.verdicts_file import largest_group
+
     if not partitions and "seeds" in frame:
         frame = frame[frame["seeds"] > 0]
     suffix = "_median" if partitions else "_mean"
     variants = pd.DataFrame({"variant": frame["variant"], "mean": frame[f"{PRIMARY}_mean"],
                              "ci_low": frame.get(f"{PRIMARY}_ci_low"), "ci_high": frame.get(f"{PRIMARY}_ci_high"),
                              **{c: frame.get(f"{c}{suffix}") for c in COSTS}})
-    manifest = folder_manifest(out)
     threads = manifest.get("threads")
-    verdicts = read_verdicts(out)
     decision = decide(variants, None if verdicts is None else largest_group(verdicts), threads, price)
-    decision.paths = serving_points(out / "serving_table.csv", threads, price)
+    decision.paths = serving_points(serving_table, threads, price)
     decision.measured_on = measured_on(manifest)
     return decision
 
@@ -198,14 +210,16 @@ def serving_points(path, threads: int | None, price: float) -> pd.DataFrame:
                          "cost_per_million": 1e6 / table["throughput_per_s"] / 3600 * (threads or float("nan")) * price})
 
 
-def decision_section(out, lang: str, price: float = DEFAULT_CPU_HOUR_PRICE) -> tuple[tuple[str, str, str], str]:
+def decision_section(out, lang: str, price: float = DEFAULT_CPU_HOUR_PRICE,
+                     decision: Decision | None = None) -> tuple[tuple[str, str, str], str]:
     """((anchor, heading, content) of the page's first section: the decision and its costs, and the cost-quality
-    front embedded (written to figures/cost_front.png), which the page shows with its costs, after the verdicts)."""
+    front embedded (written to figures/cost_front.png), which the page shows with its costs, after the verdicts).
+    decision: already made from tables in memory (a design's report), else made from the folder's files."""
     from pathlib import Path
 
     from comparisons.report.html import png_figure
 
-    decision = folder_decision(out, price)
+    decision = decision if decision is not None else folder_decision(out, price)
     target = (Path(out) if lang == "en" else Path(out) / "zh") / "figures"
     front = cost_front(decision, lang, target / "cost_front.png") if decision.best else None
     figure = "" if front is None else png_figure(front, text(

@@ -29,5 +29,10 @@ def folder_manifest(out) -> dict:
 
 def costs_note(out, lang: str) -> str:
     """' Costs measured on AMD EPYC, 2 threads.' ('' when the folder does not say)."""
-    machine = measured_on(folder_manifest(out))
+    return costs_note_of(folder_manifest(out), lang)
+
+
+def costs_note_of(manifest: dict, lang: str) -> str:
+    """costs_note from a manifest already read."""
+    machine = measured_on(manifest)
     return text(f" Costs measured on {machine}.", f"成本测量于 {machine}。", lang) if machine else ""

@@ -82,29 +82,30 @@ def curve_figure(curve: pd.DataFrame, pairs: pd.DataFrame, path: Path, lang: str
     return path
 
 
-def design_variance_choice(out: Path) -> str:
-    """The variance method a partition design is reported with: design.json's "variance" (`report --variance`), else
-    the default."""
-    from comparisons.run_folder.records import Design
+def write_curve_tables(out: Path, long: pd.DataFrame, variance: str | None = None
+                       ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """learning_curve.csv and labels_saved.csv in `out`, computed once from the long scores table as scores.csv holds
+    it, with the design's variance choice (design.json's "variance", `report --variance`; else the default): (the
+    curve, labels saved, labels saved as the file holds it: the page's table)."""
+    import io
 
-    design = Design.read(out)
-    return (design.variance if design is not None else None) or DEFAULT_VARIANCE
-
-
-def write_partition_curves(out: Path, scores: pd.DataFrame, pairs: pd.DataFrame, lang: str) -> list[tuple[Path, str]]:
-    """learning_curve.csv and labels_saved.csv in `out`, the figures for `lang`: (png, caption) of each drawn."""
     from comparisons.outputs import atomic_write_text
-    from comparisons.report.i18n import text
-
     from comparisons.run_folder.training_sets import training_sets
 
-    if scores["train_size"].nunique() < 2:
-        return []
-    sets, variance = training_sets(out, scores), design_variance_choice(out)
-    curve = curve_table(scores, sets=sets, variance=variance)
-    saved = labels_saved(scores, overlaps=size_overlaps(sets), variance=variance)
+    sets, variance = training_sets(out, long), variance or DEFAULT_VARIANCE
+    curve = curve_table(long, sets=sets, variance=variance)
+    saved = labels_saved(long, overlaps=size_overlaps(sets), variance=variance)
     atomic_write_text(out / "learning_curve.csv", curve.to_csv(index=False, float_format="%.6g"))
-    atomic_write_text(out / "labels_saved.csv", saved.to_csv(index=False, float_format="%.6g"))
+    written = saved.to_csv(index=False, float_format="%.6g")
+    atomic_write_text(out / "labels_saved.csv", written)
+    return curve, saved, pd.read_csv(io.StringIO(written)) if len(saved.columns) else pd.DataFrame()
+
+
+def curve_figures(out: Path, curve: pd.DataFrame, saved: pd.DataFrame, pairs: pd.DataFrame,
+                  lang: str) -> list[tuple[Path, str]]:
+    """The curves and labels-saved figures for `lang`: (png, caption) of each drawn."""
+    from comparisons.report.i18n import text
+
     target = (out if lang == "en" else out / "zh") / "figures"
     made = [(curve_figure(curve, pairs, target / "learning_curve.png", lang),
              text("Each recipe's test average precision against the labelled texts it saw, mean over the partitions "

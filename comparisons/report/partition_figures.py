@@ -1,23 +1,24 @@
-"""The figures of a partition design's page (report/partition_page.py), from its top folder's files: the forest
-plot of the primary metric's pair differences (verdicts.csv), each recipe's AP on each partition
+"""The figures of a partition design's page (report/partition_page.py), from its report (report/design_report.py): the
+forest plot of the primary metric's pair differences (verdicts.csv), each recipe's AP on each partition
 (scores.csv), and the reliability of each recipe's probabilities over every text its partitions tested
 (the partitions' predictions/*.npz). Written to DIR/figures (English) or DIR/zh/figures (Chinese)."""
 from __future__ import annotations
 
 from pathlib import Path
-
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from comparisons.report.calibration import positive_index
 from comparisons.run_folder.calibration import labelled_predictions
 from comparisons.stats.calibration import reliability_points
 from comparisons.report.figures import forest_plot, partition_plot, reliability_diagram
-from comparisons.report.scores import read_scores
 from comparisons.report.i18n import text
 from comparisons.stats.family import PRIMARY
 from comparisons.run_folder import RunFolder
 from comparisons.run_folder.kind import partition_folders
-from comparisons.run_folder.records import Design, SplitsRecord
+from comparisons.run_folder.records import SplitsRecord
+
+if TYPE_CHECKING:
+    from comparisons.report.design_report import DesignReport
 
 CAPTIONS = {  # (English, Chinese): also each image's alt text
     "forest": ("Differences in average precision between recipes, A − B, with each pair's corrected 95% interval "
@@ -34,27 +35,27 @@ CAPTIONS = {  # (English, Chinese): also each image's alt text
 }
 
 
-def write_recipe_figures(out: Path, lang: str) -> list[tuple[Path, str]]:
-    """(png, caption) of each figure the folder's files allow, in the page's order."""
-    out = Path(out)
+def write_recipe_figures(report: "DesignReport", lang: str) -> list[tuple[Path, str]]:
+    """(png, caption) of each figure the design's report allows, in the page's order."""
+    out = report.folder
     target = (out if lang == "en" else out / "zh") / "figures"
-    made, order = [], Design.read(out).variants
-    pairs = pd.read_csv(out / "verdicts.csv") if (out / "verdicts.csv").exists() else None
+    made, order = [], list(report.design.get("variants") or [])
+    pairs = report.pairs
     if pairs is not None and (pairs["metric"] == PRIMARY).any():
         made.append(("forest", forest_plot(pairs[pairs["metric"] == PRIMARY], lang, target / "forest.png",
                                            text("corrected 95% interval over the partitions",
                                                 "各划分上的校正 95% 区间", lang))))
-    scores = read_scores(out)
+    scores = report.scores
     if scores is not None and scores["partition"].nunique() > 1:
         made.append(("partitions", partition_plot(scores, lang, target / "partitions.png", order)))
-    groups, positive = _pooled(out)
+    groups, positive = report.pooled
     points = reliability_points({v: groups[v] for v in dict.fromkeys([*order, *groups]) if v in groups}, positive)
     if points:
         made.append(("reliability", reliability_diagram(points, lang, target / "reliability.png")))
     return [(path, text(*CAPTIONS[name], lang)) for name, path in made]
 
 
-def _pooled(out: Path) -> tuple[dict[str, list], int | None]:
+def pooled_predictions(out: Path) -> tuple[dict[str, list], int | None]:
     """Per variant, (labels, probabilities) of its finished runs on every partition of the design."""
     groups, positive = {}, None
     for folder in partition_folders(out):

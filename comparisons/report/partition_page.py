@@ -1,6 +1,6 @@
 """report.html of the partition design (`--cv`): verdicts about recipes first, then what they cost, the
-partitions, and how to reproduce. Reads only the top folder's files (comparisons/stats/partition_verdicts.py
-writes them) and design.json; English and Chinese (DIR/zh/report.html); self-contained, no script.
+partitions, and how to reproduce. Drawn from the design's report (report/design_report.py: the top folder's tables
+and design.json, read once for both languages); English and Chinese (DIR/zh/report.html); self-contained, no script.
 Each partition is a run folder of its own: `python -m comparisons report --out DIR/partitions/r0f0`
 gives its page (its seeds on its one split).
 """
@@ -10,18 +10,17 @@ from pathlib import Path
 
 import pandas as pd
 
-from comparisons.report.scores import read_scores
-from comparisons.run_folder.records import Design
+from comparisons.report.design_report import DesignReport
 from comparisons.numerics import describe as describe_numerics
 from comparisons.report.i18n import label, phrase, text
 from comparisons.outputs import atomic_write_text
 from comparisons.run_folder.scores import COSTS
 from comparisons.stats.partition_verdicts import CALIBRATION_METRICS, METRICS
 from comparisons.report.calibration import calibration_table
-from comparisons.report.decision_section import DEFAULT_CPU_HOUR_PRICE, decision_section
-from comparisons.report.measured_on import costs_note
+from comparisons.report.decision_section import DEFAULT_CPU_HOUR_PRICE, decision_section, design_decision
+from comparisons.report.measured_on import costs_note_of
 from comparisons.report.html import facts, paragraph, png_figure, report_page, table
-from comparisons.report.partition_curves import has_sizes, write_partition_curves
+from comparisons.report.partition_curves import curve_figures
 from comparisons.report.partition_figures import write_recipe_figures
 from comparisons.report.spread import mean_spread
 from comparisons.report.sequential_section import looks_frame
@@ -42,9 +41,9 @@ def _verdict_table(pairs: pd.DataFrame, metric: str, lang: str) -> str:
                  row_classes=["real" if v in REAL else "" for v in rows["verdict"]])
 
 
-def learning_curve_section(out: Path, scores: pd.DataFrame, pairs: pd.DataFrame, lang: str) -> str:
+def learning_curve_section(report: DesignReport, lang: str) -> str:
     """The curves, each size's verdicts marked, and the labels-saved figure and table (report/partition_curves.py)."""
-    budget = Design.read(out).fields.get("label_budget", "train+valid")
+    budget = report.design.get("label_budget", "train+valid")
     html = paragraph(text(
         "At each size n a run saw n labelled texts in all, its validation part (epoch, threshold) carved from them; "
         "the test texts are the partition's test fold at every size." if budget == "train+valid" else
@@ -53,10 +52,10 @@ def learning_curve_section(out: Path, scores: pd.DataFrame, pairs: pd.DataFrame,
         "每个规模 n 下，一次运行共看到 n 条标注文本，其验证部分（轮数、阈值）从中划出；各规模的测试文本都是该划分的测试折。"
         if budget == "train+valid" else
         "另一个问题：每个规模 n 下，一次运行在 n 条文本上训练，仍在该划分的全部验证部分上选择轮数与阈值（标注预算 'train'）。", lang))
-    long = pd.read_csv(out / "scores.csv", dtype={"train_size": str})  # one row per run and metric
-    for path, caption in write_partition_curves(out, long, pairs, lang):
+    curve, saved, written = report.curves
+    for path, caption in curve_figures(report.folder, curve, saved, report.pairs, lang):
         html += png_figure(path, caption)
-    saved = pd.read_csv(out / "labels_saved.csv") if (out / "labels_saved.csv").exists() else pd.DataFrame()
+    saved = written  # the table as labels_saved.csv holds it
     if not saved.empty:
         html += table([text("pretrained", "预训练配方", lang), text("labelled texts used", "所用标注文本", lang),
                        text(f"texts {saved['baseline'].iloc[0]} needs [95%]", f"{saved['baseline'].iloc[0]} 所需文本 [95%]", lang),
@@ -83,10 +82,8 @@ def looks_html(design: dict, lang: str) -> str:
                            "各次观察：每次重复之后各声明对比的状态。", lang))
 
 
-def build_recipe_page(out: Path, lang: str, price: float = DEFAULT_CPU_HOUR_PRICE) -> str:
-    design = Design.read(out).to_dict()
-    variants = pd.read_csv(out / "recipe_variants.csv")
-    pairs = pd.read_csv(out / "verdicts.csv")
+def build_recipe_page(report: DesignReport, lang: str, price: float = DEFAULT_CPU_HOUR_PRICE) -> str:
+    out, design, variants, pairs = report.folder, report.design, report.variants, report.pairs
     title = text(f"Verdicts about recipes: {out.resolve().name}", f"关于训练配方的结论：{out.resolve().name}", lang)
     count = len(design["partitions"])
     if design.get("sequential"):  # a sequential design: at most its repeats (the looks say how many ran)
@@ -124,17 +121,17 @@ def build_recipe_page(out: Path, lang: str, price: float = DEFAULT_CPU_HOUR_PRIC
                   [[r["variant"]] + [("—" if pd.isna(r.get(f"{c}_median")) else f"{r[f'{c}_median']:,.4g}")
                                      for c in COSTS] for _, r in variants.iterrows()],
                   caption=text("Costs per recipe, median over its runs.", "各配方的成本，各次运行的中位数。", lang)
-                  + costs_note(out, lang))
+                  + costs_note_of(report.manifest, lang))
     partitions = table([text("partition", "划分", lang), text("train / valid / test", "训练 / 验证 / 测试", lang),
                         text("test texts also in training", "测试文本出现在训练中的条数", lang)],
                        [[p["name"], f"{p['sizes']['train']} / {p['sizes']['valid']} / {p['sizes']['test']}",
                          p["test_texts_in_training"]] for p in design["partitions"]])
     margins = ", ".join(f"{label(k, lang)} ±{v:g}" for k, v in design["margins"].items())
-    figures = dict((path.stem, png_figure(path, caption)) for path, caption in write_recipe_figures(out, lang))
-    scores = read_scores(out)
-    decision, front = decision_section(out, lang, price)
+    figures = dict((path.stem, png_figure(path, caption)) for path, caption in write_recipe_figures(report, lang))
+    scores = report.scores
+    decision, front = decision_section(out, lang, price, design_decision(report, price))
     curves = ("curves", text("Learning curves and labels saved", "学习曲线与节省的标注", lang),
-              learning_curve_section(out, scores, pairs, lang)) if has_sizes(scores) else None
+              learning_curve_section(report, lang)) if report.has_sizes else None
     sections = [
         decision, *([curves] if curves else []),
         ("verdicts", text("Verdicts", "结论", lang), headline + looks_html(design, lang) + figures.pop("forest", "")
@@ -152,7 +149,12 @@ def build_recipe_page(out: Path, lang: str, price: float = DEFAULT_CPU_HOUR_PRIC
     return report_page(title, lang, paragraph(lede, "lede"), sections)
 
 
+def write_recipe_pages(out: Path, languages, price: float = DEFAULT_CPU_HOUR_PRICE) -> list[Path]:
+    """report.html in each language (English in DIR, Chinese in DIR/zh), drawn from the design's report read once."""
+    report = DesignReport.read(Path(out))
+    return [atomic_write_text(report.folder / "report.html" if lang == "en" else report.folder / "zh" / "report.html",
+                              build_recipe_page(report, lang, price)) for lang in dict.fromkeys(languages)]
+
+
 def write_recipe_page(out: Path, lang: str = "en", price: float = DEFAULT_CPU_HOUR_PRICE) -> Path:
-    out = Path(out)
-    path = out / "report.html" if lang == "en" else out / "zh" / "report.html"
-    return atomic_write_text(path, build_recipe_page(out, lang, price))
+    return write_recipe_pages(out, [lang], price)[0]

@@ -27,7 +27,7 @@ do (run it with nothing else on the cores).
 
 `--rerun FOLDER` fits nothing: it sets a rerun of the curve's small sizes with the new recipes (a `comparisons run`
 folder on the same partitions and draws) beside the committed curve, per variant and size on the draws both hold:
-small_budgets.{csv,md}, which the lesson scratch_vs_pretrained shows.
+small_budgets.{csv,md} (the lesson scratch_vs_pretrained now reads the powered curve run on these recipes).
 """
 from __future__ import annotations
 

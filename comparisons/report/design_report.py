@@ -1,0 +1,64 @@
+"""A partition design's report as one object (issue 64): what its pages, figures and curves are drawn from, read once.
+
+`write_recipe_reports` (partition_reports.py) computes the statistics and writes the design's tables; `DesignReport.read`
+then reads each of them once (design.json, scores.csv, recipe_variants.csv, verdicts.csv, the first partition's
+manifest) with the precision they are written in, so a page drawn right after a run and one re-drawn later from the
+folder are the same page. The learning curves and labels saved are computed once here (not once a language), and the
+pooled reliability points open every partition's predictions once. English and Chinese pages then render from it
+(partition_page.py), each file written once.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+
+import pandas as pd
+
+from comparisons.report.scores import read_scores
+from comparisons.report.verdicts_file import read_verdicts
+from comparisons.run_folder.records import Design
+
+
+@dataclass(frozen=True, eq=False)  # tables inside: compared by identity
+class DesignReport:
+    folder: Path
+    design: dict                     # design.json as the reports left it (contrasts, variance, numerics_runs)
+    variants: pd.DataFrame           # recipe_variants.csv
+    pairs: pd.DataFrame              # verdicts.csv as written
+    verdicts: pd.DataFrame | None    # verdicts.csv read as today's schema (the decision's reading of older folders)
+    scores: pd.DataFrame | None      # scores.csv, one row per run (the figures, the calibration table)
+    long: pd.DataFrame | None        # scores.csv, one row per run and metric, sizes as text (the curves)
+    manifest: dict = field(default_factory=dict)  # the first partition's manifest (where the costs were measured)
+
+    @classmethod
+    def read(cls, folder: Path) -> "DesignReport":
+        from comparisons.report.measured_on import folder_manifest
+
+        folder = Path(folder)
+        scores_file = folder / "scores.csv"
+        return cls(folder, Design.read(folder).to_dict(), pd.read_csv(folder / "recipe_variants.csv"),
+                   pd.read_csv(folder / "verdicts.csv"), read_verdicts(folder), read_scores(folder),
+                   pd.read_csv(scores_file, dtype={"train_size": str}) if scores_file.exists() else None,
+                   folder_manifest(folder))
+
+    @property
+    def has_sizes(self) -> bool:
+        from comparisons.report.partition_curves import has_sizes
+
+        return has_sizes(self.scores)
+
+    @cached_property
+    def curves(self) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame] | None:
+        """(the curve, labels saved, labels saved as labels_saved.csv holds it), computed once and written once
+        (learning_curve.csv, labels_saved.csv: partition_curves.write_curve_tables); None with one size."""
+        from comparisons.report.partition_curves import write_curve_tables
+
+        return write_curve_tables(self.folder, self.long, self.design.get("variance")) if self.has_sizes else None
+
+    @cached_property
+    def pooled(self) -> tuple[dict[str, list], int | None]:
+        """Per variant, (labels, probabilities) of its finished runs on every partition (the reliability diagram)."""
+        from comparisons.report.partition_figures import pooled_predictions
+
+        return pooled_predictions(self.folder)
