@@ -27,7 +27,7 @@ from comparisons.run_folder import default_out
 from comparisons.run_folder.writers import write_benchmark_plan
 from comparisons.stats.decision import cpu_hour_price
 from comparisons.report.cross_corpus_page import write_cross_corpus_reports
-from comparisons.run.executors import open_executor
+from comparisons.run.open_executor import open_executor
 from comparisons.run.lock import RunFolderLock
 
 SHIPPED = ("sms", "sms_spam")  # the shipped SMS Spam Collection

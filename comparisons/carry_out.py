@@ -19,7 +19,7 @@ from comparisons.plan_records import design_record, manifest_record, run_specs
 def execute(plan: Plan, argv: list[str] | None = None) -> int:
     """What `run` does: prepare, open the executor, hold the folder's lock, run, write the reports (and log to
     MLflow with --track); 0, 1 (a run failed: its row says why), or an interruption's exit code."""
-    from comparisons.run.executors import open_executor
+    from comparisons.run.open_executor import open_executor
     from comparisons.run.lock import RunFolderLock
 
     p = prepare(plan, argv)

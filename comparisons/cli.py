@@ -16,7 +16,7 @@ from common.errors import UserInputError
 from common.splits import DEFAULT_DRAWS, DEFAULT_SPLIT_SEED, DRAWS_UP_TO, LABEL_BUDGETS
 from comparisons.carry_out import execute
 from comparisons.plan import Plan
-from comparisons.run.executors import EXECUTORS
+from comparisons.run.open_executor import EXECUTORS
 from comparisons.report.i18n import LANGUAGES
 from comparisons.run.profiles import PROFILES
 from comparisons.run.runner import StopOnSignals, exit_code

@@ -127,7 +127,7 @@ def rerun(committed: dict, fresh: Path) -> int:
     from common.datasets import fingerprint
     from comparisons.comparability import code_state
     from comparisons.run_folder.writers import write_design
-    from comparisons.run.executors import open_executor
+    from comparisons.run.open_executor import open_executor
     from comparisons.run.lock import RunFolderLock
 
     prepared = prepare(committed_plan(committed, fresh))
@@ -262,7 +262,7 @@ def folder_verdicts(folder: Path) -> pd.DataFrame:
 
         design = Design.read(folder)  # its margins and its declared family
         _, pairs = recipe_verdicts(partition_scores(folder), design.margins, design.variants,
-                                   as_pairs(design.contrasts), design.folds, family=design.family)
+                                   as_pairs(design.contrasts), design.get("folds"), family=design.family)
     else:
         from comparisons.report.split_tables import build_reports
 

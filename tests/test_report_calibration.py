@@ -59,7 +59,7 @@ def test_the_worker_records_each_runs_brier_and_ece_and_the_reports_read_them_fr
     worker = start_worker(spec, tmp_path / "out", cwd=tmp_path / "elsewhere")
     log, _ = worker.communicate(inputs.to_json_bytes(), timeout=300)
     assert worker.returncode == 0, log.decode()[-2000:]
-    record = json.loads((tmp_path / "out" / "runs" / "tfidf_logreg__seed0.json").read_text())
+    record = json.loads((tmp_path / "out" / "runs" / "tfidf_logreg__seed0.json.worker").read_text())  # the worker's
     with np.load(tmp_path / "out" / "predictions" / "tfidf_logreg__seed0.npz") as saved:
         positive = 1
         assert record["brier"] == pytest.approx(brier_score(saved["labels"], saved["proba"], positive), abs=1e-6)

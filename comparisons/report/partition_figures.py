@@ -5,7 +5,6 @@ forest plot of the primary metric's pair differences (verdicts.csv), each recipe
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from comparisons.report.calibration import positive_index
 from comparisons.run_folder.calibration import labelled_predictions
@@ -16,9 +15,6 @@ from comparisons.stats.family import PRIMARY
 from comparisons.run_folder import RunFolder
 from comparisons.run_folder.kind import partition_folders
 from comparisons.run_folder.records import SplitsRecord
-
-if TYPE_CHECKING:
-    from comparisons.report.design_report import DesignReport
 
 CAPTIONS = {  # (English, Chinese): also each image's alt text
     "forest": ("Differences in average precision between recipes, A − B, with each pair's corrected 95% interval "
@@ -35,8 +31,9 @@ CAPTIONS = {  # (English, Chinese): also each image's alt text
 }
 
 
-def write_recipe_figures(report: "DesignReport", lang: str) -> list[tuple[Path, str]]:
-    """(png, caption) of each figure the design's report allows, in the page's order."""
+def write_recipe_figures(report, lang: str) -> list[tuple[Path, str]]:
+    """(png, caption) of each figure the design's report (report/design_report.DesignReport) allows, in the page's
+    order."""
     out = report.folder
     target = (out if lang == "en" else out / "zh") / "figures"
     made, order = [], list(report.design.get("variants") or [])

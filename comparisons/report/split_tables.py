@@ -202,7 +202,7 @@ def write_reports(folder: "Path | RunFolder", lang: str = "en", reports: Reports
     folder = RunFolder.of(folder)
     out = folder.path
     reports = reports or build_reports(folder)
-    if lang == "en":  # the one long scores table every design fills (comparisons/run_folder/scores.py), from the
+    if lang == "en":  # once; scores.csv: the one long scores table every design fills (run_folder/scores.py)
         atomic_write_text(out / "summary.csv", reports.summary.to_csv(index=False, float_format="%.6g"))
         atomic_write_text(out / "scores.csv", split_scores(folder).to_csv(index=False, float_format="%.6g"))
     target = out if lang == "en" else out / "zh"

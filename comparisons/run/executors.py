@@ -30,19 +30,15 @@ Decisions Ray would otherwise make for us:
 from __future__ import annotations
 
 import abc
-import importlib.util
 import os
 import threading
 from pathlib import Path
 from typing import Callable, ClassVar
 
-from common.errors import UserInputError
 from comparisons.run.spec import RunSpec
 from comparisons.run.runner import execute
 from comparisons.run.warm import WarmPool
 from comparisons.run_folder.writers import write_run_record
-
-EXECUTORS = ("local", "ray")
 
 Started = Callable[[RunSpec], None]
 Done = Callable[[RunSpec, dict], None]
@@ -121,23 +117,3 @@ class SharingMonitor:
 
     def fields(self) -> dict:
         return {"runs_sharing_node": self.most, "timings_shared": self.most > 1}
-
-
-def open_executor(name: str, ray_address: str | None, max_concurrent: int | None, inputs_bytes: int,
-                  variants: list[str] | None = None, warm: bool = False) -> Executor:
-    """The executor the command line asked for, checked (and Ray started or joined); `warm`: the local executor
-    keeps one worker a backend (a quality-only design; Ray runs a task a run either way)."""
-    if name not in EXECUTORS:
-        raise UserInputError(f"unknown executor {name!r}; choose from {', '.join(EXECUTORS)}")
-    if max_concurrent is not None and max_concurrent < 1:
-        raise UserInputError("--max-concurrent must be at least 1")
-    if name == "local":
-        if ray_address is not None or max_concurrent is not None:
-            raise UserInputError("--ray-address and --max-concurrent need --executor ray "
-                                 "(the local executor runs one worker at a time)")
-        return LocalExecutor(warm)
-    if importlib.util.find_spec("ray") is None:
-        raise UserInputError("--executor ray needs the ray package: pip install -c constraints.txt 'ray[default]'")
-    from comparisons.run.ray_executor import RayExecutor, plugin_packages
-
-    return RayExecutor(ray_address, max_concurrent, inputs_bytes, plugin_packages(variants or []))

@@ -84,10 +84,12 @@ def execute(out: Path, request: RunSpec, inputs: bytes) -> dict:
         except subprocess.TimeoutExpired:
             end_worker(process)
             tee.join(timeout=5)
+            drop_staged(out, request)
             return timed_out_row(request, started)
         except BaseException:  # Ctrl-C, SIGTERM, SIGHUP (Interrupted): no row, the run is simply not done
             end_worker(process)
             tee.join(timeout=5)
+            drop_staged(out, request)
             raise
         tee.join(timeout=5)
     return outcome(out, request, code, log, started)
@@ -106,6 +108,11 @@ def missing_dependency_row(request: RunSpec) -> dict | None:
     backend, _ = resolve_variant(request.variant)
     missing = missing_modules(backend)
     return failed_row(request, "skipped", f"missing dependency: {', '.join(missing)}") if missing else None
+
+
+def drop_staged(out: Path, request: RunSpec) -> None:
+    """Remove the record a worker left for a run that will not be written (timed out or interrupted)."""
+    worker_record_path(out, request.variant, request.seed, request.train_size).unlink(missing_ok=True)
 
 
 def timed_out_row(request: RunSpec, started: float) -> dict:

@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 
 from backends.base import resolve_variant
-from comparisons.run.runner import (StopOnSignals, _emit, end_worker, missing_dependency_row, outcome,
+from comparisons.run.runner import (StopOnSignals, _emit, drop_staged, end_worker, missing_dependency_row, outcome,
                                     progress_mark, timed_out_row, worker_environment)
 from comparisons.run.spec import RunSpec
 from comparisons.run.worker import DONE_TOKEN
@@ -187,9 +187,11 @@ class WarmPool:
                 code = worker.run(out, request, inputs)
             except queue.Empty:
                 self._drop(key)  # ended while its log is open: what it says while ending is kept
+                drop_staged(out, request)
                 return timed_out_row(request, started)
             except BaseException:  # Ctrl-C, SIGTERM, SIGHUP (Interrupted): no row, the run is simply not done
                 self._drop(key)
+                drop_staged(out, request)
                 raise
             if code is None or code != 0:  # a crash or a signal (its exit code says how), or a run that did not
                 status = worker.exit_code()  # finish (the worker ends itself): let it end, its last lines in this log

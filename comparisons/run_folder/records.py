@@ -212,7 +212,6 @@ class Design(PlanRecord):
     def command(self) -> str | None:
         return self.fields.get("command")
 
-
     @property
     def power_plan(self) -> dict | None:
         return self.fields.get("power_plan")
