@@ -134,7 +134,7 @@ precision-study: $(STAMP)
 # seed pairs (80 seeds, 40 independent comparisons); the scratch encoder over every pair of 10 seeds (issue 23's
 # figure; pairs share seeds: its interval is optimistic) and over 20 disjoint pairs of 40 seeds, side B of each
 # pair also under other kernels (issues 37, 40: about an hour); then both at 100 labelled texts (issue 36); the
-# sequential rule's A/A (issue 51, t boundaries since issue 65); the curve's family simulated (issue 65, minutes).
+# sequential rule's A/A (issue 51, t boundaries since issue 65); the curve's family simulated (issue 65, 2 minutes).
 # results/calibration/*.md
 calibration: $(STAMP)
 	$(BIN)/python -m comparisons.studies.calibration --learner sgd_tfidf --pool 80 --folds 5 --out results/calibration
