@@ -33,10 +33,14 @@ def _repeats(value, lang: str) -> str:
     return text("unreachable", "无法达到", lang) if pd.isna(value) else f"{int(value)}"
 
 
-def pair_table(rows: pd.DataFrame, lang: str, part: str = "all") -> tuple[list[str], list[list[str]]]:
+def pair_table(rows: pd.DataFrame, lang: str, part: str = "all", correction: str = "holm"
+               ) -> tuple[list[str], list[list[str]]]:
     """(headers, body) of one metric's verdict rows, in the rows' order. part: "all" columns (the markdown tables),
     or, for a page a 1,280-pixel window must hold, the "main" columns or the pair and its pooled test on
-    "decisions" alone (a single split's second table; ([], []) where the rows have none)."""
+    "decisions" alone (a single split's second table; ([], []) where the rows have none). correction: the declared
+    family's ("natural-order": its primary rows are the graph's, the rest Holm's; the p columns say "family")."""
+    corrected = (("p (family-corrected)", "p（族内校正）"), ("equivalence p (family-corrected)", "等价检验 p（族内校正）")) \
+        if correction == "natural-order" else (("p (Holm)", "p（Holm 校正）"), ("equivalence p (Holm)", "等价检验 p（Holm 校正）"))
     sizes = _has(rows, "train_size") and rows["train_size"].astype(str).nunique() > 1
     partitions = _has(rows, "partitions")
     columns: list[tuple[str, callable]] = []
@@ -63,9 +67,9 @@ def pair_table(rows: pd.DataFrame, lang: str, part: str = "all") -> tuple[list[s
          lambda r: f"{r['difference']:+.4f} [{r['ci_low']:+.4f}, {r['ci_high']:+.4f}]"),
         (text("interval at the family's level", "族水平下的区间", lang),
          lambda r: f"[{r['ci_low_family']:+.4f}, {r['ci_high_family']:+.4f}]" if pd.notna(r.get("ci_low_family")) else "—"),
-        (text("p (Holm)", "p（Holm 校正）", lang), lambda r: p_text(r["p_holm"])),
+        (text(*corrected[0], lang), lambda r: p_text(r["p_holm"])),
         (label("margin", lang), lambda r: "—" if pd.isna(r["margin"]) else f"±{r['margin']:g}"),
-        (text("equivalence p (Holm)", "等价检验 p（Holm 校正）", lang), lambda r: p_text(r["p_equivalence_holm"])),
+        (text(*corrected[1], lang), lambda r: p_text(r["p_equivalence_holm"])),
     ]
     if _has(rows, "p_a_better"):
         columns.append((text("P(A better / within / B better)", "P(A 更好 / 容差内 / B 更好)", lang),
@@ -128,5 +132,6 @@ def verdict_sections(pairs: pd.DataFrame, metrics, lang: str, correction: str = 
         if rows.empty:
             continue
         family = text("primary", "主指标", lang) if metric == PRIMARY else text("secondary", "次要", lang)
-        lines += [f"## {label(metric, lang)} ({family})", "", markdown_table(*pair_table(rows, lang)), ""]
+        lines += [f"## {label(metric, lang)} ({family})", "", markdown_table(*pair_table(rows, lang, correction=correction)),
+                  ""]
     return lines

@@ -33,9 +33,9 @@ def _interval(row: pd.Series, metric: str, lang: str) -> str:
             + f" [{row[f'{metric}_ci_low']:.4f}, {row[f'{metric}_ci_high']:.4f}]")
 
 
-def _verdict_table(pairs: pd.DataFrame, metric: str, lang: str) -> str:
+def _verdict_table(pairs: pd.DataFrame, metric: str, lang: str, correction: str = "holm") -> str:
     rows = pairs[pairs["metric"] == metric]
-    headers, body = pair_table(rows, lang)
+    headers, body = pair_table(rows, lang, correction=correction)
     family = text("primary", "主指标", lang) if metric == PRIMARY else text("secondary", "次要指标", lang)
     return table(headers, body, caption=f"{label(metric, lang)} ({family})",
                  row_classes=["real" if v in REAL else "" for v in rows["verdict"]])
@@ -135,7 +135,8 @@ def build_recipe_page(report: DesignReport, lang: str, price: float = DEFAULT_CP
     sections = [
         decision, *([curves] if curves else []),
         ("verdicts", text("Verdicts", "结论", lang), headline + looks_html(design, lang) + figures.pop("forest", "")
-         + "".join(_verdict_table(pairs, m, lang) for m in METRICS + CALIBRATION_METRICS if (pairs["metric"] == m).any())),
+         + "".join(_verdict_table(pairs, m, lang, design.get("family") or "holm")
+                   for m in METRICS + CALIBRATION_METRICS if (pairs["metric"] == m).any())),
         ("recipes", text("Each recipe", "各配方", lang), recipes + figures.pop("partitions", "")
          + calibration_table(scores, "partition", lang) + figures.pop("reliability", "")),
         ("costs", text("What each costs (median over runs)", "各自的代价（各次运行的中位数）", lang), costs + front),
