@@ -25,7 +25,7 @@ from pathlib import Path
 import pandas as pd
 
 from comparisons.plan import Plan
-from comparisons.run_folder.kind import PARTITION_DESIGN, SPLIT, folder_kind
+from comparisons.run_folder.open_folder import DesignFolder, SplitFolder, open_folder
 from comparisons.run_folder.records import BenchmarkPlan, Design, Manifest
 
 __all__ = ["Plan", "Result", "Benchmark", "benchmark", "load", "report", "run"]
@@ -40,7 +40,7 @@ class Result:
 
     @property
     def is_design(self) -> bool:
-        return folder_kind(self.folder) == PARTITION_DESIGN
+        return isinstance(open_folder(self.folder), DesignFolder)
 
     @property
     def plan(self) -> Plan | None:
@@ -54,7 +54,7 @@ class Result:
     @property
     def scores(self) -> pd.DataFrame:
         """One row per run and metric (comparisons/run_folder/scores.py)."""
-        from comparisons.run_folder.scores import scores_table
+        from comparisons.run_folder.open_folder import scores_table
 
         return scores_table(self.folder)[0]
 
@@ -102,7 +102,7 @@ class Benchmark:
         entries = BenchmarkPlan.read(self.folder).corpora
         folders = {e["corpus"]: self.folder / e["folder"] for e in entries}
         return {corpus: Result(folder) for corpus, folder in folders.items()
-                if folder_kind(folder) in (PARTITION_DESIGN, SPLIT)}
+                if isinstance(open_folder(folder), (DesignFolder, SplitFolder))}
 
     @property
     def table(self) -> pd.DataFrame:
@@ -164,6 +164,6 @@ def report(folder, lang: str = "en", quiet: bool = False, cpu_hour_price: float 
 def load(folder) -> Result:
     """An existing run folder or design, as it is on disk (nothing rebuilt)."""
     folder = Path(folder)
-    if folder_kind(folder) not in (PARTITION_DESIGN, SPLIT):
+    if not isinstance(open_folder(folder), (DesignFolder, SplitFolder)):
         raise ValueError(f"{folder} is not a run folder or design (no manifest.json, no design.json)")
     return Result(folder)

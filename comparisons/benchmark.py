@@ -26,7 +26,7 @@ from comparisons.plan import Plan, Prepared, prepare
 from comparisons.run_folder import default_out
 from comparisons.run_folder.writers import write_benchmark_plan
 from comparisons.stats.decision import cpu_hour_price
-from comparisons.report.cross_corpus_page import write_cross_corpus_reports
+from comparisons.report.write import write_reports
 from comparisons.run.open_executor import open_executor
 from comparisons.run.lock import RunFolderLock
 
@@ -98,8 +98,7 @@ def benchmark(plan: Plan, corpora: str, argv: list[str] | None = None) -> int:
     with RunFolderLock(parent).acquire():  # one benchmark per parent folder; each corpus folder has its own lock too
         write_benchmark_plan(parent, record)
         code = run_corpora(plan, planned)
-        for language in dict.fromkeys(["en", plan.lang]):
-            write_cross_corpus_reports(parent, language, cpu_hour_price(plan.cpu_hour_price))
+        write_reports(parent, [plan.lang], cpu_hour_price(plan.cpu_hour_price))
     print(f"cross-corpus: {parent}/cross_corpus.md, {parent}/cross_corpus.csv, {parent}/report.html; "
           f"each corpus's runs in {parent}/<corpus>/", file=sys.stderr)
     return code

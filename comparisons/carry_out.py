@@ -50,9 +50,7 @@ def run_partitions(p: Prepared, executor) -> int:
     """The partition design: every partition is a run folder of its own under out/partitions/rRfF, run in
     turn through the same runner, executor, resume and checks; the recipe verdicts go in `out`."""
     from comparisons.comparability import code_state
-    from comparisons.numerics import note_design_identities
-    from comparisons.report.partition_page import write_recipe_pages
-    from comparisons.report.partition_reports import write_recipe_reports
+    from comparisons.report.write import write_reports
     from comparisons.run_folder.records import Design
     from comparisons.run_folder.writers import write_design
     from comparisons.sequential_run import refuse_mixed, run_sequential
@@ -80,9 +78,7 @@ def run_partitions(p: Prepared, executor) -> int:
         if code_exit not in (0, 1):  # interrupted: the finished runs are kept, the next call resumes
             return code_exit
         failed += code_exit
-    if write_recipe_reports(out, p.margins, p.variants) is not None:
-        note_design_identities(out)  # design.json says whether its runs mix numerics identities (printed when they do)
-        write_recipe_pages(out, ["en", p.plan.lang], p.cpu_hour_price)
+    write_reports(out, [p.plan.lang], p.cpu_hour_price)  # none yet when no run finished
     ran = len(partitions)
     if p.plan.until_decided:  # the partitions of the looks made, not the most the plan allows
         ran = len((Design.read(out).sequential or {}).get("looks") or []) * p.plan.cv
@@ -148,9 +144,9 @@ def run_in_folder(p: Prepared, out: Path, split, executor, reports: bool = True,
         return exit_code(interruption)
     finally:
         if reports:
-            from comparisons.report.folder_reports import write_all_reports
+            from comparisons.report.write import write_reports
 
-            write_all_reports(out, p.plan.lang, p.cpu_hour_price)
+            write_reports(out, [p.plan.lang], p.cpu_hour_price)
     if p.plan.track:  # the driver logs the folder, after its reports (never the workers)
         from comparisons.tracking import track_after_run
 

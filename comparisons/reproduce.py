@@ -33,10 +33,10 @@ from comparisons.numerics import describe as describe_numerics, numerics_identit
 from common.metric_names import REPRODUCED
 from comparisons.outputs import atomic_write_text
 from comparisons.carry_out import run_in_folder
-from comparisons.run_folder.kind import PARTITION_DESIGN, SPLIT, folder_kind, partition_folders
+from comparisons.run_folder.open_folder import DesignFolder, SplitFolder, open_folder
 from comparisons.plan import Plan, prepare
 from comparisons.run_folder import read_runs, run_name
-from comparisons.run_folder.records import Design, Manifest
+from comparisons.run_folder.records import Manifest
 
 EXACT = 1e-6  # records keep 6 decimals: the same computation gives the same written figure
 NOISE_FACTOR = 2.0  # a difference within 2 x the seed spread is within seed noise (about 95% of A/A differences)
@@ -48,18 +48,18 @@ TWINS = ("torch_scratch", "keras_layers")
 def read_committed(folder: Path, backends: str | None, partitions: str | None) -> dict:
     """The committed plan and the selection to rerun; UserInputError (exit 2, nothing written) for bad input."""
     folder = Path(folder)
-    kind = folder_kind(folder)
-    if kind == PARTITION_DESIGN:
-        design = Design.read(folder).to_dict()
+    opened = open_folder(folder)
+    if isinstance(opened, DesignFolder):
+        design = opened.design.to_dict()
         names = [p["name"] for p in design["partitions"]]
         manifests = [folder / "partitions" / name / "manifest.json" for name in names]
         found = [m for m in manifests if m.is_file()]
         if not found:
             raise UserInputError(f"{folder} is a design without partition runs (no partitions/*/manifest.json)")
         manifest, variants, seeds = Manifest.read(found[0].parent).to_dict(), list(design["variants"]), list(design["seeds"])
-    elif kind == SPLIT and (folder / "runs").is_dir():
+    elif isinstance(opened, SplitFolder) and (folder / "runs").is_dir():
         design, names = None, ["split"]
-        manifest = Manifest.read(folder).to_dict()
+        manifest = opened.plan.to_dict()
         variants, seeds = list(manifest["variants"]), list(manifest["seeds"])
         if partitions:
             raise UserInputError(f"--partitions needs a --cv design; {folder} is a single-split run folder")
@@ -242,7 +242,8 @@ def seed_spread(committed: dict) -> tuple[float | None, str]:
 
 def _score_table(folder: Path) -> pd.DataFrame:
     rows = []
-    partitions = [p.name for p in partition_folders(folder)] if folder_kind(folder) == PARTITION_DESIGN else ["split"]
+    opened = open_folder(folder)
+    partitions = [p.name for p in opened.partitions] if isinstance(opened, DesignFolder) else ["split"]
     for partition in partitions:
         for (variant, seed), record in _records(folder, partition).items():
             if record.ok:
@@ -255,12 +256,13 @@ def folder_verdicts(folder: Path) -> pd.DataFrame:
     """(metric, variant_a, variant_b, verdict) of a folder, through the report code its design uses: the one place
     to point at another verdict engine."""
     folder = Path(folder)
-    if folder_kind(folder) == PARTITION_DESIGN:
+    opened = open_folder(folder)
+    if isinstance(opened, DesignFolder):
         from comparisons.stats.contrasts import as_pairs
         from comparisons.report.partition_reports import partition_scores
         from comparisons.stats.partition_verdicts import recipe_verdicts
 
-        design = Design.read(folder)  # its margins and its declared family
+        design = opened.design  # its margins and its declared family
         _, pairs = recipe_verdicts(partition_scores(folder), design.margins, design.variants,
                                    as_pairs(design.contrasts), design.get("folds"), family=design.family)
     else:

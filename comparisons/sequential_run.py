@@ -43,7 +43,8 @@ def look_record(look: int, folds: int, ran: list[str], decision: dict, spent: fl
 def current_verdicts(out: Path, design: dict, looks: int):
     """The sequential verdict rows of the first `looks` repeats' finished runs (the rows the reports write, as
     they stood then: a resumed sequence decides each look on that look's data only)."""
-    from comparisons.run_folder.scores import scores_table, wide_runs
+    from comparisons.run_folder.scores import wide_runs
+    from comparisons.run_folder.open_folder import scores_table
     from comparisons.run_folder.training_sets import training_sets
     from comparisons.stats.partition_verdicts import design_sequential_verdicts
     from comparisons.stats.sequential import repeat_of

@@ -23,9 +23,10 @@ from comparisons.outputs import atomic_write_json, atomic_write_text
 from comparisons.stats.across_corpora import (LARGEST_N, AcrossCorpora, across_corpora, corpus_ranks,
                                                         verdict_rules_rows as verdict_rows)
 from comparisons.report.i18n import phrase, text
-from comparisons.run_folder.kind import PARTITION_DESIGN, folder_kind, partition_folders
-from comparisons.run_folder.records import BenchmarkPlan, Design, Manifest
-from comparisons.run_folder.scores import SCORE_COLUMNS, scores_table
+from comparisons.run_folder.open_folder import DesignFolder, open_folder
+from comparisons.run_folder.records import BenchmarkPlan
+from comparisons.run_folder.scores import SCORE_COLUMNS
+from comparisons.run_folder.open_folder import scores_table
 from comparisons.report.verdicts_file import largest_group, read_verdicts
 from comparisons.stats.family import PRIMARY
 
@@ -58,8 +59,9 @@ def read_corpus(parent: Path, entry: dict) -> CorpusResult:
     folder = Path(parent) / entry["folder"]
     if entry.get("status") == "skipped":
         return CorpusResult(entry["corpus"], "skipped", entry.get("reason", ""))
-    partitions = folder_kind(folder) == PARTITION_DESIGN
-    manifests = [m for m in map(Manifest.read, partition_folders(folder) if partitions else [folder]) if m]
+    opened = open_folder(folder)
+    partitions = isinstance(opened, DesignFolder)
+    manifests = opened.manifests() if opened is not None else []
     variants_file = folder / ("recipe_variants.csv" if partitions else "aggregate.csv")
     if not manifests or not variants_file.exists():
         return CorpusResult(entry["corpus"], "not run yet", "no finished runs in its folder")
@@ -67,7 +69,7 @@ def read_corpus(parent: Path, entry: dict) -> CorpusResult:
     sample = data.get("sample") or {}
     shape = "single split"
     if partitions:
-        design = Design.read(folder)
+        design = opened.design
         shape = f"partitions ({design.repeats} x {design.folds}-fold)"
     found = pd.read_csv(variants_file)
     variants = pd.DataFrame({"variant": found["variant"], "mean": found[f"{PRIMARY}_mean"],

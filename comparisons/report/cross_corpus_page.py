@@ -85,11 +85,16 @@ def write_cross_corpus_page(parent: Path, lang: str, built, price: float = DEFAU
     return atomic_write_text(path, build_cross_corpus_page(parent, lang, built, price))
 
 
-def write_cross_corpus_reports(parent: Path, lang: str = "en", price: float = DEFAULT_CPU_HOUR_PRICE) -> Path | None:
-    """The cross-corpus table (csv, md, json) and page of a benchmark folder; None when it holds no plan."""
+def write_cross_corpus_reports(parent: Path, languages=("en",), price: float = DEFAULT_CPU_HOUR_PRICE) -> Path | None:
+    """The cross-corpus table (csv, md, json: with the English) and page of a benchmark folder in each language; the
+    first language's page, or None when the folder holds no plan. Its corpora are read once for every language."""
     parent = Path(parent)
     if not (parent / BENCHMARK_PLAN).exists():
         return None
-    built = build(parent)  # read once, for the table and the page
-    write_cross_corpus_tables(parent, lang, built)
-    return write_cross_corpus_page(parent, lang, built, price)
+    languages = [languages] if isinstance(languages, str) else list(languages)
+    built = build(parent)  # read once, for the tables and the pages of every language
+    pages = []
+    for lang in dict.fromkeys(languages):
+        write_cross_corpus_tables(parent, lang, built)
+        pages.append(write_cross_corpus_page(parent, lang, built, price))
+    return pages[0]

@@ -164,10 +164,10 @@ def folder_decision(out, price: float = DEFAULT_CPU_HOUR_PRICE) -> Decision:
     from pathlib import Path
 
     from comparisons.report.verdicts_file import read_verdicts
-    from comparisons.run_folder.kind import PARTITION_DESIGN, folder_kind
+    from comparisons.run_folder.open_folder import DesignFolder, open_folder
 
     out = Path(out)
-    partitions = folder_kind(out) == PARTITION_DESIGN
+    partitions = isinstance(open_folder(out), DesignFolder)
     found = out / ("recipe_variants.csv" if partitions else "aggregate.csv")
     frame = pd.read_csv(found) if found.exists() else pd.DataFrame(columns=["variant", f"{PRIMARY}_mean"])
     return tables_decision(frame, partitions, read_verdicts(out), folder_manifest(out), out / "serving_table.csv", price)

@@ -13,17 +13,19 @@ from comparisons.numerics import identities_line
 from comparisons.stats.decision import DEFAULT_CPU_HOUR_PRICE
 from comparisons.report.figures import write_figures
 from comparisons.report.learning_curves import write_learning_curves
-from comparisons.report.split_page import write_report_page
+from comparisons.report.split_page import write_report_pages
 from comparisons.report.serving import write_serving
 from comparisons.report.split_tables import build_reports, largest_size, write_reports
 from comparisons.run_folder import RunFolder
 
 
-def write_all_reports(out: Path, lang: str, price: float = DEFAULT_CPU_HOUR_PRICE) -> None:
-    """Tables, figures and report.html from the run records that exist (en always, zh when asked)."""
-    folder = RunFolder(out)  # opened once: its plan, records and predictions serve every report below
+def write_all_reports(out: "Path | RunFolder", languages=("en",), price: float = DEFAULT_CPU_HOUR_PRICE) -> Path | None:
+    """Tables, figures and report.html from the run records that exist (en always, and the other languages asked
+    for); the English page (None without records). Called through comparisons/report/write.py."""
+    folder = RunFolder.of(out)  # opened once: its plan, records and predictions serve every report below
     if not folder.records:
-        return
+        return None
+    languages = list(dict.fromkeys(["en", *languages]))
     reports = build_reports(folder)  # the plan's comparable runs, their aggregate and verdicts, once
     split = folder.split()
     if reports.left_out:
@@ -34,11 +36,11 @@ def write_all_reports(out: Path, lang: str, price: float = DEFAULT_CPU_HOUR_PRIC
     pairs = None if reports.verdicts is None else reports.verdicts.pairs
     budget = (folder.plan.fields.get("label_budget") if folder.plan else None) or "train"  # older sweeps: train
     write_learning_curves(folder, reports.summary, split.test, reports.test_labels, reports.positive_index,
-                          largest_train_size(split, budget), list(dict.fromkeys(["en", lang])))  # before the page embeds it
+                          largest_train_size(split, budget), languages)  # before the page embeds it
     records, _ = folder.selected()
-    for language in dict.fromkeys(["en", lang]):
+    for language in languages:
         write_reports(folder, language, reports)
         write_serving(folder.path, language, records, reports.test_labels, reports.positive_index, folder.plan.margins)
         write_figures(folder, largest_size(reports.summary), reports.aggregate, reports.test_labels,
                       reports.class_names, reports.positive_index, language, pairs)
-        write_report_page(folder, language, price)  # last: it embeds the tables and figures written above
+    return write_report_pages(folder, languages, price)[0]  # last: they embed the tables and figures written above

@@ -17,13 +17,10 @@ def measured_on(manifest: dict) -> str | None:
 
 def folder_manifest(out) -> dict:
     """manifest.json of a single-split folder, or of a partition design's first partition ({} when none)."""
-    out = Path(out)
-    from comparisons.run_folder.kind import PARTITION_DESIGN, folder_kind, partition_folders
+    from comparisons.run_folder.open_folder import open_folder
 
-    from comparisons.run_folder.records import Manifest
-
-    found = [m for m in map(Manifest.read, partition_folders(out) if folder_kind(out) == PARTITION_DESIGN else [out])
-             if m is not None]
+    opened = open_folder(Path(out))
+    found = opened.manifests() if opened is not None else []
     return found[0].to_dict() if found else {}
 
 

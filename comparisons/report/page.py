@@ -15,8 +15,7 @@ from common.arguments import OneLineParser
 from common.errors import UserInputError
 from comparisons.report.i18n import check_language
 from comparisons.report.split_page import write_report_page
-from comparisons.run_folder import read_runs
-from comparisons.run_folder.kind import BENCHMARK, PARTITION_DESIGN, SPLIT, folder_kind
+from comparisons.run_folder.open_folder import BenchmarkFolder, DesignFolder, SplitFolder, open_folder
 
 
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")  # Debian's package; another system browser by path
@@ -54,12 +53,12 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     try:
         languages = [check_language(args.lang)] if args.lang else ["en"] + (["zh"] if (args.out / "zh").is_dir() else [])
-        kind = folder_kind(args.out)
-        design = kind == PARTITION_DESIGN  # the partition design (--cv): the recipe page
-        benchmark = kind == BENCHMARK  # a benchmark folder: the cross-corpus page
+        opened = open_folder(args.out)
+        design = isinstance(opened, DesignFolder)  # the partition design (--cv): the recipe page
+        benchmark = isinstance(opened, BenchmarkFolder)  # a benchmark folder: the cross-corpus page
         if design and not (args.out / "verdicts.csv").exists():
             raise UserInputError(f"{args.out} holds no recipe verdicts yet; run `python -m comparisons report --out {args.out}`")
-        if not design and not benchmark and (kind != SPLIT or not read_runs(args.out)):
+        if not design and not benchmark and not (isinstance(opened, SplitFolder) and opened.records):
             raise UserInputError(f"{args.out} holds no finished runs; "
                                  f"run `python -m comparisons run --out {args.out}` first")
     except UserInputError as exc:
@@ -68,12 +67,12 @@ def main(argv=None) -> int:
     for lang in languages:
         if benchmark:
             from comparisons.report.cross_corpus_page import write_cross_corpus_reports
-            path = write_cross_corpus_reports(args.out, lang)
+            path = write_cross_corpus_reports(args.out, [lang])
         elif design:
             from comparisons.report.partition_page import write_recipe_page
             path = write_recipe_page(args.out, lang)
         else:
-            path = write_report_page(args.out, lang)
+            path = write_report_page(opened, lang)
         print(f"{path} ({path.stat().st_size / 1e6:.2f} MB)", file=sys.stderr)
         if args.screenshot:
             print(screenshot(path, path.with_name("report.png")), file=sys.stderr)

@@ -12,8 +12,7 @@ from comparisons.stats.calibration import reliability_points
 from comparisons.report.figures import forest_plot, partition_plot, reliability_diagram
 from comparisons.report.i18n import text
 from comparisons.stats.family import PRIMARY
-from comparisons.run_folder import RunFolder
-from comparisons.run_folder.kind import partition_folders
+from comparisons.run_folder.open_folder import DesignFolder
 from comparisons.run_folder.records import SplitsRecord
 
 CAPTIONS = {  # (English, Chinese): also each image's alt text
@@ -55,11 +54,8 @@ def write_recipe_figures(report, lang: str) -> list[tuple[Path, str]]:
 def pooled_predictions(out: Path) -> tuple[dict[str, list], int | None]:
     """Per variant, (labels, probabilities) of its finished runs on every partition of the design."""
     groups, positive = {}, None
-    for folder in partition_folders(out):
-        split = SplitsRecord.read(folder)
-        if split is None:  # a partition not run yet
-            continue
-        run_folder, positive = RunFolder(folder), positive_index(folder)
+    for run_folder in DesignFolder(out).run_folders:  # the partitions run (a split written)
+        split, positive = SplitsRecord.read(run_folder.path), positive_index(run_folder.path)
         for record in run_folder.records:
             if record.get("status") == "ok" and record.get("split_sha256") == split.sha256:
                 found = labelled_predictions(run_folder, record)

@@ -16,7 +16,8 @@ from comparisons.run_folder.writers import write_design
 from comparisons.report.i18n import LANGUAGES, text
 from comparisons.report.pair_tables import verdict_sections
 from comparisons.report.partition_curves import labels_saved_markdown
-from comparisons.run_folder.scores import COSTS, scores_table, wide_runs
+from comparisons.run_folder.scores import COSTS, wide_runs
+from comparisons.run_folder.open_folder import scores_table
 from comparisons.report.sequential_section import sequential_lines
 from comparisons.stats.contrasts import as_pairs
 from comparisons.stats.labels_saved import labels_saved

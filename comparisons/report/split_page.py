@@ -1,8 +1,8 @@
 """report.html of a single-split run folder: the one page a person opens, offline and self-contained, verdicts first.
 
-Built from what a run folder already holds: aggregate.csv and summary_table.csv (report/split_tables.py),
-verdicts.csv (comparisons/stats/bootstrap.py), figures/*.png, runs/*.json and manifest.json. English in DIR/, Chinese
-in DIR/zh/. No raw message text: the only free text from a run (a failure's reason) is redacted.
+Drawn from the split's report read once for every language (report/split_report.py: aggregate.csv, verdicts.csv,
+summary.csv and the decision made from them; the folder's manifest and runs), the tables each language's page shows
+(summary_table, the sizes' tables, serving_table) and figures/*.png. English in DIR/, Chinese in DIR/zh/. No raw message text: the only free text from a run (a failure's reason) is redacted.
 The partition design's page is report/partition_page.py, a benchmark's report/cross_corpus_page.py;
 `python -m comparisons.report.page` rewrites whichever a folder has (report/page.py).
 """
@@ -26,8 +26,8 @@ from comparisons.report.decision_section import DEFAULT_CPU_HOUR_PRICE, decision
 from comparisons.report.split_tables import QUALITY, largest_size
 from comparisons.report.measured_on import costs_note
 from comparisons.report.html import facts, paragraph, png_figure, report_page, table
-from comparisons.report.split_page_sections import (lead, pairwise_tables, pretrained_vs_scratch, read_verdicts,
-                                              real_differences)
+from comparisons.report.split_page_sections import lead, pairwise_tables, pretrained_vs_scratch, real_differences
+from comparisons.report.split_report import SplitReport
 from comparisons.run_folder import RunFolder
 
 # Measures of the "best on each" digest: (key in aggregate.csv, higher is better).
@@ -57,27 +57,33 @@ def page_path(out: Path, lang: str) -> Path:
     return Path(out) / "report.html" if lang == "en" else Path(out) / "zh" / "report.html"
 
 
+def write_report_pages(out: "Path | RunFolder", languages, price: float = DEFAULT_CPU_HOUR_PRICE) -> list[Path]:
+    """DIR/report.html (en) and DIR/zh/report.html (zh), drawn from the split's report read once."""
+    report = SplitReport.read(out)
+    decision = report.decision(price)  # made once for every language
+    return [atomic_write_text(page_path(report.path, lang), build_page(report, lang, price, decision))
+            for lang in dict.fromkeys(languages)]
+
+
 def write_report_page(out: "Path | RunFolder", lang: str = "en", price: float = DEFAULT_CPU_HOUR_PRICE) -> Path:
-    """Write DIR/report.html (en) or DIR/zh/report.html (zh) from the run folder's files."""
-    folder = RunFolder.of(out)
-    return atomic_write_text(page_path(folder.path, lang), build_page(folder, lang, price))
+    """Write DIR/report.html (en) or DIR/zh/report.html (zh) from the run folder's report."""
+    return write_report_pages(out, [lang], price)[0]
 
 
-def build_page(folder: RunFolder, lang: str, price: float = DEFAULT_CPU_HOUR_PRICE) -> str:
-    out = folder.path
+def build_page(report: SplitReport, lang: str, price: float = DEFAULT_CPU_HOUR_PRICE, decision=None) -> str:
+    folder, out = report.folder, report.path
     target = out if lang == "en" else out / "zh"
     manifest = folder.plan.fields
     records, left_out = folder.selected()  # the runs the tables aggregate, as report/split_tables.py
-    aggregate = _read_csv(target / "aggregate.csv", numeric=True)
-    verdicts = read_verdicts(out)
+    aggregate, verdicts = report.aggregate, report.verdicts
     title = text(f"Transformer comparison: {out.resolve().name}", f"Transformer 模型对比：{out.resolve().name}", lang)
-    decision, front = decision_section(out, lang, price)
+    decision, front = decision_section(out, lang, price, decision if decision is not None else report.decision(price))
     sections = [  # (anchor, heading, content), in the order a reader needs them
         decision,
         ("verdicts", text("Verdicts", "结论", lang),
          _verdicts(aggregate, verdicts, lang) + _figures(target / "figures", lang, ["forest"])
-         + pretrained_vs_scratch(out, lang)),
-        ("tables", text("Tables", "表格", lang), _tables(target, verdicts, lang) + _calibration(out, lang)),
+         + pretrained_vs_scratch(report.pretrained, lang)),
+        ("tables", text("Tables", "表格", lang), _tables(target, verdicts, lang) + _calibration(report.summary, lang)),
         ("figures", text("Figures", "图表", lang), front + _figures(target / "figures", lang,
                                                                      exclude=["forest", "cost_front"])),
         ("details", text("Per-variant details", "各模型变体的细节", lang), _details(records, manifest, lang)),
@@ -185,9 +191,8 @@ def _tables(target: Path, verdicts: pd.DataFrame | None, lang: str) -> str:
     return "\n".join(filter(None, parts)) or paragraph(text("No tables yet.", "尚无表格。", lang), "note")
 
 
-def _calibration(out: Path, lang: str) -> str:
+def _calibration(summary: pd.DataFrame | None, lang: str) -> str:
     """Brier score and ECE per variant over its seeds (summary.csv's runs of the largest training size)."""
-    summary = _read_csv(out / "summary.csv", numeric=True)
     if summary is None or "brier" not in summary:
         return ""
     runs = largest_size(summary.astype({"train_size": str}))

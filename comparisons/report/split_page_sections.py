@@ -7,13 +7,11 @@ decisions). A sweep prepends `train_size`; the digest then speaks of the largest
 """
 from __future__ import annotations
 
-from pathlib import Path
-
 import pandas as pd
 
 from comparisons.report.i18n import label, phrase, text
 from comparisons.report.html import paragraph, table
-from comparisons.report.verdicts_file import largest_group, read_verdicts  # noqa: F401 (read_verdicts re-exported)
+from comparisons.report.verdicts_file import largest_group
 from comparisons.stats.family import REAL
 from comparisons.report.pair_tables import family_line, pair_table
 
@@ -99,12 +97,11 @@ def pairwise_tables(verdicts: pd.DataFrame, lang: str) -> str:
     return "\n".join(parts)
 
 
-def pretrained_vs_scratch(out: Path, lang: str) -> str:
-    """A sweep's question: at each training size, is a pretrained variant better than the best model without?"""
-    path = Path(out) / "pretrained_vs_scratch.csv"  # comparisons/report/learning_curves.py, English values
-    if not path.exists():
+def pretrained_vs_scratch(frame: pd.DataFrame | None, lang: str) -> str:
+    """A sweep's question: at each training size, is a pretrained variant better than the best model without?
+    frame: pretrained_vs_scratch.csv (comparisons/report/learning_curves.py, English values)."""
+    if frame is None:
         return ""
-    frame = pd.read_csv(path)
     words = {"pretrained better": ("pretrained better", "预训练更好"), "pretrained worse": ("pretrained worse", "预训练更差"),
              "equivalent": ("equivalent within the margin", "在容差内等价"), "inconclusive": ("inconclusive", "无定论")}
     body = [[f"{row['train_size']:,}", row["pretrained"], row["best_without_pretraining"], label(row["metric"], lang),

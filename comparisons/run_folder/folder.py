@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -97,9 +98,13 @@ class RunFolder:
     def __init__(self, path: Path):
         self.path = Path(path)
         self.plan = Manifest.read(self.path)
-        self.records = read_runs(self.path)
         self._selected: tuple[list[RunRecord], list[str]] | None = None
         self._predictions: dict[str, Predictions] = {}
+
+    @cached_property
+    def records(self) -> list[RunRecord]:
+        """Every run record, read the first time it is asked for."""
+        return read_runs(self.path)
 
     @classmethod
     def of(cls, folder: "Path | RunFolder") -> "RunFolder":

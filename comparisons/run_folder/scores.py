@@ -14,7 +14,6 @@ row per run (the frame the pair tests take).
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pandas as pd
 
@@ -22,6 +21,7 @@ from common.metric_names import QUALITY, SCORE_COSTS
 from common.metric_names import CALIBRATION
 from comparisons.run_folder.calibration import run_calibration
 from comparisons.run_folder.folder import RunFolder
+from comparisons.run_folder.names import SPLITS
 from common.splits import size_label
 
 COSTS = SCORE_COSTS
@@ -44,7 +44,7 @@ def folder_rows(folder: RunFolder, partition: str, design: str) -> tuple[list[di
     classes = len((plan.get("data") or {}).get("class_names") or [0, 1])
     spec = (plan.get("data") or {}).get("spec") or {}
     corpus = spec.get("path") or spec.get("source")
-    split = json.loads((folder.path / "splits.json").read_text())
+    split = json.loads((folder.path / SPLITS).read_text())
     rows = []
     for record in records:
         if not record.ok:
@@ -62,24 +62,20 @@ def folder_rows(folder: RunFolder, partition: str, design: str) -> tuple[list[di
     return rows, [f"{partition}/{reason}" for reason in left_out]
 
 
-def scores_table(out: Path) -> tuple[pd.DataFrame, list[str]]:
-    """(the long scores table of a run folder or a partition design, the records left out and why)."""
-    out = Path(out)
+def scores_of(folders: list[RunFolder], design: str) -> tuple[pd.DataFrame, list[str]]:
+    """(the long scores table of these run folders, the records left out and why): a single split's one folder
+    (partition "split") or a design's partitions (each named after its folder)."""
     rows, left_out = [], []
-    if (out / "design.json").exists() or (out / "partitions").is_dir():
-        for partition in sorted((out / "partitions").glob("r*f*")):
-            if (partition / "splits.json").exists():
-                found, dropped = folder_rows(RunFolder(partition), partition.name, "partitions")
-                rows += found
-                left_out += dropped
-    elif (out / "splits.json").exists():
-        rows, left_out = folder_rows(RunFolder(out), "split", "split")
+    for folder in folders:
+        found, dropped = folder_rows(folder, "split" if design == "split" else folder.path.name, design)
+        rows += found
+        left_out += dropped
     return pd.DataFrame(rows, columns=list(SCORE_COLUMNS)), left_out
 
 
 def split_scores(folder: RunFolder) -> pd.DataFrame:
     """The long scores table of a single split's folder already open (its records and predictions read once)."""
-    return pd.DataFrame(folder_rows(folder, "split", "split")[0], columns=list(SCORE_COLUMNS))
+    return scores_of([folder], "split")[0]
 
 
 def wide_runs(scores: pd.DataFrame) -> pd.DataFrame:

@@ -25,14 +25,13 @@ from comparisons.outputs import atomic_write_text
 def run_seconds(out: Path) -> list[tuple[str, float]]:
     """(run name, wall seconds) of every finished run in a run folder, a partition design's folders or a
     benchmark's corpus folders (`python -m comparisons benchmark`)."""
-    from comparisons.run_folder import BenchmarkPlan
-    from comparisons.run_folder.kind import BENCHMARK, PARTITION_DESIGN, folder_kind, partition_folders
+    from comparisons.run_folder.open_folder import BenchmarkFolder, DesignFolder, open_folder
 
-    kind = folder_kind(out)
-    if kind == BENCHMARK:
-        return [(f"{folder}/{name}", seconds) for folder in BenchmarkPlan.read(out).folders if (out / folder).is_dir()
+    opened = open_folder(out)
+    if isinstance(opened, BenchmarkFolder):
+        return [(f"{folder}/{name}", seconds) for folder in opened.plan.folders if (out / folder).is_dir()
                 for name, seconds in run_seconds(out / folder)]
-    folders = partition_folders(out) if kind == PARTITION_DESIGN else [out]
+    folders = opened.partitions if isinstance(opened, DesignFolder) else [out]
     found = []
     for folder in folders:
         for path in sorted((folder / "runs").glob("*.json")):

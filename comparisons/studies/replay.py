@@ -113,7 +113,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-repeats", type=int, help="the sequential design's most repeats (default: the folder's)")
     args = parser.parse_args(argv)
     try:
-        from comparisons.run_folder.scores import scores_table, wide_runs
+        from comparisons.run_folder.scores import wide_runs
+        from comparisons.run_folder.open_folder import scores_table
         from comparisons.run_folder.training_sets import training_sets
 
         from comparisons.run_folder.records import Design

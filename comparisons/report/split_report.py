@@ -1,0 +1,51 @@
+"""A single split's report as one object (issue 64): what its pages are drawn from, read once for every language.
+
+report/split_tables.py computes the aggregate and the verdicts and writes the tables; `SplitReport.read` then reads
+the language-neutral ones once (aggregate.csv, verdicts.csv, summary.csv, pretrained_vs_scratch.csv) with the
+precision they are written in, and the decision is made once from them, so a page drawn right after a run and one
+re-drawn later from the folder (`python -m comparisons.report.page`) are the same page. The tables written per
+language (summary_table, the sizes' tables, serving_table) are each read by the page of their language.
+The partition design's report is report/design_report.py.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from comparisons.report.verdicts_file import read_verdicts
+from comparisons.run_folder import RunFolder
+
+
+def _numbers(path: Path) -> pd.DataFrame | None:
+    return pd.read_csv(path) if path.exists() else None
+
+
+@dataclass(frozen=True, eq=False)  # tables inside: compared by identity
+class SplitReport:
+    folder: RunFolder
+    aggregate: pd.DataFrame | None   # aggregate.csv: per variant, the largest training size
+    verdicts: pd.DataFrame | None    # verdicts.csv read as today's schema
+    summary: pd.DataFrame | None     # summary.csv: one row per run
+    pretrained: pd.DataFrame | None  # pretrained_vs_scratch.csv: a sweep's question at each size
+
+    @classmethod
+    def read(cls, folder: "Path | RunFolder") -> "SplitReport":
+        folder = RunFolder.of(folder)
+        out = folder.path
+        return cls(folder, _numbers(out / "aggregate.csv"), read_verdicts(out), _numbers(out / "summary.csv"),
+                   _numbers(out / "pretrained_vs_scratch.csv"))
+
+    @property
+    def path(self) -> Path:
+        return self.folder.path
+
+    def decision(self, price: float):
+        """The decision from the report's tables (report/decision_section.py), as folder_decision makes it."""
+        from comparisons.report.decision_section import tables_decision
+        from comparisons.stats.family import PRIMARY
+
+        frame = self.aggregate if self.aggregate is not None else pd.DataFrame(columns=["variant", f"{PRIMARY}_mean"])
+        manifest = self.folder.plan.to_dict() if self.folder.plan else {}
+        return tables_decision(frame, False, self.verdicts, manifest, self.path / "serving_table.csv", price)
