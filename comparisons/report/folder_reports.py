@@ -13,7 +13,8 @@ from comparisons.numerics import identities_line
 from comparisons.stats.decision import DEFAULT_CPU_HOUR_PRICE
 from comparisons.report.figures import write_figures
 from comparisons.report.learning_curves import write_learning_curves
-from comparisons.report.split_page import write_report_pages
+from comparisons.report.split_page import write_report_page
+from comparisons.report.split_report import SplitReport
 from comparisons.report.serving import write_serving
 from comparisons.report.split_tables import build_reports, largest_size, write_reports
 from comparisons.run_folder import RunFolder
@@ -38,9 +39,12 @@ def write_all_reports(out: "Path | RunFolder", languages=("en",), price: float =
     write_learning_curves(folder, reports.summary, split.test, reports.test_labels, reports.positive_index,
                           largest_train_size(split, budget), languages)  # before the page embeds it
     records, _ = folder.selected()
-    for language in languages:
+    report, pages = None, []
+    for language in languages:  # a language's figures before the next's: the Chinese font, once set, stays set
         write_reports(folder, language, reports)
         write_serving(folder.path, language, records, reports.test_labels, reports.positive_index, folder.plan.margins)
         write_figures(folder, largest_size(reports.summary), reports.aggregate, reports.test_labels,
                       reports.class_names, reports.positive_index, language, pairs)
-    return write_report_pages(folder, languages, price)[0]  # last: they embed the tables and figures written above
+        report = report or SplitReport.read(folder)  # the language-neutral tables, written with the English ones
+        pages.append(write_report_page(folder, language, price, report))  # last: it embeds the tables and figures
+    return pages[0]

@@ -57,27 +57,22 @@ def page_path(out: Path, lang: str) -> Path:
     return Path(out) / "report.html" if lang == "en" else Path(out) / "zh" / "report.html"
 
 
-def write_report_pages(out: "Path | RunFolder", languages, price: float = DEFAULT_CPU_HOUR_PRICE) -> list[Path]:
-    """DIR/report.html (en) and DIR/zh/report.html (zh), drawn from the split's report read once."""
-    report = SplitReport.read(out)
-    decision = report.decision(price)  # made once for every language
-    return [atomic_write_text(page_path(report.path, lang), build_page(report, lang, price, decision))
-            for lang in dict.fromkeys(languages)]
+def write_report_page(out: "Path | RunFolder", lang: str = "en", price: float = DEFAULT_CPU_HOUR_PRICE,
+                      report: SplitReport | None = None) -> Path:
+    """Write DIR/report.html (en) or DIR/zh/report.html (zh) from the split's report (read now when not given: the
+    report read once serves every language's page)."""
+    report = report if report is not None else SplitReport.read(out)
+    return atomic_write_text(page_path(report.path, lang), build_page(report, lang, price))
 
 
-def write_report_page(out: "Path | RunFolder", lang: str = "en", price: float = DEFAULT_CPU_HOUR_PRICE) -> Path:
-    """Write DIR/report.html (en) or DIR/zh/report.html (zh) from the run folder's report."""
-    return write_report_pages(out, [lang], price)[0]
-
-
-def build_page(report: SplitReport, lang: str, price: float = DEFAULT_CPU_HOUR_PRICE, decision=None) -> str:
+def build_page(report: SplitReport, lang: str, price: float = DEFAULT_CPU_HOUR_PRICE) -> str:
     folder, out = report.folder, report.path
     target = out if lang == "en" else out / "zh"
     manifest = folder.plan.fields
     records, left_out = folder.selected()  # the runs the tables aggregate, as report/split_tables.py
     aggregate, verdicts = report.aggregate, report.verdicts
     title = text(f"Transformer comparison: {out.resolve().name}", f"Transformer 模型对比：{out.resolve().name}", lang)
-    decision, front = decision_section(out, lang, price, decision if decision is not None else report.decision(price))
+    decision, front = decision_section(out, lang, price, report.decision(price))
     sections = [  # (anchor, heading, content), in the order a reader needs them
         decision,
         ("verdicts", text("Verdicts", "结论", lang),

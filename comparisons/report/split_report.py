@@ -9,7 +9,7 @@ The partition design's report is report/design_report.py.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
@@ -29,6 +29,7 @@ class SplitReport:
     verdicts: pd.DataFrame | None    # verdicts.csv read as today's schema
     summary: pd.DataFrame | None     # summary.csv: one row per run
     pretrained: pd.DataFrame | None  # pretrained_vs_scratch.csv: a sweep's question at each size
+    _decisions: dict = field(default_factory=dict, repr=False)  # the decision at each price, made once
 
     @classmethod
     def read(cls, folder: "Path | RunFolder") -> "SplitReport":
@@ -42,10 +43,15 @@ class SplitReport:
         return self.folder.path
 
     def decision(self, price: float):
-        """The decision from the report's tables (report/decision_section.py), as folder_decision makes it."""
+        """The decision from the report's tables (report/decision_section.py), as folder_decision makes it; made
+        once a price, for every language."""
         from comparisons.report.decision_section import tables_decision
         from comparisons.stats.family import PRIMARY
 
+        if price in self._decisions:
+            return self._decisions[price]
         frame = self.aggregate if self.aggregate is not None else pd.DataFrame(columns=["variant", f"{PRIMARY}_mean"])
         manifest = self.folder.plan.to_dict() if self.folder.plan else {}
-        return tables_decision(frame, False, self.verdicts, manifest, self.path / "serving_table.csv", price)
+        self._decisions[price] = tables_decision(frame, False, self.verdicts, manifest, self.path / "serving_table.csv",
+                                                 price)
+        return self._decisions[price]
