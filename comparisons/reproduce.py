@@ -19,7 +19,6 @@ FRESH; exit 1 when a run under the same identity did not come back, or a rerun f
 from __future__ import annotations
 
 import dataclasses
-import json
 import shutil
 import sys
 import tempfile
@@ -36,7 +35,9 @@ from comparisons.carry_out import run_in_folder
 from comparisons.run_folder.open_folder import DesignFolder, SplitFolder, open_folder
 from comparisons.plan import Plan, prepare
 from comparisons.run_folder import read_runs, run_name
+from comparisons.run_folder.names import MANIFEST
 from comparisons.run_folder.records import Manifest
+from comparisons.run_folder.writers import write_manifest
 
 EXACT = 1e-6  # records keep 6 decimals: the same computation gives the same written figure
 NOISE_FACTOR = 2.0  # a difference within 2 x the seed spread is within seed noise (about 95% of A/A differences)
@@ -52,11 +53,10 @@ def read_committed(folder: Path, backends: str | None, partitions: str | None) -
     if isinstance(opened, DesignFolder):
         design = opened.design.to_dict()
         names = [p["name"] for p in design["partitions"]]
-        manifests = [folder / "partitions" / name / "manifest.json" for name in names]
-        found = [m for m in manifests if m.is_file()]
+        found = opened.manifests()
         if not found:
             raise UserInputError(f"{folder} is a design without partition runs (no partitions/*/manifest.json)")
-        manifest, variants, seeds = Manifest.read(found[0].parent).to_dict(), list(design["variants"]), list(design["seeds"])
+        manifest, variants, seeds = found[0].to_dict(), list(design["variants"]), list(design["seeds"])
     elif isinstance(opened, SplitFolder) and (folder / "runs").is_dir():
         design, names = None, ["split"]
         manifest = opened.plan.to_dict()
@@ -288,11 +288,9 @@ def substituted_verdicts(committed: dict, fresh: Path) -> pd.DataFrame:
                     shutil.copy(origin / "runs" / f"{name}.json", target / "runs" / f"{name}.json")
                     if (origin / "predictions" / f"{name}.npz").exists():
                         shutil.copy(origin / "predictions" / f"{name}.npz", target / "predictions" / f"{name}.npz")
-        for path in overlay.rglob("manifest.json"):  # today's code and this machine are what a rerun differs in:
-            plan = json.loads(path.read_text())      # not judged here, or the report would leave the rerun runs out
-            for key in ("code_sha256", "versions", "numerics"):
-                plan.pop(key, None)
-            path.write_text(json.dumps(plan))
+        for path in overlay.rglob(MANIFEST):  # today's code and this machine are what a rerun differs in: not
+            plan = Manifest.read(path.parent)  # judged here, or the report would leave the rerun runs out
+            write_manifest(path.parent, {k: v for k, v in plan.items() if k not in ("code_sha256", "versions", "numerics")})
         before, after = folder_verdicts(source), folder_verdicts(overlay)
     merged = before.merge(after, on=["metric", "variant_a", "variant_b"], how="outer", suffixes=("_committed", "_rerun"))
     merged["stands"] = merged["verdict_committed"] == merged["verdict_rerun"]

@@ -234,12 +234,11 @@ def track_after_run(out: Path, uri: str | None) -> None:
 def command_track(args) -> int:
     """`python -m comparisons track DIR`: log an existing run folder (or every partition of a --cv folder)."""
     out = Path(args.dir)
-    from comparisons.run_folder.open_folder import DesignFolder, open_folder
+    from comparisons.run_folder.open_folder import DesignFolder, SplitFolder, open_folder
 
     opened = open_folder(out)
-    folders = [p for p in opened.partitions if (p / "manifest.json").exists()] \
-        if isinstance(opened, DesignFolder) else [out]
-    if not folders or not all((f / "manifest.json").exists() for f in folders):
+    folders = opened.started if isinstance(opened, (DesignFolder, SplitFolder)) else []
+    if not folders:
         raise UserInputError(f"{out} is not a run folder (no manifest.json)")
     uri = args.mlflow_uri or default_uri(out)
     tracker = Tracker(uri)

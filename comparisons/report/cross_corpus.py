@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 import pandas as pd
 
@@ -133,13 +134,23 @@ def interval(row) -> str:
     return f"{row['mean']:.4f} [{row['ci_low']:.4f}, {row['ci_high']:.4f}]"
 
 
-def build(parent: Path) -> tuple[dict, list[CorpusResult], pd.DataFrame, AcrossCorpora]:
+class BenchmarkReport(NamedTuple):
+    """A benchmark's report (issue 64): everything its tables and pages show, built once for every language from its
+    corpora's folders (each read once: their written variants and verdicts, report/cross_corpus.read_corpus)."""
+
+    plan: dict                    # benchmark.json
+    corpora: list[CorpusResult]   # one a corpus, in the plan's order (skipped and not-run ones included)
+    table: pd.DataFrame           # cross_corpus.csv: one row per corpus and variant
+    test: AcrossCorpora           # what may be concluded across the corpora
+
+
+def build(parent: Path) -> BenchmarkReport:
     """Everything the table and the page show, read once."""
     plan, results = read_benchmark(parent)
     scores = score_table(results, plan.get("variants") or [])
     test = across_corpora(scores)
     ranks = corpus_ranks(scores.dropna(axis=0, how="any")) if len(scores) else pd.DataFrame()
-    return plan, results, long_rows(results, ranks), test
+    return BenchmarkReport(plan, results, long_rows(results, ranks), test)
 
 
 def corpora_rows(results: list[CorpusResult], lang: str) -> list[list]:

@@ -17,7 +17,7 @@ from comparisons.report.decision_section import DEFAULT_CPU_HOUR_PRICE, corpora_
 from comparisons.report.cross_corpus_figures import critical_difference_diagram, verdict_grid
 from comparisons.report.html import facts, paragraph, png_figure, report_page, table
 from comparisons.report.i18n import text
-from comparisons.run_folder.names import BENCHMARK_PLAN
+from comparisons.run_folder.open_folder import BenchmarkFolder, open_folder
 
 
 def build_cross_corpus_page(parent: Path, lang: str, built, price: float = DEFAULT_CPU_HOUR_PRICE) -> str:
@@ -89,7 +89,7 @@ def write_cross_corpus_reports(parent: Path, languages=("en",), price: float = D
     """The cross-corpus table (csv, md, json: with the English) and page of a benchmark folder in each language; the
     first language's page, or None when the folder holds no plan. Its corpora are read once for every language."""
     parent = Path(parent)
-    if not (parent / BENCHMARK_PLAN).exists():
+    if not isinstance(open_folder(parent), BenchmarkFolder):
         return None
     languages = [languages] if isinstance(languages, str) else list(languages)
     built = build(parent)  # read once, for the tables and the pages of every language

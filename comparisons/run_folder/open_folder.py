@@ -30,6 +30,11 @@ class SplitFolder(RunFolder):
     def run_folders(self) -> list[RunFolder]:
         return [self]
 
+    @property
+    def started(self) -> list[Path]:
+        """The folders holding a manifest: this one."""
+        return [self.path]
+
     def manifests(self) -> list[Manifest]:
         return [self.plan] if self.plan else []
 
@@ -61,9 +66,14 @@ class DesignFolder:
         """The partitions that hold a split (those a run has started in), each opened once."""
         return [RunFolder(p) for p in self.partitions if (p / SPLITS).exists()]
 
+    @cached_property
+    def started(self) -> list[Path]:
+        """The partitions holding a manifest (a run was planned in them), in order."""
+        return [p for p in self.partitions if (p / MANIFEST).is_file()]
+
     def manifests(self) -> list[Manifest]:
-        """The partitions' manifests, in order (those without one left out)."""
-        return [m for m in map(Manifest.read, self.partitions) if m]
+        """The partitions' manifests, in order (those not started left out)."""
+        return [Manifest.read(p) for p in self.started]
 
     def scores(self) -> tuple[pd.DataFrame, list[str]]:
         return scores_of(self.run_folders, "partitions")
