@@ -24,5 +24,9 @@ DEFAULT_MARGINS = {PRIMARY: 0.005, "macro_f1": 0.01, "accuracy": 0.005, "brier":
 
 # costs: what a decision weighs (lower is better but throughput), and the costs the scores table carries
 DECISION_COSTS = ("latency_ms_b1_p50", "throughput_per_s", "peak_rss_serve_mb", "size_mb", "train_seconds")
+SUMMARY_COSTS = ("params_total", "params_trainable", "train_seconds", "epochs_run", "seconds_per_epoch",  # aggregate.csv
+                 "latency_ms_b1_p50", "latency_ms_b32_p50", "latency_ms_b32_cv", "throughput_per_s", "compile_seconds",
+                 "cold_start_s", "peak_rss_train_mb", "peak_rss_serve_mb", "size_mb")
+DIGEST_COSTS = ("latency_ms_b1_p50", "peak_rss_serve_mb", "train_seconds", "size_mb")  # a split page's "best on each"
 SCORE_COSTS = ("params_total", "train_seconds", "latency_ms_b1_p50", "throughput_per_s", "peak_rss_serve_mb", "size_mb")
 INPUT = ("unknown_token_rate",)                                # what the model could not read

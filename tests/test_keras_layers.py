@@ -15,7 +15,7 @@ keras = pytest.importorskip("keras")
 torch = pytest.importorskip("torch")
 
 from backends.keras_layers import KerasLayersBackend, build_keras_model  # noqa: E402
-from backends.keras_layers.parity import load_state, torch_state  # noqa: E402
+from backends.keras_layers.parity import copy_torch_weights, load_state  # noqa: E402
 from backends.keras_layers.training import (  # noqa: E402
     BestValidationAP,
     SharedOrderBatches,
@@ -30,15 +30,6 @@ from common.initial_weights import initial_state  # noqa: E402
 from common.config import EncoderConfig  # noqa: E402
 from common.vocabulary import Vocabulary  # noqa: E402
 from tests.backend_contract import check_backend_contract  # noqa: E402
-
-
-def copy_torch_weights(torch_model, keras_model) -> None:
-    """Assign every torch parameter to its Keras twin (the parity tests below)."""
-    n_torch = sum(1 for _ in torch_model.parameters())
-    state = torch_state(torch_model)
-    assert len(state) == n_torch, f"torch state holds {len(state)} arrays for {n_torch} parameters"
-    load_state(keras_model, state, torch_model.config)
-
 
 ROOT = Path(__file__).resolve().parents[1]
 TINY = dict(d_model=16, num_heads=2, num_layers=1, ff_dim=32, max_len=24, epochs=2, batch_size=16, min_steps=0)

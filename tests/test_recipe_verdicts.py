@@ -90,6 +90,7 @@ def test_with_more_than_two_classes_the_decision_rows_are_the_arg_max(tmp_path):
     for classes, folder in ((5, tmp_path / "topics"), (2, tmp_path / "binary")):
         partition = folder / "partitions" / "r0f0"
         (partition / "runs").mkdir(parents=True)
+        (folder / "design.json").write_text(json.dumps({"folds": 1, "repeats": 1, "variants": ["tfidf_logreg"]}))
         (partition / "splits.json").write_text(json.dumps({"sha256": "s", "train": [0, 1], "valid": [2], "test": [3]}))
         (partition / "manifest.json").write_text(json.dumps({"data": {"class_names": [f"c{i}" for i in range(classes)]},
                                                              "variants": {"tfidf_logreg": {}}, "seeds": [0]}))

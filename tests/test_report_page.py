@@ -386,3 +386,14 @@ def test_the_cross_corpus_page_shows_its_critical_difference_diagram_and_verdict
     assert sorted(p.name for p in figures.glob("*.png")) == ["critical_difference.png", "verdict_grid.png"]
     assert all(_not_blank(png) for png in figures.glob("*.png"))
     page.close()
+
+
+def test_an_english_figure_is_the_same_after_a_chinese_one(tmp_path):
+    """One process draws a language's figures, then the next's (a benchmark's corpora, a split's pages): the Chinese
+    font a zh figure sets must not leak into the English figures drawn after it."""
+    from comparisons.report.figures import reliability_diagram
+
+    points = {"tfidf_logreg": {"mean_score": [0.1, 0.5, 0.9], "observed": [0.0, 0.5, 1.0], "ece": 0.02}}
+    first = reliability_diagram(points, "en", tmp_path / "first.png").read_bytes()
+    reliability_diagram(points, "zh", tmp_path / "zh.png")
+    assert reliability_diagram(points, "en", tmp_path / "after.png").read_bytes() == first

@@ -227,13 +227,14 @@ def test_a_path_that_fails_to_export_is_a_row_with_the_reason(tiny_splits, tmp_p
 
 
 def test_the_serving_table_and_figure_give_each_path_its_verdict_against_native(scratch_serving, tiny_splits):
-    from comparisons.report.serving import serving_tables_html, write_serving
+    from comparisons.report.serving import serving_frame, serving_tables_html, write_serving
 
     out, kept, _ = scratch_serving
     test = tiny_splits[2]
     records = [{"variant": "torch_scratch", "seed": 0, "status": "ok", "serving_file": kept["serving_file"]}]
+    frame = serving_frame(out, records, test.labels, test.positive_index, None)  # its verdicts computed once
     for lang in ("en", "zh"):
-        paths = write_serving(out, lang, records, test.labels, test.positive_index, None)
+        paths = write_serving(out, lang, frame)
         assert {p.name for p in paths} == {"serving_table.csv", "serving_table.md", "serving.png"}
     import pandas as pd
 

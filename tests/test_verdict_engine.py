@@ -168,6 +168,7 @@ def test_the_course_preset_needs_its_variants():
 def test_a_reused_design_folder_reports_only_its_plans_runs(tmp_path):
     """Runs of an earlier plan (another seed, another profile) stay in the partition folder but never reach
     the scores or the verdicts."""
+    (tmp_path / "design.json").write_text(json.dumps({"folds": 3, "repeats": 1, "variants": ["a", "b"]}))
     for name in ("r0f0", "r0f1", "r0f2"):
         partition = tmp_path / "partitions" / name
         (partition / "runs").mkdir(parents=True)

@@ -15,7 +15,7 @@ from comparisons.report.figures import write_figures
 from comparisons.report.learning_curves import write_learning_curves
 from comparisons.report.split_page import write_report_page
 from comparisons.report.split_report import SplitReport
-from comparisons.report.serving import write_serving
+from comparisons.report.serving import serving_frame, write_serving
 from comparisons.report.split_tables import build_reports, largest_size, write_reports
 from comparisons.run_folder import RunFolder
 
@@ -39,10 +39,11 @@ def write_all_reports(out: "Path | RunFolder", languages=("en",), price: float =
     write_learning_curves(folder, reports.summary, split.test, reports.test_labels, reports.positive_index,
                           largest_train_size(split, budget), languages)  # before the page embeds it
     records, _ = folder.selected()
+    serving = serving_frame(folder.path, records, reports.test_labels, reports.positive_index, folder.plan.margins)
     report, pages = None, []
     for language in languages:  # a language's figures before the next's: the Chinese font, once set, stays set
         write_reports(folder, language, reports)
-        write_serving(folder.path, language, records, reports.test_labels, reports.positive_index, folder.plan.margins)
+        write_serving(folder.path, language, serving)  # its verdicts against native computed once, above
         write_figures(folder, largest_size(reports.summary), reports.aggregate, reports.test_labels,
                       reports.class_names, reports.positive_index, language, pairs)
         report = report or SplitReport.read(folder)  # the language-neutral tables, written with the English ones

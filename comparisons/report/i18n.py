@@ -146,12 +146,18 @@ def text(english: str, chinese: str, lang: str) -> str:
     return chinese if lang == "zh" else english
 
 
+_FONT_KEYS = ("font.family", "font.sans-serif", "axes.unicode_minus")
+_DEFAULT_FONTS: dict = {}  # the settings a Chinese figure changed, as they were before it
+
+
 def setup_matplotlib(lang: str = "en") -> None:
     """Headless backend; for zh, register the shipped Noto Sans CJK SC font and use it."""
     import matplotlib
 
     matplotlib.use("Agg")
-    if lang != "zh":
+    if lang != "zh":  # the default fonts, even after a Chinese figure in this process: an English figure never
+        for key, value in _DEFAULT_FONTS.items():  # depends on what was drawn before it
+            matplotlib.rcParams[key] = value
         return
     from matplotlib import font_manager
 
@@ -160,6 +166,7 @@ def setup_matplotlib(lang: str = "en") -> None:
     font = Path(mplfonts.__file__).parent / "fonts" / "NotoSansCJKsc-Regular.otf"
     font_manager.fontManager.addfont(str(font))
     name = font_manager.FontProperties(fname=str(font)).get_name()
+    _DEFAULT_FONTS.update({key: matplotlib.rcParams[key] for key in _FONT_KEYS if key not in _DEFAULT_FONTS})
     matplotlib.rcParams["font.family"] = "sans-serif"
     matplotlib.rcParams["font.sans-serif"] = [name, "DejaVu Sans"]
     matplotlib.rcParams["axes.unicode_minus"] = False

@@ -178,7 +178,7 @@ def plot_curves(curve: pd.DataFrame, full_size: int, lang: str, path: Path) -> P
     return save_figure(fig, path)
 
 
-def verdicts_markdown(pairs: pd.DataFrame, size: int, full_size: int, lang: str, metrics: list[str]) -> str:
+def size_verdicts_markdown(pairs: pd.DataFrame, size: int, full_size: int, lang: str, metrics: list[str]) -> str:
     """The pairs of one training size, as people read them (the one renderer, comparisons/report/pair_tables.py)."""
     lines = [f"# {text('Paired verdicts at', '配对结论：训练样本数', lang)} {size_label(size, full_size, lang)}", ""]
     for metric in metrics:
@@ -236,6 +236,6 @@ def write_curve_outputs(target: Path, curve: pd.DataFrame, pairs: pd.DataFrame, 
                      f"训练样本数：{size_label(size, full_size, lang)}（多种子均值 ± 标准差 [测试样本上的 95% 区间]）", lang)
         paths += write_table(size_table(curve, size, lang), target / "learning_curves", f"size_{name}", title=title)
         paths.append(atomic_write_text(target / "learning_curves" / f"verdicts_{name}.md",
-                                       verdicts_markdown(pairs, size, full_size, lang, curve_metrics(curve))))
+                                       size_verdicts_markdown(pairs, size, full_size, lang, curve_metrics(curve))))
     paths.append(plot_curves(curve, full_size, lang, target / figure_dir / "learning_curves.png"))
     return paths

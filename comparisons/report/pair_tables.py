@@ -135,3 +135,11 @@ def verdict_sections(pairs: pd.DataFrame, metrics, lang: str, correction: str = 
         lines += [f"## {label(metric, lang)} ({family})", "", markdown_table(*pair_table(rows, lang, correction=correction)),
                   ""]
     return lines
+
+
+def verdicts_markdown(title: str, lede: str, heading: str, variants: pd.DataFrame, pairs: pd.DataFrame, metrics,
+                      lang: str, correction: str = "holm") -> str:
+    """verdicts.md of any design (the one renderer): its title and what its verdicts generalise over, each variant's
+    figures under `heading`, then the family line and one table of pairs per metric (verdict_sections)."""
+    lines = [f"# {title}", "", lede, "", f"## {heading}", "", variants.to_markdown(index=False), ""]
+    return "\n".join(lines + verdict_sections(pairs, metrics, lang, correction))

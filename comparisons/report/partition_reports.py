@@ -14,7 +14,7 @@ from comparisons.outputs import atomic_write_text
 from comparisons.run_folder.records import Design
 from comparisons.run_folder.writers import write_design
 from comparisons.report.i18n import LANGUAGES, text
-from comparisons.report.pair_tables import verdict_sections
+from comparisons.report.pair_tables import verdicts_markdown
 from comparisons.report.partition_curves import labels_saved_markdown
 from comparisons.run_folder.scores import COSTS, wide_runs
 from comparisons.run_folder.open_folder import scores_table
@@ -30,10 +30,11 @@ def partition_scores(out: Path) -> pd.DataFrame:
     """One row per comparable finished run of every partition folder (comparisons/run_folder/scores.py)."""
     return wide_runs(scores_table(out)[0])
 
-def verdicts_markdown(variants: pd.DataFrame, pairs: pd.DataFrame, design: dict, lang: str = "en") -> str:
+def design_verdicts_markdown(variants: pd.DataFrame, pairs: pd.DataFrame, design: dict, lang: str = "en") -> str:
+    """A partition design's verdicts.md: what its verdicts generalise over, then pair_tables.verdicts_markdown."""
     folds, repeats = design["folds"], design["repeats"]
     repeats = f"≤ {repeats}" if design.get("sequential") else repeats  # a sequential design: at most
-    lines = [f"# {text('Verdicts about recipes', '关于训练配方的结论', lang)}", "", text(
+    lede = text(
         f"{repeats} x {folds}-fold group-aware stratified partitions (identical texts never straddle train and "
         f"test; every text tested {repeats} time(s)). Each partition's seeds are averaged; pairs are tested over the "
         "partitions with the corrected repeated k-fold t-test (Nadeau & Bengio 2003; Bouckaert & Frank 2004). "
@@ -45,7 +46,7 @@ def verdicts_markdown(variants: pd.DataFrame, pairs: pd.DataFrame, design: dict,
         f"{repeats} 次）。每个划分内对种子取平均；每对模型在各划分上用校正的重复 k 折 t 检验比较"
         "（Nadeau & Bengio 2003；Bouckaert & Frank 2004）。结论推广到训练随机性、所训练的文本和所测试的文本"
         "（同类数据）。主指标：平均精度，在其一族（见下）上做 Holm 校正；其余为次要指标。等价：双单侧检验下在声明的容差内；"
-        "无定论：既未显示不同，也未显示相等。", lang), ""]
+        "无定论：既未显示不同，也未显示相等。", lang)
     shown = pd.DataFrame({"variant": variants["variant"], "partitions": variants["partitions"],
                           "seeds": variants["seeds"]})
     for metric in METRICS:
@@ -55,9 +56,10 @@ def verdicts_markdown(variants: pd.DataFrame, pairs: pd.DataFrame, design: dict,
     sized = "train_size" in pairs and pairs["train_size"].astype(str).nunique() > 1
     at_largest = text(" (at the largest training size; each size's figures in learning_curve.csv)",
                       "（最大训练规模；各规模见 learning_curve.csv）", lang) if sized else ""
-    lines += [f"## {text('Each recipe: mean ± std over partitions [corrected 95% interval]', '各配方：各划分上的均值 ± 标准差 [校正的 95% 区间]', lang)}{at_largest}",
-              "", shown.to_markdown(index=False), ""]
-    return "\n".join(lines + verdict_sections(pairs, METRICS + CALIBRATION_METRICS, lang, design.get("family") or "holm"))
+    heading = text('Each recipe: mean ± std over partitions [corrected 95% interval]',
+                   '各配方：各划分上的均值 ± 标准差 [校正的 95% 区间]', lang) + at_largest
+    return verdicts_markdown(text('Verdicts about recipes', '关于训练配方的结论', lang), lede, heading, shown, pairs,
+                             METRICS + CALIBRATION_METRICS, lang, design.get("family") or "holm")
 
 def write_recipe_reports(out: Path, margins: dict | None = None, order: list[str] | None = None,
                          contrasts: list[tuple[str, str]] | None = None,
@@ -100,7 +102,7 @@ def write_recipe_reports(out: Path, margins: dict | None = None, order: list[str
     for language in LANGUAGES:  # English in the folder, Chinese under zh/, as the pages are (whatever --lang)
         target = out if language == "en" else out / language
         target.mkdir(parents=True, exist_ok=True)
-        atomic_write_text(target / "verdicts.md", verdicts_markdown(variants, pairs, design, language)
+        atomic_write_text(target / "verdicts.md", design_verdicts_markdown(variants, pairs, design, language)
                           + "".join("\n\n" + line if i == 0 else "\n" + line
                                     for i, line in enumerate(sequential_lines(design, language)))
                           + ("\n" + "\n".join(labels_saved_markdown(saved))

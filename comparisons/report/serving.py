@@ -149,10 +149,9 @@ def caption(table: pd.DataFrame, lang: str) -> str:
                 f"AP 相对原生模型的结论（容差 ±{margin:g}，Holm 校正）", lang)
 
 
-def write_serving(out: Path, lang: str, records: list[dict], labels: np.ndarray, positive_index,
-                  margins: dict | None) -> list[Path]:
-    """serving_table.csv/.md and figures/serving.png in DIR (en) or DIR/zh (zh); [] when no run measured paths."""
-    table = serving_frame(out, records, labels, positive_index, margins)
+def write_serving(out: Path, lang: str, table: pd.DataFrame | None) -> list[Path]:
+    """serving_table.csv/.md and figures/serving.png in DIR (en) or DIR/zh (zh) from the serving frame (computed once
+    for every language: serving_frame); [] when no run measured paths."""
     if table is None:
         return []
     target = Path(out) if lang == "en" else Path(out) / "zh"

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from common.metric_names import DIGEST_COSTS
 from common.redaction import redact
 from comparisons.numerics import describe as describe_numerics, identities_line
 from comparisons.report.i18n import label, text
@@ -31,7 +32,7 @@ from comparisons.report.split_report import SplitReport
 from comparisons.run_folder import RunFolder
 
 # Measures of the "best on each" digest: (key in aggregate.csv, higher is better).
-COSTS = ("latency_ms_b1_p50", "peak_rss_serve_mb", "train_seconds", "size_mb")  # lower is better (no record has peak_rss_mb)
+COSTS = DIGEST_COSTS  # lower is better
 BEST_ON = [(m, True) for m in QUALITY] + [(m, False) for m in COSTS]
 FIGURE_ORDER = ["forest", "metrics", "pareto", "serving", "pr_curves", "reliability", "confusion_matrices",
                 "learning_curves"]

@@ -26,17 +26,15 @@ from comparisons.run_folder import RunFolder, RunRecord, size_key, size_label
 from comparisons.report.calibration import with_calibration  # calibration (report/calibration.py)
 from comparisons.stats.contrasts import as_pairs
 from comparisons.run_folder.scores import split_scores
-from common.metric_names import CALIBRATION, INPUT as INPUT_METRICS, SUMMARY_QUALITY
+from common.metric_names import CALIBRATION, INPUT as INPUT_METRICS, SUMMARY_COSTS, SUMMARY_QUALITY
 from comparisons.report.spread import mean_spread
-from comparisons.report.pair_tables import verdict_sections
+from comparisons.report.pair_tables import verdicts_markdown
 from comparisons.stats.bootstrap import N_RESAMPLES, PAIR_METRICS, Verdicts, compare, run_intervals
 from comparisons.report.predictions import load_predictions
 
 # accuracy and macro-F1 at the 0.5 cut (the arg-max) and at the threshold chosen on validation
 QUALITY = list(SUMMARY_QUALITY)
-COST = ["params_total", "params_trainable", "train_seconds", "epochs_run", "seconds_per_epoch",
-        "latency_ms_b1_p50", "latency_ms_b32_p50", "latency_ms_b32_cv", "throughput_per_s", "compile_seconds",
-        "cold_start_s", "peak_rss_train_mb", "peak_rss_serve_mb", "size_mb"]
+COST = list(SUMMARY_COSTS)
 # what the model could not read: the share of its tokens of the test texts that are unknown (issue 25)
 INPUT = list(INPUT_METRICS)
 SUMMARY_COLUMNS = [
@@ -225,31 +223,31 @@ def write_verdicts(target: Path, verdicts: Verdicts, lang: str) -> list[Path]:
         for column in ("verdict", "verdict_decisions"):
             pairs[column] = [phrase(v, "A", "B", lang) if pd.notna(v) else v for v in pairs[column]]
     paths = [atomic_write_text(Path(target) / "verdicts.csv", pairs.to_csv(index=False, float_format="%.6g"))]
-    paths.append(atomic_write_text(Path(target) / "verdicts.md", verdicts_markdown(verdicts, lang)))
+    paths.append(atomic_write_text(Path(target) / "verdicts.md", split_verdicts_markdown(verdicts, lang)))
     return paths
 
 
-def verdicts_markdown(verdicts: Verdicts, lang: str) -> str:
-    """The verdicts as people read them: intervals per variant, then one table of pairs per metric."""
+def split_verdicts_markdown(verdicts: Verdicts, lang: str) -> str:
+    """A single split's verdicts.md: what its verdicts generalise over, then pair_tables.verdicts_markdown."""
     pairs, variants = verdicts.pairs, verdicts.variants
     n_items = int(pairs["n_items"].iloc[0]) if len(pairs) else 0
-    lines = [f"# {text('Verdicts: which differences these seeds and this test set can carry', '结论：这些种子和这个测试集能支撑哪些差异', lang)}", "",
-             text(f"Paired comparisons on the same {n_items} test items: 95% percentile intervals from a two-level "
-                  f"bootstrap ({N_RESAMPLES} resamples, each drawing the seeds and then the test items with "
-                  "replacement). Primary metric: average precision, Holm-corrected over its family (below); the "
-                  "other metrics are secondary, each corrected on its own. Verdicts: better, equivalent within the "
-                  "declared margin (two one-sided tests), or inconclusive (neither shown different nor shown equal). "
-                  "What a verdict generalises over: other seeds of the same recipe and other test texts like these; "
-                  "not other training texts (one split). Decisions: one pooled sign-flip test over the test items.",
-                  f"在相同的 {n_items} 条测试样本上做配对比较：两级自助法的 95% 百分位区间（{N_RESAMPLES} 次重抽样，"
-                  "每次先有放回地抽种子，再抽测试样本）。主指标：平均精度，在其一族（见下）上做 Holm 校正；"
-                  "其余为次要指标，各自校正。结论：更好、在预先声明的容差内等价（双单侧检验），或无定论。"
-                  "结论所推广的范围：同一配方的其他种子、与此类似的其他测试文本；不包括其他训练文本（只有一个划分）。"
-                  "判定：对测试样本做一次合并的符号翻转检验。", lang), ""]
+    lede = text(f"Paired comparisons on the same {n_items} test items: 95% percentile intervals from a two-level "
+                f"bootstrap ({N_RESAMPLES} resamples, each drawing the seeds and then the test items with "
+                "replacement). Primary metric: average precision, Holm-corrected over its family (below); the "
+                "other metrics are secondary, each corrected on its own. Verdicts: better, equivalent within the "
+                "declared margin (two one-sided tests), or inconclusive (neither shown different nor shown equal). "
+                "What a verdict generalises over: other seeds of the same recipe and other test texts like these; "
+                "not other training texts (one split). Decisions: one pooled sign-flip test over the test items.",
+                f"在相同的 {n_items} 条测试样本上做配对比较：两级自助法的 95% 百分位区间（{N_RESAMPLES} 次重抽样，"
+                "每次先有放回地抽种子，再抽测试样本）。主指标：平均精度，在其一族（见下）上做 Holm 校正；"
+                "其余为次要指标，各自校正。结论：更好、在预先声明的容差内等价（双单侧检验），或无定论。"
+                "结论所推广的范围：同一配方的其他种子、与此类似的其他测试文本；不包括其他训练文本（只有一个划分）。"
+                "判定：对测试样本做一次合并的符号翻转检验。", lang)
     table = pd.DataFrame({label("variant", lang): variants["variant"], label("seeds", lang): variants["seeds"]})
     for metric in PAIR_METRICS:
         table[quality_label(metric, lang)] = [f"{m:.4f} [{lo:.4f}, {hi:.4f}]" for m, lo, hi in zip(
             variants[f"{metric}_mean"], variants[f"{metric}_ci_low"], variants[f"{metric}_ci_high"])]
-    lines += [f"## {text('Each variant: seed mean [95% interval over seeds and test items]', '各模型变体：种子均值 [种子与测试样本上的 95% 区间]', lang)}",
-              "", table.to_markdown(index=False), ""]
-    return "\n".join(lines + verdict_sections(pairs, PAIR_METRICS, lang))
+    return verdicts_markdown(text('Verdicts: which differences these seeds and this test set can carry',
+                                  '结论：这些种子和这个测试集能支撑哪些差异', lang), lede,
+                             text('Each variant: seed mean [95% interval over seeds and test items]',
+                                  '各模型变体：种子均值 [种子与测试样本上的 95% 区间]', lang), table, pairs, PAIR_METRICS, lang)

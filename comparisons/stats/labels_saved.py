@@ -26,10 +26,11 @@ import pandas as pd
 
 from scipy.stats import t as student_t
 
+from common.metric_names import PRIMARY
 from comparisons.stats.design_variance import DEFAULT_VARIANCE, design_mean_se
 
 PRETRAINED_BACKENDS = ("hf_bert",)
-METRIC = "average_precision"
+METRIC = PRIMARY
 LABELS_SAVED_COLUMNS = ("pretrained", "train_size", "labelled_texts", "baseline", "metric", "partitions",
                         "partitions_reached", "needed", "needed_ci_low", "needed_ci_high", "ratio", "reading")
 
