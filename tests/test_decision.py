@@ -11,7 +11,7 @@ import pytest
 from comparisons.outputs import atomic_write_json
 from comparisons.report.decision_section import decision_section, decision_sentences, folder_decision
 from comparisons.stats.decision import pareto_front
-from comparisons.report.partition_page import write_recipe_page
+from comparisons.report.report import redraw_pages
 from comparisons.stats.partition_verdicts import METRICS
 
 VARIANTS = ["tfidf_logreg", "torch_scratch", "hf_bert:full"]
@@ -111,7 +111,7 @@ def test_a_folder_without_cost_figures_still_gets_its_page_and_the_decision_name
     assert decision.missing == ["throughput_per_s", "peak_rss_serve_mb", "size_mb", "train_seconds"]
     assert any("Missing from the cost tables, so not used: throughput_per_s" in line
                for line in decision_sentences(decision, "en"))
-    page = write_recipe_page(folder, "en").read_text()
+    page = redraw_pages(folder, ["en"])[0].read_text()
     assert '<section id="decision">' in page.split("<main>")[1][:40]  # the decision comes first
 
 

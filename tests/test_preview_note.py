@@ -4,7 +4,7 @@ from html import escape
 
 from comparisons.cli import main
 from comparisons.report.preview import REFERENCE_PAGE, preview_note
-from comparisons.report.split_page import page_path
+from comparisons.report.html import page_path
 
 SMALL = ["--backends", "tfidf_logreg", "--limit-per-class", "40"]
 

@@ -23,7 +23,9 @@ import pytest
 from comparisons.cli import main
 from comparisons.outputs import atomic_write_json
 from comparisons.report.page import CHROMIUM, launch_chromium
-from comparisons.report.split_page import page_path, reproduce_command, write_report_page
+from comparisons.report.html import page_path
+from comparisons.report.report import redraw_pages
+from comparisons.report.split_page import reproduce_command
 from tests.test_cli import LINK_OR_PHONE
 
 REFERENCE = Path(__file__).resolve().parent.parent / "results" / "single_split_bc0aeaf"
@@ -53,8 +55,7 @@ def reference(tmp_path_factory) -> Path:
     """A copy of the committed reference run with its pages written afresh."""
     folder = tmp_path_factory.mktemp("report") / "reference"
     shutil.copytree(REFERENCE, folder, ignore=shutil.ignore_patterns("report.html", "report.png", "logs"))
-    for lang in ("en", "zh"):
-        write_report_page(folder, lang)
+    redraw_pages(folder, ("en", "zh"))
     return folder
 
 
@@ -225,7 +226,7 @@ def test_verdicts_come_first_with_their_intervals(tmp_path, reference):
     shutil.copytree(reference, folder)
     for computed in folder.glob("**/verdicts.*"):  # the reference has verdicts; this page must do without
         computed.unlink()
-    assert "No verdicts computed" in write_report_page(folder, "en").read_text()
+    assert "No verdicts computed" in redraw_pages(folder, ["en"])[0].read_text()
     ranked = pd.read_csv(folder / "aggregate.csv").sort_values("average_precision_mean", ascending=False)
     best, runner_up, third, fourth = ranked["variant"].iloc[:4]  # the digest sets the best against the runner-up
     rows = [dict.fromkeys(PAIR_COLUMNS, 0.0) | {
@@ -235,7 +236,7 @@ def test_verdicts_come_first_with_their_intervals(tmp_path, reference):
         (best, runner_up, 0.0092, 0.0012, 0.0197, 0.01, "A better"),
         (third, fourth, -0.0058, -0.0135, 0.0008, 0.48, "no detectable difference")]]
     pd.DataFrame(rows, columns=list(PAIR_COLUMNS)).to_csv(folder / "verdicts.csv", index=False)
-    document = html5lib.parse(write_report_page(folder, "zh").read_text(encoding="utf-8"), namespaceHTMLElements=False)
+    document = html5lib.parse(redraw_pages(folder, ["zh"])[0].read_text(encoding="utf-8"), namespaceHTMLElements=False)
     digest = document.find(".//section[@id='verdicts']//table")
     ap_row = next(tr for tr in digest.iter("tr") if "".join(tr.itertext()).startswith("平均精度"))
     assert ap_row.get("class") == "real"
@@ -269,18 +270,16 @@ def test_page_command_says_what_is_wrong_in_one_line(tmp_path, capsys):
 @pytest.fixture(scope="module")
 def design_pages(tmp_path_factory) -> dict[str, Path]:
     """Copies of the committed partition reference and cross-corpus reference, their tables and pages written afresh."""
-    from comparisons.report.cross_corpus_page import write_cross_corpus_reports
-    from comparisons.report.partition_page import write_recipe_page
     from comparisons.report.partition_reports import write_recipe_reports
+    from comparisons.report.write import write_reports
 
     root = tmp_path_factory.mktemp("designs")
     folders = {name: root / name for name in ("reference", "cross_corpus")}
     for name, folder in folders.items():
         shutil.copytree(REFERENCE.parent / name, folder, ignore=shutil.ignore_patterns("report.png", "logs"))
     write_recipe_reports(folders["reference"])  # scores.csv with each run's calibration, from its predictions
-    for lang in ("en", "zh"):
-        write_recipe_page(folders["reference"], lang)
-        write_cross_corpus_reports(folders["cross_corpus"], lang)
+    redraw_pages(folders["reference"], ("en", "zh"))
+    write_reports(folders["cross_corpus"], ["zh"])  # its tables and pages, English and Chinese
     return folders
 
 

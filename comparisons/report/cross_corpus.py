@@ -138,6 +138,7 @@ class BenchmarkReport(NamedTuple):
     """A benchmark's report (issue 64): everything its tables and pages show, built once for every language from its
     corpora's folders (each read once: their written variants and verdicts, report/cross_corpus.read_corpus)."""
 
+    path: Path                    # the benchmark's folder
     plan: dict                    # benchmark.json
     corpora: list[CorpusResult]   # one a corpus, in the plan's order (skipped and not-run ones included)
     table: pd.DataFrame           # cross_corpus.csv: one row per corpus and variant
@@ -150,7 +151,7 @@ def build(parent: Path) -> BenchmarkReport:
     scores = score_table(results, plan.get("variants") or [])
     test = across_corpora(scores)
     ranks = corpus_ranks(scores.dropna(axis=0, how="any")) if len(scores) else pd.DataFrame()
-    return BenchmarkReport(plan, results, long_rows(results, ranks), test)
+    return BenchmarkReport(Path(parent), plan, results, long_rows(results, ranks), test)
 
 
 def corpora_rows(results: list[CorpusResult], lang: str) -> list[list]:
@@ -245,10 +246,9 @@ def benchmark_scores(parent: Path, plan: dict) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=list(SCORE_COLUMNS))
 
 
-def write_cross_corpus_tables(parent: Path, lang: str, built) -> Path:
+def write_cross_corpus_tables(report: BenchmarkReport, lang: str) -> Path:
     """cross_corpus.csv and .json in the parent folder (en), cross_corpus.md in it (en) or in DIR/zh/ (zh)."""
-    plan, results, table, test = built
-    parent = Path(parent)
+    parent, plan, results, table, test = report
     if lang == "en":
         atomic_write_text(parent / "cross_corpus.csv", table.to_csv(index=False, float_format="%.6g"))
         atomic_write_json(parent / "cross_corpus.json", {**asdict(test), "conclusion": conclusion(test, "en")})

@@ -10,18 +10,16 @@ from __future__ import annotations
 from html import escape
 from pathlib import Path
 
-from comparisons.outputs import atomic_write_text
-from comparisons.report.cross_corpus import (build, conclusion, corpora_headers, corpora_rows, generalises, pair_rows,
-                                             scores_rows, write_cross_corpus_tables)
+from comparisons.report.cross_corpus import (BenchmarkReport, conclusion, corpora_headers, corpora_rows, generalises, pair_rows,
+                                             scores_rows)
 from comparisons.report.decision_section import DEFAULT_CPU_HOUR_PRICE, corpora_decisions
 from comparisons.report.cross_corpus_figures import critical_difference_diagram, verdict_grid
 from comparisons.report.html import facts, paragraph, png_figure, report_page, table
 from comparisons.report.i18n import text
-from comparisons.run_folder.open_folder import BenchmarkFolder, open_folder
 
 
-def build_cross_corpus_page(parent: Path, lang: str, built, price: float = DEFAULT_CPU_HOUR_PRICE) -> str:
-    plan, results, frame, test = built
+def build_cross_corpus_page(report: BenchmarkReport, lang: str, price: float = DEFAULT_CPU_HOUR_PRICE) -> str:
+    parent, plan, results, frame, test = report
     order = [v for v in dict.fromkeys([*(plan.get("variants") or []), *frame["variant"].dropna()])]
     title = text(f"Across corpora: {Path(parent).resolve().name}", f"跨语料库比较：{Path(parent).resolve().name}", lang)
     ranks = {"average rank": text("average rank", "平均名次", lang)}
@@ -77,24 +75,3 @@ def _figures(parent: Path, lang: str, test, results) -> tuple[str, str]:
         "各语料库在主指标上的结论网格：每行一对 A − B，每列一个语料库；绿色 A 更好，红色 B 更好，蓝色在容差内等价，灰色无定论",
         lang))
     return cd, shown
-
-
-def write_cross_corpus_page(parent: Path, lang: str, built, price: float = DEFAULT_CPU_HOUR_PRICE) -> Path:
-    parent = Path(parent)
-    path = parent / "report.html" if lang == "en" else parent / "zh" / "report.html"
-    return atomic_write_text(path, build_cross_corpus_page(parent, lang, built, price))
-
-
-def write_cross_corpus_reports(parent: Path, languages=("en",), price: float = DEFAULT_CPU_HOUR_PRICE) -> Path | None:
-    """The cross-corpus table (csv, md, json: with the English) and page of a benchmark folder in each language; the
-    first language's page, or None when the folder holds no plan. Its corpora are read once for every language."""
-    parent = Path(parent)
-    if not isinstance(open_folder(parent), BenchmarkFolder):
-        return None
-    languages = [languages] if isinstance(languages, str) else list(languages)
-    built = build(parent)  # read once, for the tables and the pages of every language
-    pages = []
-    for lang in dict.fromkeys(languages):
-        write_cross_corpus_tables(parent, lang, built)
-        pages.append(write_cross_corpus_page(parent, lang, built, price))
-    return pages[0]

@@ -43,6 +43,10 @@ class DesignReport:
                    folder_manifest(folder))
 
     @property
+    def path(self) -> Path:
+        return self.folder
+
+    @property
     def has_sizes(self) -> bool:
         from comparisons.report.partition_curves import has_sizes
 

@@ -171,6 +171,11 @@ def report_page(title: str, lang: str, lede: str, sections: list[tuple[str, str,
     return document(title, lang, body)
 
 
+def page_path(folder: Path, lang: str) -> Path:
+    """Where a folder's page is: report.html in the folder (English), in its zh/ folder (Chinese)."""
+    return Path(folder) / "report.html" if lang == "en" else Path(folder) / "zh" / "report.html"
+
+
 def section(anchor: str, heading: str, content: str) -> str:
     return f'<section id="{anchor}">\n<h2>{escape(heading)}</h2>\n{content}\n</section>'
 

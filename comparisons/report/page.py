@@ -1,5 +1,6 @@
-"""Rewrite a folder's report page(s), and take a screenshot of each: whichever page the folder has (a single split's,
-report/split_page.py; a partition design's, report/partition_page.py; a benchmark's, report/cross_corpus_page.py).
+"""Redraw a folder's report page(s) from its written report (report/report.py; nothing recomputed), and take a
+screenshot of each: whichever page the folder has (a single split's, report/split_page.py; a partition design's,
+report/partition_page.py; a benchmark's, report/cross_corpus_page.py).
 
     python -m comparisons.report.page --out results/reference [--lang zh]   # rewrite the page(s)
     python -m comparisons.report.page --out results/reference --screenshot  # and a PNG of each
@@ -14,7 +15,7 @@ from pathlib import Path
 from common.arguments import OneLineParser
 from common.errors import UserInputError
 from comparisons.report.i18n import check_language
-from comparisons.report.split_page import write_report_page
+from comparisons.report.report import draw_pages, read_report
 from comparisons.run_folder.open_folder import BenchmarkFolder, DesignFolder, SplitFolder, open_folder
 
 
@@ -64,15 +65,8 @@ def main(argv=None) -> int:
     except UserInputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    for lang in languages:
-        if benchmark:
-            from comparisons.report.cross_corpus_page import write_cross_corpus_reports
-            path = write_cross_corpus_reports(args.out, [lang])
-        elif design:
-            from comparisons.report.partition_page import write_recipe_page
-            path = write_recipe_page(args.out, lang)
-        else:
-            path = write_report_page(opened, lang)
+    report = read_report(opened)  # read once for every language
+    for path in draw_pages(report, languages):
         print(f"{path} ({path.stat().st_size / 1e6:.2f} MB)", file=sys.stderr)
         if args.screenshot:
             print(screenshot(path, path.with_name("report.png")), file=sys.stderr)

@@ -6,14 +6,11 @@ gives its page (its seeds on its one split).
 """
 from __future__ import annotations
 
-from pathlib import Path
-
 import pandas as pd
 
 from comparisons.report.design_report import DesignReport
 from comparisons.numerics import describe as describe_numerics
 from comparisons.report.i18n import label, phrase, text
-from comparisons.outputs import atomic_write_text
 from comparisons.run_folder.scores import COSTS
 from comparisons.stats.partition_verdicts import CALIBRATION_METRICS, METRICS
 from comparisons.report.calibration import calibration_table
@@ -148,14 +145,3 @@ def build_recipe_page(report: DesignReport, lang: str, price: float = DEFAULT_CP
                  or describe_numerics(design.get("numerics")))])),  # comparisons/numerics.py
     ]
     return report_page(title, lang, paragraph(lede, "lede"), sections)
-
-
-def write_recipe_pages(out: Path, languages, price: float = DEFAULT_CPU_HOUR_PRICE) -> list[Path]:
-    """report.html in each language (English in DIR, Chinese in DIR/zh), drawn from the design's report read once."""
-    report = DesignReport.read(Path(out))
-    return [atomic_write_text(report.folder / "report.html" if lang == "en" else report.folder / "zh" / "report.html",
-                              build_recipe_page(report, lang, price)) for lang in dict.fromkeys(languages)]
-
-
-def write_recipe_page(out: Path, lang: str = "en", price: float = DEFAULT_CPU_HOUR_PRICE) -> Path:
-    return write_recipe_pages(out, [lang], price)[0]

@@ -18,7 +18,6 @@ from common.metric_names import DIGEST_COSTS
 from common.redaction import redact
 from comparisons.numerics import describe as describe_numerics, identities_line
 from comparisons.report.i18n import label, text
-from comparisons.outputs import atomic_write_text
 from comparisons.report.preview import preview_note
 from comparisons.report.serving import serving_tables_html
 from comparisons.report.spread import mean_spread
@@ -29,7 +28,6 @@ from comparisons.report.measured_on import costs_note
 from comparisons.report.html import facts, paragraph, png_figure, report_page, table
 from comparisons.report.split_page_sections import lead, pairwise_tables, pretrained_vs_scratch, real_differences
 from comparisons.report.split_report import SplitReport
-from comparisons.run_folder import RunFolder
 
 # Measures of the "best on each" digest: (key in aggregate.csv, higher is better).
 COSTS = DIGEST_COSTS  # lower is better
@@ -52,18 +50,6 @@ FIGURE_CAPTIONS = {
                     "对角线即为校准"),
     "learning_curves": ("Learning curves: quality against training messages", "学习曲线：质量随训练条数的变化"),
 }
-
-
-def page_path(out: Path, lang: str) -> Path:
-    return Path(out) / "report.html" if lang == "en" else Path(out) / "zh" / "report.html"
-
-
-def write_report_page(out: "Path | RunFolder", lang: str = "en", price: float = DEFAULT_CPU_HOUR_PRICE,
-                      report: SplitReport | None = None) -> Path:
-    """Write DIR/report.html (en) or DIR/zh/report.html (zh) from the split's report (read now when not given: the
-    report read once serves every language's page)."""
-    report = report if report is not None else SplitReport.read(out)
-    return atomic_write_text(page_path(report.path, lang), build_page(report, lang, price))
 
 
 def build_page(report: SplitReport, lang: str, price: float = DEFAULT_CPU_HOUR_PRICE) -> str:
