@@ -3,6 +3,7 @@ meet only at the run folder, and no module imports itself back through others.""
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -152,3 +153,31 @@ def test_the_code_hash_names_every_package_a_run_executes():
                             check=True).stdout.split()
     assert "comparisons/plan.py" in listed and "comparisons/run/worker.py" in listed
     assert not [name for name in listed if name.startswith(NOT_RUN)]
+
+
+PLAN_FILE_JOIN = re.compile(r'/\s*"(design|manifest|benchmark|splits)\.json"')
+KIND_SNIFF = re.compile(r'\((\w+ / )?(DESIGN|MANIFEST|BENCHMARK_PLAN)\)\.(is_file|exists)\(\)')
+
+
+def library_sources():
+    """Every module of the library but the lessons (their own scripts), with its path relative to the root."""
+    for path in sorted((ROOT / "comparisons").rglob("*.py")):
+        if "course" not in path.relative_to(ROOT).parts:
+            yield path.relative_to(ROOT).as_posix(), path.read_text(encoding="utf-8")
+
+
+def test_a_folder_s_files_are_named_and_its_kind_decided_in_one_place_each():
+    """Issue 64: a plan file's path is joined from run_folder/names.py's names, never spelled; which kind a folder is
+    (benchmark, design, split) is decided by run_folder/open_folder.py alone; verdicts.md has one renderer."""
+    spelled = [f"{name}: {m.group(0)}" for name, source in library_sources() for m in PLAN_FILE_JOIN.finditer(source)]
+    sniffed = [f"{name}: {m.group(0)}" for name, source in library_sources() for m in KIND_SNIFF.finditer(source)
+               if name != "comparisons/run_folder/open_folder.py"]
+    renderers = [name for name, source in library_sources() if "def verdicts_markdown(" in source]
+    assert not spelled, spelled
+    assert not sniffed, sniffed
+    assert renderers == ["comparisons/report/pair_tables.py"], renderers
+
+
+def test_the_one_place_rules_see_a_violation():
+    assert PLAN_FILE_JOIN.search('json.loads((folder / "design.json").read_text())')
+    assert KIND_SNIFF.search("if (path / DESIGN).is_file():") and KIND_SNIFF.search("(out / MANIFEST).exists()")

@@ -7,13 +7,14 @@ the same count as the scores table's n_train); at a drawn size (issue 50), from 
 """
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from common.splits import as_train_size, size_label
+from comparisons.run_folder.names import PARTITIONS
+from comparisons.run_folder.records import SplitsRecord
 
 
 def training_sets(out: Path, runs: pd.DataFrame) -> dict:
@@ -23,8 +24,8 @@ def training_sets(out: Path, runs: pd.DataFrame) -> dict:
     sets: dict = {}
     for partition, seed, size in runs[["partition", "seed", "train_size"]].drop_duplicates().itertuples(index=False):
         if partition not in records:
-            path = Path(out) / "partitions" / partition / "splits.json"
-            records[partition] = json.loads(path.read_text()) if path.exists() else None
+            found = SplitsRecord.read(Path(out) / PARTITIONS / partition)
+            records[partition] = found.to_dict() if found else None
         record = records[partition]
         if record is None:
             continue

@@ -15,13 +15,14 @@ from common.arguments import OneLineParser
 from common.errors import UserInputError
 from comparisons.outputs import atomic_write_text
 from comparisons.run_folder.records import Design
+from comparisons.run_folder.open_folder import DesignFolder, open_folder
 from comparisons.stats.family import PRIMARY
 
 
 def expected_and_decided(folder: Path) -> tuple[dict, pd.DataFrame]:
     """(the power plan design.json recorded, one row per planned size and contrast with the run's verdict)."""
-    design_file, verdicts_file = folder / "design.json", folder / "verdicts.csv"
-    if not design_file.exists() or not verdicts_file.exists():
+    verdicts_file = folder / "verdicts.csv"
+    if not isinstance(open_folder(folder), DesignFolder) or not verdicts_file.exists():
         raise UserInputError(f"{folder} is not a reported partition design (no design.json / verdicts.csv)")
     plan = Design.read(folder).power_plan
     if not plan:

@@ -29,6 +29,7 @@ import pandas as pd
 from common.arguments import OneLineParser
 from common.errors import UserInputError
 from comparisons.run_folder.records import Design
+from comparisons.run_folder.open_folder import DesignFolder, open_folder
 from comparisons.outputs import atomic_write_json, atomic_write_text
 from comparisons.stats.power import LARGEST_REPEATS, repeats_for_power
 from comparisons.stats.family import FAMILIES, PRIMARY
@@ -38,7 +39,7 @@ from comparisons.studies.power_sizes import draws_markdown, draws_table, gap_mar
 
 def pilot_contrasts(pilot: Path) -> tuple[dict, pd.DataFrame]:
     """(design.json, the declared contrasts' primary rows of verdicts.csv at the largest size); one-line errors."""
-    if not (pilot / "design.json").exists() or not (pilot / "verdicts.csv").exists():
+    if not isinstance(open_folder(pilot), DesignFolder) or not (pilot / "verdicts.csv").exists():
         raise UserInputError(f"{pilot} is not a reported partition design (no design.json / verdicts.csv); the power "
                              "planner needs a pilot run with --cv K")
     design = Design.read(pilot).to_dict()

@@ -39,7 +39,8 @@ from comparisons.outputs import atomic_write_text
 from comparisons.stats.corrected_t import partition_pair_rows
 from comparisons.stats.family import correct_family
 from comparisons.report.i18n import phrase
-from comparisons.run_folder import prediction_path, read_runs
+from comparisons.run_folder import Manifest, SplitsRecord, prediction_path, read_runs
+from comparisons.run_folder.open_folder import DesignFolder
 
 VARIANTS = ("hf_bert:full", "hf_bert:frozen")
 PRECISIONS = ("fp32", "bf16")
@@ -57,7 +58,7 @@ def commands(out: Path, threads: int, profile: str, limit_per_class: int | None)
 def _runs(folder: Path) -> dict[tuple[str, str], tuple[Path, dict]]:
     """(variant, partition) -> (partition folder, its finished record) of a --cv folder."""
     found = {}
-    for partition in sorted((folder / "partitions").glob("r*f*")):
+    for partition in DesignFolder(folder).partitions:
         for record in read_runs(partition):
             if record.get("status") == "ok" and record.get("variant") in VARIANTS:
                 found[(record["variant"], partition.name)] = (partition, dict(record))
@@ -66,7 +67,7 @@ def _runs(folder: Path) -> dict[tuple[str, str], tuple[Path, dict]]:
 
 def _decisions(partition: Path, record: dict) -> tuple[np.ndarray, np.ndarray]:
     """(test ids, decisions at the run's own validation threshold) from its saved predictions."""
-    positive = json.loads((partition / "manifest.json").read_text())["data"]["positive_index"]
+    positive = Manifest.read(partition).data["positive_index"]
     with np.load(prediction_path(partition, record["variant"], record["seed"], None)) as saved:
         ids, proba = saved["test"], saved["proba"]
     threshold = record.get("threshold")
@@ -92,7 +93,7 @@ def partition_rows(out: Path) -> pd.DataFrame:
         ids16, d16 = _decisions(p16, r16)
         if not np.array_equal(ids32, ids16):
             raise SystemExit(f"{key[1]}: the two folders tested other texts; run both from the same commands")
-        split = json.loads((p32 / "splits.json").read_text())
+        split = SplitsRecord.read(p32).to_dict()
         rows.append({
             "variant": key[0], "partition": key[1], "precision_fp32": r32.get("precision"),
             "precision_bf16": r16.get("precision"), "ap_fp32": r32["average_precision"],

@@ -46,6 +46,9 @@ from common.arguments import OneLineParser
 from common.datasets import DataSpec, load
 from common.metrics import classification_metrics
 from comparisons.outputs import atomic_write_text
+from comparisons.run_folder.names import PARTITIONS, SPLITS
+from comparisons.run_folder.open_folder import DesignFolder
+from comparisons.run_folder.records import SplitsRecord
 
 PEERS = {"tfidf_logreg": "peer: TF-IDF 1-2-grams + LR", "hf_bert:frozen": "peer: MiniLM embeddings + LR",
          "hf_bert:setfit": "peer: SetFit defaults"}
@@ -200,7 +203,7 @@ def audit_verdicts(runs: pd.DataFrame, curve: Path) -> pd.DataFrame:
         runs.assign(variant=runs["peer"], average_precision=runs["peer_ap"]),
     ])[["variant", "train_size", "partition", "draw", "n_train", "n_test", "average_precision"]]
     long = long.rename(columns={"draw": "seed"})
-    records = {p: json.loads((curve / "partitions" / p / "splits.json").read_text()) for p in long["partition"].unique()}
+    records = {p: SplitsRecord.read(curve / PARTITIONS / p).to_dict() for p in long["partition"].unique()}
     sets = {(size_label(size), p, int(seed)): learnt_from(records[p], int(size), int(seed))
             for size, p, seed in long[["train_size", "partition", "seed"]].drop_duplicates().itertuples(index=False)}
     pairs = list(dict.fromkeys(zip(runs["variant"], runs["peer"])))
@@ -239,11 +242,11 @@ def small_budgets(before: Path, after: Path) -> pd.DataFrame:
 
     rows = []
     for when, folder in (("before", before), ("after", after)):
-        for path in sorted((folder / "partitions").glob("*/splits.json")):
+        for path in [p / SPLITS for p in DesignFolder(folder).partitions if (p / SPLITS).is_file()]:
             if when == "after":
-                mine = json.loads(path.read_text())["train_subsets"]["draws"]
-                theirs = json.loads((before / "partitions" / path.parent.name / "splits.json").read_text())
-                if any(mine[size] != theirs["train_subsets"]["draws"].get(size) for size in mine):
+                mine = SplitsRecord.read(path.parent).train_subsets["draws"]
+                theirs = SplitsRecord.read(before / PARTITIONS / path.parent.name).train_subsets
+                if any(mine[size] != theirs["draws"].get(size) for size in mine):
                     raise SystemExit(f"error: {path} draws other texts than {before}'s; rerun on the same partitions")
             rows += [{"when": when, "variant": r.variant, "train_size": r.train_size, "partition": path.parent.name,
                       "draw": r.seed, "ap": r["average_precision"], "seconds": r.get("train_seconds")}
