@@ -7,7 +7,7 @@ import sys
 # One thread in the test processes, set here, before any test module imports a framework: the two xdist workers
 # share 2 cores, and torch, TensorFlow and BLAS at their default thread counts thrash each other (tests/test_hf_bert.py).
 # setdefault: a value the caller set wins. The children the tests start (notebook kernels, `python -c` checks)
-# inherit it; the run workers do not depend on it: comparisons/run/runner.execute sets every one of these variables
+# inherit it; the run workers do not depend on it: comparisons/run/runner.run_worker sets every one of these variables
 # from the run's own --threads (measure.thread_environment), so no run record changes.
 for _name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "TF_NUM_INTRAOP_THREADS",
               "TF_NUM_INTEROP_THREADS"):

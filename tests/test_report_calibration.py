@@ -1,5 +1,5 @@
 """Each run's Brier score and ECE (recorded by the worker; from the stored probabilities for an older record:
-comparisons/run_folder/calibration.py), the per-variant table (comparisons/report/calibration.py) and the
+comparisons/run_folder/record_calibration.py), the per-variant table (comparisons/report/calibration_table.py) and the
 reliability diagram's points (pooled runs)."""
 from pathlib import Path
 
@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from common.metrics import brier_score, expected_calibration_error
-from comparisons.report.calibration import calibration_table, with_calibration
+from comparisons.report.calibration_table import calibration_table, with_calibration
 from comparisons.stats.calibration import reliability_points
 from comparisons.report.figures import reliability_diagram
 from comparisons.report.split_tables import summary_frame
@@ -52,7 +52,7 @@ def test_the_worker_records_each_runs_brier_and_ece_and_the_reports_read_them_fr
     (to the records' 6 decimals); the reports take a record's own figures, and compute them only for an older record."""
     import json
 
-    from comparisons.run_folder.calibration import run_calibration
+    from comparisons.run_folder.record_calibration import run_calibration
     from tests.test_executors import small_spec_and_inputs, start_worker
 
     spec, inputs = small_spec_and_inputs()

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from comparisons.outputs import atomic_write_bytes, atomic_write_json
-from comparisons.run_folder import (Plan, RunFolder, RunRecord, as_train_size, prediction_path, run_path,
+from comparisons.run_folder import (Manifest, RunFolder, RunRecord, as_train_size, prediction_path, run_path,
                                     size_key, size_label)
 
 
@@ -56,7 +56,7 @@ def test_the_reader_opens_each_predictions_file_once(tmp_path, monkeypatch):
     real_load = np.load
     monkeypatch.setattr(np, "load", lambda path, *a, **k: opened.append(str(path)) or real_load(path, *a, **k))
     folder = RunFolder(tmp_path)
-    assert folder.plan == Plan(manifest) and folder.plan.train_sizes == [None] and folder.plan.positive_index == 1
+    assert folder.plan == Manifest(manifest) and folder.plan.train_sizes == [None] and folder.plan.positive_index == 1
     for _ in range(3):  # tables, verdicts, figures: each asks for every run's predictions
         for record in folder.records:
             saved = folder.predictions(record)

@@ -64,7 +64,7 @@ def test_a_crashed_or_timed_out_warm_run_is_a_failed_row_and_the_next_run_gets_a
         results = []
         for seed in range(4):
             spec, inputs = small_spec_and_inputs(seed=seed, timeout_s=10.0)
-            results.append(pool.execute(tmp_path, spec, inputs.to_json_bytes()))
+            results.append(pool.run_worker(tmp_path, spec, inputs.to_json_bytes()))
     finally:
         pool.close()
     crashed, after_crash, hung, after_hang = results
@@ -84,10 +84,10 @@ def test_a_warm_run_that_fails_quotes_the_workers_last_line_and_ends_its_process
     pool = WarmPool()
     try:
         spec, inputs = small_spec_and_inputs(seed=0)
-        failed = pool.execute(tmp_path, spec, inputs.to_json_bytes())
+        failed = pool.run_worker(tmp_path, spec, inputs.to_json_bytes())
         assert not pool.workers  # ended: the next run starts a fresh process
         spec, inputs = small_spec_and_inputs(seed=1)
-        ok = pool.execute(tmp_path, spec, inputs.to_json_bytes())
+        ok = pool.run_worker(tmp_path, spec, inputs.to_json_bytes())
     finally:
         pool.close()
     assert failed["status"] == "failed" and failed["reason"].startswith("no epoch had a finite validation score")

@@ -6,7 +6,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from comparisons.run_folder.calibration import labelled_predictions
+from comparisons.run_folder.record_calibration import labelled_predictions
 from comparisons.stats.calibration import reliability_points
 from comparisons.report.i18n import label, setup_matplotlib, text
 from comparisons.outputs import save_figure
@@ -141,7 +141,7 @@ def _confusion_from_predictions(out, row, test_labels, n_classes):
 
 def reliability_diagram(points: dict[str, dict], lang: str, path: Path) -> Path:
     """One panel per variant: each equal-mass bin's mean probability against the share that came true
-    (comparisons/report/calibration.reliability_points); on the diagonal is calibrated."""
+    (comparisons/stats/calibration.reliability_points); on the diagonal is calibrated."""
     from common.metrics import CALIBRATION_BINS
 
     setup_matplotlib(lang)

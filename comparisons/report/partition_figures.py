@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from comparisons.report.calibration import positive_index
-from comparisons.run_folder.calibration import labelled_predictions
+from comparisons.report.calibration_table import positive_index
+from comparisons.run_folder.record_calibration import labelled_predictions
 from comparisons.stats.calibration import reliability_points
 from comparisons.report.figures import forest_plot, partition_plot, reliability_diagram
 from comparisons.report.i18n import text

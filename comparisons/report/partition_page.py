@@ -13,7 +13,7 @@ from comparisons.numerics import describe as describe_numerics
 from comparisons.report.i18n import label, phrase, text
 from comparisons.run_folder.scores import COSTS
 from comparisons.stats.partition_verdicts import CALIBRATION_METRICS, METRICS
-from comparisons.report.calibration import calibration_table
+from comparisons.report.calibration_table import calibration_table
 from comparisons.report.decision_section import DEFAULT_CPU_HOUR_PRICE, decision_section, design_decision
 from comparisons.report.measured_on import costs_note_of
 from comparisons.report.html import facts, paragraph, png_figure, report_page, table

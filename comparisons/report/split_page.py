@@ -21,7 +21,7 @@ from comparisons.report.i18n import label, text
 from comparisons.report.preview import preview_note
 from comparisons.report.serving import serving_tables_html
 from comparisons.report.spread import mean_spread
-from comparisons.report.calibration import calibration_table
+from comparisons.report.calibration_table import calibration_table
 from comparisons.report.decision_section import DEFAULT_CPU_HOUR_PRICE, decision_section
 from comparisons.report.split_tables import QUALITY, largest_size
 from comparisons.report.measured_on import costs_note

@@ -23,7 +23,7 @@ from comparisons.report.measured_on import costs_note
 from comparisons.report.i18n import label, phrase, text
 from comparisons.outputs import atomic_write_text, write_table
 from comparisons.run_folder import RunFolder, RunRecord, size_key, size_label
-from comparisons.report.calibration import with_calibration  # calibration (report/calibration.py)
+from comparisons.report.calibration_table import with_calibration  # calibration (report/calibration_table.py)
 from comparisons.stats.contrasts import as_pairs
 from comparisons.run_folder.scores import split_scores
 from common.metric_names import CALIBRATION, INPUT as INPUT_METRICS, SUMMARY_COSTS, SUMMARY_QUALITY
@@ -39,7 +39,7 @@ COST = list(SUMMARY_COSTS)
 INPUT = list(INPUT_METRICS)
 SUMMARY_COLUMNS = [
     "variant", "seed", "status", "reason", "train_size", *QUALITY, "positive_precision", "positive_recall",
-    *INPUT, *CALIBRATION,  # calibration (report/calibration.py)
+    *INPUT, *CALIBRATION,  # calibration (report/calibration_table.py)
     "threshold", "params_total", "params_trainable", "train_seconds", "epochs_run", "seconds_per_epoch",
     "best_epoch", "latency_ms_b1_p50", "latency_ms_b1_p90", "latency_ms_b1_cv",
     "latency_ms_b32_p50", "latency_ms_b32_p90", "latency_ms_b32_cv", "throughput_per_s", "throughput_batch",
@@ -178,7 +178,7 @@ def build_reports(out: "Path | RunFolder") -> Reports:
         verdicts = compare(predictions, labels, positive_index, manifest.get("margins"),
                            as_pairs(manifest.get("contrasts")))
         summary = _with_run_intervals(summary, run_intervals(predictions, labels, positive_index), main)
-    summary = with_calibration(summary, folder, records, positive_index)  # calibration (report/calibration.py)
+    summary = with_calibration(summary, folder, records, positive_index)  # calibration (report/calibration_table.py)
     aggregate = aggregate_frame(main, None if verdicts is None else verdicts.variants)
     return Reports(summary, aggregate, verdicts, labels, tuple(manifest["data"]["class_names"]), positive_index,
                    left_out)

@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Callable, ClassVar
 
 from comparisons.run.spec import RunSpec
-from comparisons.run.runner import execute
+from comparisons.run.runner import run_worker
 from comparisons.run.warm import WarmPool
 from comparisons.run_folder.writers import write_run_record
 
@@ -70,7 +70,7 @@ class LocalExecutor(Executor):
         for spec in specs:
             started(spec)
             with SharingMonitor(idle=self.pool.idle(spec) if self.pool else 0) as sharing:
-                record = self.pool.execute(out, spec, inputs) if self.pool else execute(out, spec, inputs)
+                record = self.pool.run_worker(out, spec, inputs) if self.pool else run_worker(out, spec, inputs)
             record = {**record, **sharing.fields()}
             write_run_record(out, spec, record)
             done(spec, record)

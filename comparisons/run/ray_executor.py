@@ -14,7 +14,7 @@ from comparisons.comparability import ROOT
 from comparisons.outputs import atomic_write_bytes
 from comparisons.run.executors import Done, Executor, SharingMonitor, Started
 from comparisons.run.ray_join import DOCS, cluster_problem, explain, failure_cause
-from comparisons.run.runner import execute, failed_row
+from comparisons.run.runner import failed_row, run_worker
 from comparisons.run.spec import RunSpec
 from comparisons.run.worker import FAULT_VARIABLE
 from comparisons.run_folder import log_path, prediction_path
@@ -164,7 +164,7 @@ def run_on_node(spec_json: str, inputs: bytes) -> dict:
     with tempfile.TemporaryDirectory(prefix=f"{RUN_FOLDER_PREFIX}{os.getpid()}-") as folder:
         out = Path(folder)
         with SharingMonitor() as sharing:
-            record = execute(out, spec, inputs)
+            record = run_worker(out, spec, inputs)
         predictions = prediction_path(out, spec.variant, spec.seed, spec.train_size)
         log = log_path(out, spec.variant, spec.seed, spec.train_size)
         return {"record": {**record, **sharing.fields(), **ray_node()},

@@ -55,7 +55,7 @@ def finished(out: Path, request: RunSpec, split_sha256: str, data_sha256: str, m
             and record.get("data_sha256") == data_sha256 and not differences(record, manifest, strict=True))
 
 
-def execute(out: Path, request: RunSpec, inputs: bytes) -> dict:
+def run_worker(out: Path, request: RunSpec, inputs: bytes) -> dict:
     """Run one worker; return its record (the worker's, or a failed/skipped row made here). Nothing here writes the
     run's record: the executor does, once (comparisons/run_folder/writers.py write_run_record).
 

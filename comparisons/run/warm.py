@@ -168,8 +168,8 @@ class WarmPool:
         """Live workers other than the one that will run `request` (idle while it runs: not sharing its node)."""
         return sum(1 for key, worker in self.workers.items() if key != self.key(request) and worker.alive())
 
-    def execute(self, out: Path, request: RunSpec, inputs: bytes) -> dict:
-        """runner.execute's contract: the run's record (the worker's, with its wall time) or its failed/skipped row."""
+    def run_worker(self, out: Path, request: RunSpec, inputs: bytes) -> dict:
+        """runner.run_worker's contract: the run's record (the worker's, with its wall time) or its failed/skipped row."""
         skipped = missing_dependency_row(request)
         if skipped:
             return skipped

@@ -18,5 +18,3 @@ from comparisons.run_folder.names import (BENCHMARK_PLAN, DESIGN, LOGS, MANIFEST
                                           PARTITIONS, PREDICTIONS, RUNS, SERVING, SPLITS, default_out, log_path,
                                           prediction_path, run_name, run_path, worker_record_path)
 from comparisons.run_folder.records import BenchmarkPlan, Design, JsonRecord, Manifest, SplitsRecord  # noqa: F401
-
-Plan = Manifest  # the name before issue 64 (the manifest is not a plan: comparisons/plan.py holds the Plan)

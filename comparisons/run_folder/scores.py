@@ -8,7 +8,7 @@ design folder reused with other seeds, variants or another profile never mixes t
 verdicts: they are named in `left_out` instead.
 
 Each run's probability calibration (Brier score, ECE) joins its rows as two more metrics: as its record holds
-them, or for an older record from its stored predictions (comparisons/run_folder/calibration.py). `wide_runs` turns the table back into one
+them, or for an older record from its stored predictions (comparisons/run_folder/record_calibration.py). `wide_runs` turns the table back into one
 row per run (the frame the pair tests take).
 """
 from __future__ import annotations
@@ -19,7 +19,7 @@ import pandas as pd
 
 from common.metric_names import QUALITY, SCORE_COSTS
 from common.metric_names import CALIBRATION
-from comparisons.run_folder.calibration import run_calibration
+from comparisons.run_folder.record_calibration import run_calibration
 from comparisons.run_folder.folder import RunFolder
 from comparisons.run_folder.names import SPLITS
 from common.splits import size_label

@@ -12,14 +12,16 @@ AP, seconds (fit and scoring). The figures of 5 December 2026 (2-core Xeon, quie
 """
 from __future__ import annotations
 
-import json
 import time
+from pathlib import Path
 
 import numpy as np
 
 from common.arguments import OneLineParser
 from common.datasets import DataSpec, load
 from common.metrics import classification_metrics
+from comparisons.run_folder.names import PARTITIONS
+from comparisons.run_folder.records import SplitsRecord
 
 DRAWS = (("r0f0", "2"), ("r0f1", "3"))
 HELD_OUT = 1500
@@ -35,7 +37,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     data = load(DataSpec())
     for partition, key in DRAWS:
-        record = json.loads(open(f"{args.curve}/partitions/{partition}/splits.json").read())
+        record = SplitsRecord.read(Path(args.curve) / PARTITIONS / partition).to_dict()
         draw = record["train_subsets"]["draws"]["50"][key]
         budget = set(draw["train"] + draw["valid"])
         pool = [i for i in record["train"] + record["valid"] if i not in budget]  # labelled, not the test fold

@@ -20,7 +20,7 @@ from comparisons.report.html import paragraph, table
 from comparisons.report.i18n import label, text
 from comparisons.report.spread import mean_spread
 from comparisons.run_folder import RunFolder
-from comparisons.run_folder.calibration import run_calibration
+from comparisons.run_folder.record_calibration import run_calibration
 from comparisons.run_folder.records import Manifest
 
 NAMES = {"brier": ("Brier score", "Brier 分数"),
