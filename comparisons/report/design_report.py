@@ -23,7 +23,7 @@ from comparisons.run_folder.records import Design
 @dataclass(frozen=True, eq=False)  # tables inside: compared by identity
 class DesignReport:
     folder: Path
-    design: dict                     # design.json as the reports left it (contrasts, variance, numerics_runs)
+    design: Design                   # design.json as the reports left it (contrasts, variance, numerics_runs)
     variants: pd.DataFrame           # recipe_variants.csv
     pairs: pd.DataFrame              # verdicts.csv as written
     verdicts: pd.DataFrame | None    # verdicts.csv read as today's schema (the decision's reading of older folders)
@@ -37,7 +37,7 @@ class DesignReport:
 
         folder = Path(folder)
         scores_file = folder / "scores.csv"
-        return cls(folder, Design.read(folder).to_dict(), pd.read_csv(folder / "recipe_variants.csv"),
+        return cls(folder, Design.read(folder), pd.read_csv(folder / "recipe_variants.csv"),
                    pd.read_csv(folder / "verdicts.csv"), read_verdicts(folder), read_scores(folder),
                    pd.read_csv(scores_file, dtype={"train_size": str}) if scores_file.exists() else None,
                    folder_manifest(folder))
@@ -58,7 +58,7 @@ class DesignReport:
         (learning_curve.csv, labels_saved.csv: partition_curves.write_curve_tables); None with one size."""
         from comparisons.report.partition_curves import write_curve_tables
 
-        return write_curve_tables(self.folder, self.long, self.design.get("variance")) if self.has_sizes else None
+        return write_curve_tables(self.folder, self.long, self.design.variance) if self.has_sizes else None
 
     @cached_property
     def pooled(self) -> tuple[dict[str, list], int | None]:

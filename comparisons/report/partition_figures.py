@@ -35,7 +35,7 @@ def write_recipe_figures(report, lang: str) -> list[tuple[Path, str]]:
     order."""
     out = report.folder
     target = (out if lang == "en" else out / "zh") / "figures"
-    made, order = [], list(report.design.get("variants") or [])
+    made, order = [], report.design.variants
     pairs = report.pairs
     if pairs is not None and (pairs["metric"] == PRIMARY).any():
         made.append(("forest", forest_plot(pairs[pairs["metric"] == PRIMARY], lang, target / "forest.png",

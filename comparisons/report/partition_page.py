@@ -9,6 +9,7 @@ from __future__ import annotations
 import pandas as pd
 
 from comparisons.report.design_report import DesignReport
+from comparisons.run_folder.records import Design
 from comparisons.numerics import describe as describe_numerics
 from comparisons.report.i18n import label, phrase, text
 from comparisons.run_folder.scores import COSTS
@@ -63,9 +64,9 @@ def learning_curve_section(report: DesignReport, lang: str) -> str:
     return html
 
 
-def looks_html(design: dict, lang: str) -> str:
+def looks_html(design: Design, lang: str) -> str:
     """A sequential design's looks (report/sequential_section.py); nothing for a fixed design."""
-    sequential = design.get("sequential")
+    sequential = design.sequential
     if not sequential:
         return ""
     looks = looks_frame(design, lang)
@@ -82,21 +83,21 @@ def looks_html(design: dict, lang: str) -> str:
 def build_recipe_page(report: DesignReport, lang: str, price: float = DEFAULT_CPU_HOUR_PRICE) -> str:
     out, design, variants, pairs = report.folder, report.design, report.variants, report.pairs
     title = text(f"Verdicts about recipes: {out.resolve().name}", f"关于训练配方的结论：{out.resolve().name}", lang)
-    count = len(design["partitions"])
-    if design.get("sequential"):  # a sequential design: at most its repeats (the looks say how many ran)
-        looks = design["sequential"].get("looks") or []
+    count, repeats, folds, seeds = len(design.partitions), design.repeats, design.folds, len(design.seeds)
+    if design.sequential:  # a sequential design: at most its repeats (the looks say how many ran)
+        looks = design.sequential.get("looks") or []
         count = looks[-1]["partitions"] if looks else count
-        design = {**design, "repeats": f"≤ {design['repeats']}"}
+        repeats = f"≤ {repeats}"
     lede = text(
-        f"{design['repeats']} x {design['folds']}-fold group-aware stratified partitions ({count} in all; identical "
-        f"texts never straddle train and test; every text tested {design['repeats']} time(s)), "
-        f"{len(design['seeds'])} seed(s) per variant and partition. A verdict generalises over training randomness, "
+        f"{repeats} x {folds}-fold group-aware stratified partitions ({count} in all; identical "
+        f"texts never straddle train and test; every text tested {repeats} time(s)), "
+        f"{seeds} seed(s) per variant and partition. A verdict generalises over training randomness, "
         "the texts trained on and the texts tested, for data of this kind: the corrected repeated k-fold t-test "
         "(Nadeau & Bengio 2003; Bouckaert & Frank 2004) over the partitions, average precision primary and "
         "Holm-corrected over its family (the declared contrasts, or every pair; difference and equivalence together). Equivalent: within the margin declared up front (two one-sided tests); "
         "inconclusive: neither shown different nor shown equal.",
-        f"{design['repeats']} 次 {design['folds']} 折、按相同文本分组的分层划分（共 {count} 个；相同文本不会同时出现在训练与"
-        f"测试中；每条文本被测试 {design['repeats']} 次），每个变体在每个划分上 {len(design['seeds'])} 个种子。结论推广到训练"
+        f"{repeats} 次 {folds} 折、按相同文本分组的分层划分（共 {count} 个；相同文本不会同时出现在训练与"
+        f"测试中；每条文本被测试 {repeats} 次），每个变体在每个划分上 {seeds} 个种子。结论推广到训练"
         "随机性、所训练的文本与所测试的文本（同类数据）：各划分上的校正重复 k 折 t 检验（Nadeau & Bengio 2003；"
         "Bouckaert & Frank 2004），主指标为平均精度，在其一族（声明的对比，或全部配对；差异与等价一起）上做 Holm 校正。等价：在预先声明的容差内（双单侧检验）；"
         "无定论：既未显示不同，也未显示相等。", lang)
@@ -105,8 +106,8 @@ def build_recipe_page(report: DesignReport, lang: str, price: float = DEFAULT_CP
                + f" (ΔAP {r['difference']:+.4f} [{r['ci_low']:+.4f}, {r['ci_high']:+.4f}])" for _, r in real.iterrows()]
     headline = paragraph(text("Differences in average precision shown by the family: ", "本族显示的平均精度差异：", lang)
                          + ("; ".join(summary) if summary else text("none.", "无。", lang)))
-    headline += paragraph(family_line(pairs, lang, design.get("family") or "holm"))
-    if design.get("contrasts_declared") == "at report time":
+    headline += paragraph(family_line(pairs, lang, design.family))
+    if design.contrasts_declared == "at report time":
         headline += paragraph(text("These contrasts were declared when the folder was reported, after its runs.",
                                    "这些对比是在报告时（运行之后）声明的。", lang))
     recipes = table([label("variant", lang), text("partitions", "划分数", lang)]
@@ -122,8 +123,8 @@ def build_recipe_page(report: DesignReport, lang: str, price: float = DEFAULT_CP
     partitions = table([text("partition", "划分", lang), text("train / valid / test", "训练 / 验证 / 测试", lang),
                         text("test texts also in training", "测试文本出现在训练中的条数", lang)],
                        [[p["name"], f"{p['sizes']['train']} / {p['sizes']['valid']} / {p['sizes']['test']}",
-                         p["test_texts_in_training"]] for p in design["partitions"]])
-    margins = ", ".join(f"{label(k, lang)} ±{v:g}" for k, v in design["margins"].items())
+                         p["test_texts_in_training"]] for p in design.partitions])
+    margins = ", ".join(f"{label(k, lang)} ±{v:g}" for k, v in design.margins.items())
     figures = dict((path.stem, png_figure(path, caption)) for path, caption in write_recipe_figures(report, lang))
     scores = report.scores
     decision, front = decision_section(out, lang, price, design_decision(report, price))
@@ -132,16 +133,16 @@ def build_recipe_page(report: DesignReport, lang: str, price: float = DEFAULT_CP
     sections = [
         decision, *([curves] if curves else []),
         ("verdicts", text("Verdicts", "结论", lang), headline + looks_html(design, lang) + figures.pop("forest", "")
-         + "".join(_verdict_table(pairs, m, lang, design.get("family") or "holm")
+         + "".join(_verdict_table(pairs, m, lang, design.family)
                    for m in METRICS + CALIBRATION_METRICS if (pairs["metric"] == m).any())),
         ("recipes", text("Each recipe", "各配方", lang), recipes + figures.pop("partitions", "")
          + calibration_table(scores, "partition", lang) + figures.pop("reliability", "")),
         ("costs", text("What each costs (median over runs)", "各自的代价（各次运行的中位数）", lang), costs + front),
         ("partitions", text("Partitions", "划分", lang), partitions),
         ("reproduce", text("How to reproduce", "复现方法", lang),
-         facts([(text("command", "命令", lang), design["command"]), (text("margins", "容差", lang), margins),
-                (text("data sha256", "数据 sha256", lang), design["data_sha256"][:16] + "…"),
-                (text("numerics identity", "数值路径标识", lang), (design.get("numerics_runs") or {}).get("line")
-                 or describe_numerics(design.get("numerics")))])),  # comparisons/numerics.py
+         facts([(text("command", "命令", lang), design.command), (text("margins", "容差", lang), margins),
+                (text("data sha256", "数据 sha256", lang), design.data_sha256[:16] + "…"),
+                (text("numerics identity", "数值路径标识", lang), design.numerics_line
+                 or describe_numerics(design.numerics))])),  # comparisons/numerics.py
     ]
     return report_page(title, lang, paragraph(lede, "lede"), sections)

@@ -216,6 +216,20 @@ class Design(PlanRecord):
     def power_plan(self) -> dict | None:
         return self.fields.get("power_plan")
 
+    @property
+    def data_sha256(self) -> str | None:
+        return self.fields.get("data_sha256")
+
+    @property
+    def numerics(self) -> dict | None:
+        """The driver's numerics identity when the design was planned (designs before issue 40: None)."""
+        return self.fields.get("numerics")
+
+    @property
+    def numerics_line(self) -> str | None:
+        """The line saying whether its runs mix numerics identities (comparisons/numerics.py; None before it ran)."""
+        return (self.fields.get("numerics_runs") or {}).get("line")
+
 
 class BenchmarkPlan(JsonRecord):
     """benchmark.json: the corpora of a benchmark, each with its folder and status, and the shared plan."""
