@@ -30,6 +30,7 @@ from pathlib import Path
 from common.errors import UserInputError
 from common.redaction import redact
 from comparisons.run_folder.records import Manifest
+from comparisons.run_folder.open_folder import DesignFolder, SplitFolder, open_folder
 
 INSTALL = 'pip install -c constraints.txt -e ".[tracking]"'
 EXPERIMENT = "transformer-compare"
@@ -234,7 +235,6 @@ def track_after_run(out: Path, uri: str | None) -> None:
 def command_track(args) -> int:
     """`python -m comparisons track DIR`: log an existing run folder (or every partition of a --cv folder)."""
     out = Path(args.dir)
-    from comparisons.run_folder.open_folder import DesignFolder, SplitFolder, open_folder
 
     opened = open_folder(out)
     folders = opened.started if isinstance(opened, (DesignFolder, SplitFolder)) else []

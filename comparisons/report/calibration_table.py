@@ -19,7 +19,7 @@ from common.metric_names import CALIBRATION
 from comparisons.report.html import paragraph, table
 from comparisons.report.i18n import label, text
 from comparisons.report.spread import mean_spread
-from comparisons.run_folder import RunFolder
+from comparisons.run_folder import RunFolder, size_label
 from comparisons.run_folder.record_calibration import run_calibration
 from comparisons.run_folder.records import Manifest
 
@@ -35,7 +35,6 @@ def positive_index(folder: Path) -> int | None:
 
 def with_calibration(summary: pd.DataFrame, folder: RunFolder, records: list, positive_index: int | None) -> pd.DataFrame:
     """summary.csv's rows with each finished run's brier and ece filled in (matched on variant, seed, size)."""
-    from comparisons.run_folder import size_label
 
     summary = summary.copy()
     for column in CALIBRATION:

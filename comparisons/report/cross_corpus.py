@@ -24,10 +24,9 @@ from comparisons.outputs import atomic_write_json, atomic_write_text
 from comparisons.stats.across_corpora import (LARGEST_N, AcrossCorpora, across_corpora, corpus_ranks,
                                                         verdict_rules_rows as verdict_rows)
 from comparisons.report.i18n import phrase, text
-from comparisons.run_folder.open_folder import DesignFolder, open_folder
+from comparisons.run_folder.open_folder import DesignFolder, open_folder, scores_table
 from comparisons.run_folder.records import BenchmarkPlan
 from comparisons.run_folder.scores import SCORE_COLUMNS
-from comparisons.run_folder.open_folder import scores_table
 from comparisons.report.verdicts_file import largest_group, read_verdicts
 from comparisons.stats.family import PRIMARY
 
@@ -266,7 +265,6 @@ def _chi(result: AcrossCorpora) -> str:
 
 def conclusion(result: AcrossCorpora, lang: str = "en") -> list[str]:
     """What may be concluded across the corpora, in sentences (English or Chinese)."""
-    from comparisons.report.i18n import text
 
     n, k, alpha = len(result.corpora), len(result.variants), result.alpha
     if k < 2:

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import pandas as pd
 
-from comparisons.report.html import paragraph, table
-from comparisons.report.i18n import label, text
+from comparisons.report.html import paragraph, png_figure, table
+from comparisons.report.i18n import label, setup_matplotlib, text
 from comparisons.report.measured_on import folder_manifest, measured_on
 from comparisons.stats.decision import COSTS, DEFAULT_CPU_HOUR_PRICE, Decision, decide, pareto_front
 from comparisons.stats.family import PRIMARY
+from comparisons.outputs import save_figure
+from comparisons.report.verdicts_file import largest_group, read_verdicts
+from comparisons.run_folder.open_folder import DesignFolder, open_folder
 
 
 FORMATS = {"latency_ms_b1_p50": "{:.2f}", "throughput_per_s": "{:,.0f}", "peak_rss_serve_mb": "{:,.0f}",
@@ -112,8 +115,6 @@ def decision_html(decision: Decision, lang: str) -> str:
 def cost_front(decision: Decision, lang: str, path):
     """AP against the cost of a million predictions (else b=1 latency), log x: each recipe a point with its
     interval (ci_low/ci_high when the rows have them), the front drawn, the best's group filled."""
-    from comparisons.outputs import save_figure
-    from comparisons.report.i18n import setup_matplotlib
 
     rows = decision.rows
     cost = "cost_per_million" if rows["cost_per_million"].notna().any() else "latency_ms_b1_p50"
@@ -163,9 +164,6 @@ def folder_decision(out, price: float = DEFAULT_CPU_HOUR_PRICE) -> Decision:
     (aggregate.csv, means over seeds; a sweep's largest training size); verdicts.csv's primary rows either way."""
     from pathlib import Path
 
-    from comparisons.report.verdicts_file import read_verdicts
-    from comparisons.run_folder.open_folder import DesignFolder, open_folder
-
     out = Path(out)
     partitions = isinstance(open_folder(out), DesignFolder)
     found = out / ("recipe_variants.csv" if partitions else "aggregate.csv")
@@ -183,7 +181,6 @@ def tables_decision(frame: pd.DataFrame, partitions: bool, verdicts: pd.DataFram
                     serving_table, price: float) -> Decision:
     """The decision from a folder's tables: its variants (recipe_variants.csv or aggregate.csv), its verdicts and
     manifest, and the serving paths of serving_table.csv when there is one."""
-    from comparisons.report.verdicts_file import largest_group
 
     if not partitions and "seeds" in frame:
         frame = frame[frame["seeds"] > 0]
@@ -216,8 +213,6 @@ def decision_section(out, lang: str, price: float = DEFAULT_CPU_HOUR_PRICE,
     front embedded (written to figures/cost_front.png), which the page shows with its costs, after the verdicts).
     decision: already made from tables in memory (a design's report), else made from the folder's files."""
     from pathlib import Path
-
-    from comparisons.report.html import png_figure
 
     decision = decision if decision is not None else folder_decision(out, price)
     target = (Path(out) if lang == "en" else Path(out) / "zh") / "figures"

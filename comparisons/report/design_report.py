@@ -18,6 +18,9 @@ import pandas as pd
 from comparisons.report.scores import read_scores
 from comparisons.report.verdicts_file import read_verdicts
 from comparisons.run_folder.records import Design
+from comparisons.report.measured_on import folder_manifest
+from comparisons.report.partition_curves import has_sizes, write_curve_tables
+from comparisons.report.partition_figures import pooled_predictions
 
 
 @dataclass(frozen=True, eq=False)  # tables inside: compared by identity
@@ -33,7 +36,6 @@ class DesignReport:
 
     @classmethod
     def read(cls, folder: Path) -> "DesignReport":
-        from comparisons.report.measured_on import folder_manifest
 
         folder = Path(folder)
         scores_file = folder / "scores.csv"
@@ -48,7 +50,6 @@ class DesignReport:
 
     @property
     def has_sizes(self) -> bool:
-        from comparisons.report.partition_curves import has_sizes
 
         return has_sizes(self.scores)
 
@@ -56,13 +57,11 @@ class DesignReport:
     def curves(self) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame] | None:
         """(the curve, labels saved, labels saved as labels_saved.csv holds it), computed once and written once
         (learning_curve.csv, labels_saved.csv: partition_curves.write_curve_tables); None with one size."""
-        from comparisons.report.partition_curves import write_curve_tables
 
         return write_curve_tables(self.folder, self.long, self.design.variance) if self.has_sizes else None
 
     @cached_property
     def pooled(self) -> tuple[dict[str, list], int | None]:
         """Per variant, (labels, probabilities) of its finished runs on every partition (the reliability diagram)."""
-        from comparisons.report.partition_figures import pooled_predictions
 
         return pooled_predictions(self.folder)

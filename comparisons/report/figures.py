@@ -8,10 +8,11 @@ import pandas as pd
 
 from comparisons.run_folder.record_calibration import labelled_predictions
 from comparisons.stats.calibration import reliability_points
-from comparisons.report.i18n import label, setup_matplotlib, text
+from comparisons.report.i18n import label, phrase, setup_matplotlib, text
 from comparisons.outputs import save_figure
 from comparisons.report.split_tables import QUALITY, quality_label
 from comparisons.run_folder import RunFolder
+from common.metrics import CALIBRATION_BINS
 
 
 def write_figures(out: "Path | RunFolder", summary: pd.DataFrame, aggregate: pd.DataFrame, test_labels: np.ndarray,
@@ -142,7 +143,6 @@ def _confusion_from_predictions(out, row, test_labels, n_classes):
 def reliability_diagram(points: dict[str, dict], lang: str, path: Path) -> Path:
     """One panel per variant: each equal-mass bin's mean probability against the share that came true
     (comparisons/stats/calibration.reliability_points); on the diagonal is calibrated."""
-    from common.metrics import CALIBRATION_BINS
 
     setup_matplotlib(lang)
     import matplotlib.pyplot as plt
@@ -174,8 +174,6 @@ def forest_plot(pairs: pd.DataFrame, lang: str, path: Path, interval: str) -> Pa
     family (thin); the ±margin band shaded; the verdict as colour and word. Declared contrasts
     (`contrast` = declared) on top, exploratory pairs below, each group labelled; without the column, one group."""
     from matplotlib.transforms import blended_transform_factory
-
-    from comparisons.report.i18n import phrase
 
     setup_matplotlib(lang)
     import matplotlib.pyplot as plt

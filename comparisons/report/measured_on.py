@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from comparisons.report.i18n import text
+from comparisons.run_folder.open_folder import open_folder
 
 
 def measured_on(manifest: dict) -> str | None:
@@ -17,7 +18,6 @@ def measured_on(manifest: dict) -> str | None:
 
 def folder_manifest(out) -> dict:
     """manifest.json of a single-split folder, or of a partition design's first partition ({} when none)."""
-    from comparisons.run_folder.open_folder import open_folder
 
     opened = open_folder(Path(out))
     found = opened.manifests() if opened is not None else []

@@ -17,6 +17,7 @@ from common.errors import UserInputError
 from comparisons.report.i18n import check_language
 from comparisons.report.report import draw_pages, read_report
 from comparisons.run_folder.open_folder import BenchmarkFolder, DesignFolder, SplitFolder, open_folder
+from comparisons.outputs import atomic_write_bytes
 
 
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")  # Debian's package; another system browser by path
@@ -41,7 +42,6 @@ def screenshot(page: Path, picture: Path, width: int = 1280, height: int = 1600)
             png = tab.screenshot(type="png")
         finally:
             browser.close()
-    from comparisons.outputs import atomic_write_bytes
 
     return atomic_write_bytes(picture, png)
 

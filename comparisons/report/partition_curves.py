@@ -18,6 +18,8 @@ from comparisons.stats.labels_saved import labels_saved
 from comparisons.stats.corrected_t import design_interval
 from comparisons.stats.design_variance import DEFAULT_VARIANCE, resample_frame, sets_at, size_overlaps
 from comparisons.stats.family import PRIMARY
+from comparisons.outputs import atomic_write_text
+from comparisons.run_folder.training_sets import training_sets
 
 MARKS = {"A better": "▲", "B better": "▼", "equivalent": "=", "inconclusive": "?"}
 
@@ -47,8 +49,6 @@ def curve_figure(curve: pd.DataFrame, pairs: pd.DataFrame, path: Path, lang: str
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-
-    from comparisons.report.i18n import text
 
     declared = pairs[(pairs["metric"] == metric) & (pairs.get("contrast", "every pair") == "declared")]
     rows_below = list(dict.fromkeys(zip(declared["variant_a"], declared["variant_b"])))
@@ -89,9 +89,6 @@ def write_curve_tables(out: Path, long: pd.DataFrame, variance: str | None = Non
     curve, labels saved, labels saved as the file holds it: the page's table)."""
     import io
 
-    from comparisons.outputs import atomic_write_text
-    from comparisons.run_folder.training_sets import training_sets
-
     sets, variance = training_sets(out, long), variance or DEFAULT_VARIANCE
     curve = curve_table(long, sets=sets, variance=variance)
     saved = labels_saved(long, overlaps=size_overlaps(sets), variance=variance)
@@ -104,7 +101,6 @@ def write_curve_tables(out: Path, long: pd.DataFrame, variance: str | None = Non
 def curve_figures(out: Path, curve: pd.DataFrame, saved: pd.DataFrame, pairs: pd.DataFrame,
                   lang: str) -> list[tuple[Path, str]]:
     """The curves and labels-saved figures for `lang`: (png, caption) of each drawn."""
-    from comparisons.report.i18n import text
 
     target = (out if lang == "en" else out / "zh") / "figures"
     made = [(curve_figure(curve, pairs, target / "learning_curve.png", lang),

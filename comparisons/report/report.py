@@ -22,6 +22,9 @@ from comparisons.report.html import page_path
 from comparisons.report.split_report import SplitReport
 from comparisons.run_folder.open_folder import BenchmarkFolder, DesignFolder, SplitFolder, open_folder
 from comparisons.stats.decision import DEFAULT_CPU_HOUR_PRICE
+from comparisons.report.split_page import build_page as build_split_page
+from comparisons.report.cross_corpus_page import build_cross_corpus_page
+from comparisons.report.partition_page import build_recipe_page
 
 Report = SplitReport | DesignReport | BenchmarkReport
 
@@ -39,14 +42,11 @@ def read_report(folder: "Path | SplitFolder | DesignFolder | BenchmarkFolder") -
 def build_page(report: Report, lang: str, price: float = DEFAULT_CPU_HOUR_PRICE) -> str:
     """One page of the report in one language: the kind's sections in the one skeleton (html.report_page)."""
     if isinstance(report, BenchmarkReport):
-        from comparisons.report.cross_corpus_page import build_cross_corpus_page
 
         return build_cross_corpus_page(report, lang, price)
     if isinstance(report, DesignReport):
-        from comparisons.report.partition_page import build_recipe_page
 
         return build_recipe_page(report, lang, price)
-    from comparisons.report.split_page import build_page as build_split_page
 
     return build_split_page(report, lang, price)
 

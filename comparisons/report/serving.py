@@ -24,6 +24,7 @@ from comparisons.report.measured_on import costs_note
 from comparisons.report.i18n import label, phrase, setup_matplotlib, text
 from comparisons.stats.family import correct_family, margin_for
 from comparisons.stats.bootstrap import compare
+from comparisons.report.html import paragraph, table as html_table
 
 PATH_ORDER = ("native", "native-bf16", "onnx", "onnx-int8", "torch-int8")  # as run/serving/paths.PATHS
 FIGURES = ("latency_ms_b1_p50", "throughput_per_s", "cold_start_s", "peak_rss_serve_mb", "size_mb",
@@ -209,8 +210,6 @@ def _figure(measured: pd.DataFrame, lang: str, path: Path) -> Path:
 def serving_tables_html(target: Path, lang: str, machine: str = "") -> str:
     """report.html's serving tables, one per variant, from serving_table.csv ('' when there is none); `machine`: the
     sentence naming the CPU kind and threads the costs were measured on (report/measured_on.costs_note)."""
-    from comparisons.report.html import paragraph
-    from comparisons.report.html import table as html_table
 
     path = Path(target) / "serving_table.csv"
     if not path.exists():

@@ -16,6 +16,8 @@ import pandas as pd
 
 from comparisons.report.verdicts_file import read_verdicts
 from comparisons.run_folder import RunFolder
+from comparisons.report.decision_section import tables_decision
+from comparisons.stats.family import PRIMARY
 
 
 def _numbers(path: Path) -> pd.DataFrame | None:
@@ -45,8 +47,6 @@ class SplitReport:
     def decision(self, price: float):
         """The decision from the report's tables (report/decision_section.py), as folder_decision makes it; made
         once a price, for every language."""
-        from comparisons.report.decision_section import tables_decision
-        from comparisons.stats.family import PRIMARY
 
         if price in self._decisions:
             return self._decisions[price]

@@ -31,6 +31,7 @@ from comparisons.report.spread import mean_spread
 from comparisons.report.pair_tables import verdicts_markdown
 from comparisons.stats.bootstrap import N_RESAMPLES, PAIR_METRICS, Verdicts, compare, run_intervals
 from comparisons.report.predictions import load_predictions
+from common.datasets import DataSpec, load
 
 # accuracy and macro-F1 at the 0.5 cut (the arg-max) and at the threshold chosen on validation
 QUALITY = list(SUMMARY_QUALITY)
@@ -154,7 +155,6 @@ def labels_of_test_split(folder: RunFolder, records: list, test_ids: np.ndarray,
     for record in records:
         if folder.has_predictions(record) and folder.predictions(record).labels is not None:
             return folder.predictions(record).labels
-    from common.datasets import DataSpec, load
 
     return np.asarray(load(DataSpec(**manifest["data"]["spec"])).labels)[test_ids]
 

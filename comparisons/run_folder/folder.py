@@ -15,10 +15,11 @@ from typing import Any
 
 import numpy as np
 
-from common.splits import TrainSize, as_train_size
+from common.splits import as_train_size, Split, TrainSize
 from comparisons.comparability import why_left_out
 from comparisons.run_folder.names import RUNS, SPLITS, prediction_path, run_name
 from comparisons.run_folder.records import Manifest
+from common.errors import UserInputError
 
 
 @dataclass(frozen=True)
@@ -118,7 +119,6 @@ class RunFolder:
         return self._selected
 
     def split(self):
-        from common.splits import Split
 
         return Split.from_dict(json.loads((self.path / SPLITS).read_text()))
 
@@ -133,7 +133,6 @@ class RunFolder:
         if name not in self._predictions:
             path = prediction_path(self.path, record["variant"], int(record["seed"]), size)
             if not path.exists():
-                from common.errors import UserInputError
 
                 raise UserInputError(f"{path} is missing: run the same `python -m comparisons run` again to recreate it")
             with np.load(path) as saved:

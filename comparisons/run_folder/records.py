@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
-from common.splits import TrainSize, as_train_size
+from common.splits import as_train_size, Split, TrainSize
 from comparisons.run_folder.names import BENCHMARK_PLAN, DESIGN, MANIFEST, SPLITS
 
 
@@ -280,6 +280,5 @@ class SplitsRecord(JsonRecord):
 
     def split(self):
         """The common.splits.Split, its hash checked."""
-        from common.splits import Split
 
         return Split.from_dict(self.fields)

@@ -28,8 +28,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
-from scipy.stats import f as f_distribution
-from scipy.stats import friedmanchisquare, rankdata, studentized_range, wilcoxon
+from scipy.stats import f as f_distribution, friedmanchisquare, rankdata, studentized_range, wilcoxon
+from comparisons.stats.family import in_schema
 
 ALPHA = 0.05
 LARGEST_N = 60  # how far to look for the number of corpora a test needs
@@ -156,7 +156,6 @@ def verdict_rules_rows(result: AcrossCorpora) -> "pd.DataFrame":
     """The test across corpora as rows of the one verdict schema (comparisons/stats/family.py):
     design "corpora", metric "average_rank", difference = B's average rank - A's (> 0: A ranks better), p the
     pair's Nemenyi p (itself family-wise over the pairs) or the Wilcoxon p."""
-    from comparisons.stats.family import in_schema
 
     rows = []
     for pair in result.pairs:  # oriented as every verdict file: A the later variant of the plan, B the earlier

@@ -43,6 +43,7 @@ from common.metric_names import PAIR_METRICS
 from comparisons.stats.contrasts import pair_order
 from comparisons.stats.family import (ALPHA, VERDICT_COLUMNS, VERDICTS, correct_family, holm,  # noqa: F401
                                               in_schema, margin_for)
+from common.metrics import CALIBRATION_BINS, calibration_target
 
 N_RESAMPLES = 2000
 N_SIGN_FLIPS = 10000
@@ -96,7 +97,6 @@ def weighted_calibration(metric: str, proba: np.ndarray, labels: np.ndarray, pos
     """Brier score or ECE (common/metrics.py's definitions) under each row of item weights: (B,). The ECE's
     equal-mass bins are cut once, on the test items as they are, and each resample weighs the items in them,
     so with unit weights both are exactly common.metrics' figures."""
-    from common.metrics import CALIBRATION_BINS, calibration_target
 
     total = counts.sum(axis=1)
     if metric == "brier":

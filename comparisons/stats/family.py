@@ -22,11 +22,12 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from scipy.stats import norm
-from scipy.stats import t as student_t
+from scipy.stats import norm, t as student_t
 
 from common.metric_names import DEFAULT_MARGINS, LOWER_IS_BETTER, PRIMARY  # noqa: F401 (re-exported)
 from comparisons.stats.graphical import natural_order_p
+from comparisons.stats.contrasts import contrast_label
+from comparisons.stats.power import repeats_for_power, smallest_detectable
 
 ALPHA = 0.05
 FAMILIES = ("holm", "natural-order")  # the declared family's correction (`run --family`; natural-order: graphical.py)
@@ -157,8 +158,6 @@ def correct_family(pairs: pd.DataFrame, contrasts: list[tuple[str, str]] | None 
     declared rows are corrected by the natural-order graph instead (comparisons/stats/graphical.py; p_holm and
     p_equivalence_holm then hold its adjusted p-values); every other family is Holm's as above.
     """
-    from comparisons.stats.contrasts import contrast_label
-    from comparisons.stats.power import repeats_for_power, smallest_detectable
 
     pairs = pairs.copy().reset_index(drop=True)
     pairs["family"] = np.where(pairs["metric"] == PRIMARY, "primary", "secondary")

@@ -26,11 +26,12 @@ import pandas as pd
 
 from common.splits import size_key
 from common.metric_names import CALIBRATION, DESIGN_QUALITY
-from comparisons.stats.contrasts import pair_order
+from comparisons.stats.contrasts import as_pairs, pair_order
 from comparisons.stats.corrected_t import (corrected_t, design_interval,  # noqa: F401
                                           partition_pair_rows, per_partition, test_to_train)
 from comparisons.stats.design_variance import DEFAULT_VARIANCE, resample_frame, sets_at, training_overlap
 from comparisons.stats.family import VERDICT_COLUMNS, correct_family, in_schema
+from comparisons.stats.sequential import look_rows, sequential_family
 
 METRICS = DESIGN_QUALITY
 CALIBRATION_METRICS = CALIBRATION  # verdict rows too where every run has them (lower is better)
@@ -99,7 +100,6 @@ def sequential_verdicts(scores: pd.DataFrame, margins: dict | None, order: list[
     """The pairs of a sequential design (`run --until-decided`, comparisons/stats/sequential.py): every look's rows
     (look k: the partitions of repeats 1..k), the group-sequential rule over the declared family, one row per
     (training size, metric, pair) at the look that decided it or else its last look, in VERDICT_COLUMNS."""
-    from comparisons.stats.sequential import look_rows, sequential_family
 
     scores = scores.copy()
     if "train_size" not in scores:
@@ -118,7 +118,6 @@ def design_sequential_verdicts(scores: pd.DataFrame, sets: dict | None, design: 
                                order: list[str] | None = None) -> pd.DataFrame:
     """The verdict rows of a sequential design (design.json's dict) from its runs' scores (one row per run) and
     training sets: what its reports write, and what the runner reads after each look (on that look's runs)."""
-    from comparisons.stats.contrasts import as_pairs
 
     if scores.empty:
         return pd.DataFrame()

@@ -35,6 +35,9 @@ from comparisons.stats.family import ALPHA, ATANH, LOWER_IS_BETTER, atanh_interv
 from comparisons.stats.spending import (SPENDING, boundaries, information_fractions, nominal_level,  # noqa: F401
                                         repeated_p, spent)  # re-exported: the rule's z layer
 from comparisons.stats.t_boundaries import t_nominal_level, t_repeated_p
+from comparisons.stats.power import repeats_for_power
+from comparisons.stats.corrected_t import partition_pair_rows
+from comparisons.stats.design_variance import DEFAULT_VARIANCE
 
 # -- the declared family over the looks ----------------------------------------------------------------------------
 KEY = ["train_size", "metric", "variant_a", "variant_b"]
@@ -52,8 +55,6 @@ def sequential_family(looks, planned_partitions, contrasts=None, alpha: float = 
     pair's both variants ran in that look's repeat); planned_partitions: the partitions at each planned look
     (e.g. [5, 10, 15] for --max-repeats 3 of 5 folds)."""
     import pandas as pd
-
-    from comparisons.stats.power import repeats_for_power
 
     looks = looks[looks["active"]].copy()
     if looks.empty:
@@ -129,9 +130,6 @@ def look_rows(runs, pairs, metrics, margins, folds, training_sets=None, variance
     """partition_pair_rows at every look of a partition design's runs (look k: the partitions of repeats 1..k),
     with `look` and `active` (both variants of the pair ran in repeat k)."""
     import pandas as pd
-
-    from comparisons.stats.corrected_t import partition_pair_rows
-    from comparisons.stats.design_variance import DEFAULT_VARIANCE
 
     runs = runs.assign(repeat=[repeat_of(p) for p in runs["partition"]])
     frames = []
