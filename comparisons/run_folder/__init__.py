@@ -8,6 +8,9 @@ design's top folder its `design.json` and `partitions/rRfF/`, a benchmark's its 
 - `names.py`: every file and folder name, and each run's paths.
 - `records.py`: the plan files as typed read-only records (`Manifest`, `Design`, `BenchmarkPlan`, `SplitsRecord`).
 - `folder.py`: `RunRecord`, `RunFolder` (a folder opened once), `Predictions`.
+- `open_folder.py`: `open_folder(path)`, the one decision of what a folder is: `SplitFolder`, `DesignFolder`,
+  `BenchmarkFolder` (or None), each handing out its plan record, run folders, manifests and scores table.
+- `writers.py`: the one writer of each plan file and of a run's record; `scores.py`: the long scores table.
 - `TrainSize`: `int | None`, None being the whole training split. "all" is only a spelling in file
   names, tables and labels (`size_label`); `as_train_size` reads every spelling older files used
   (None, "all", "", NaN, inf).
