@@ -59,23 +59,28 @@ class Result:
         return scores_table(self.folder)[0]
 
     @property
+    def report(self):
+        """The folder's report as its written files hold it (comparisons/report/report.py: a SplitReport or a
+        DesignReport), read now; nothing is recomputed (`api.report` rebuilds it)."""
+        from comparisons.report.report import read_report
+
+        return read_report(self.folder)
+
+    @property
     def verdicts(self) -> pd.DataFrame:
-        """The verdict rows of the folder's design, in the one schema (VERDICT_COLUMNS)."""
+        """The verdict rows of the folder's design, in the one schema (VERDICT_COLUMNS), as verdicts.csv holds them."""
         if self.is_design:
             return pd.read_csv(self.folder / "verdicts.csv")
-        from comparisons.report.split_tables import build_reports
-
-        reports = build_reports(self.folder)
-        return reports.verdicts.pairs if reports.verdicts is not None else pd.DataFrame()
+        found = self.report.verdicts
+        return found if found is not None else pd.DataFrame()
 
     @property
     def variants(self) -> pd.DataFrame:
         """Per variant: each metric's mean, spread and interval (over partitions, or over seeds and test items)."""
         if self.is_design:
             return pd.read_csv(self.folder / "recipe_variants.csv")
-        from comparisons.report.split_tables import build_reports
-
-        return build_reports(self.folder).aggregate
+        found = self.report.aggregate  # aggregate.csv: the largest training size's variants
+        return found if found is not None else pd.DataFrame()
 
     @property
     def summary(self) -> pd.DataFrame:
@@ -84,9 +89,8 @@ class Result:
             from comparisons.run_folder.scores import wide_runs
 
             return wide_runs(self.scores)
-        from comparisons.report.split_tables import build_reports
-
-        return build_reports(self.folder).summary
+        found = self.report.summary  # summary.csv
+        return found if found is not None else pd.DataFrame()
 
 
 @dataclass(frozen=True)
