@@ -10,8 +10,8 @@ from __future__ import annotations
 from html import escape
 from pathlib import Path
 
-from comparisons.report.cross_corpus import (BenchmarkReport, conclusion, corpora_headers, corpora_rows, generalises, pair_rows,
-                                             scores_rows)
+from comparisons.report.cross_corpus import (BenchmarkReport, conclusion, corpora_headers, corpora_rows, generalises,
+                                             pair_rows, scores_rows)
 from comparisons.report.decision_section import DEFAULT_CPU_HOUR_PRICE, corpora_decisions
 from comparisons.report.cross_corpus_figures import critical_difference_diagram, verdict_grid
 from comparisons.report.html import facts, paragraph, png_figure, report_page, table

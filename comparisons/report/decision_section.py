@@ -167,7 +167,7 @@ def folder_decision(out, price: float = DEFAULT_CPU_HOUR_PRICE) -> Decision:
     out = Path(out)
     partitions = isinstance(open_folder(out), DesignFolder)
     found = out / ("recipe_variants.csv" if partitions else "aggregate.csv")
-    frame = pd.read_csv(found) if found.exists() else pd.DataFrame(columns=["variant", f"{PRIMARY}_mean"])
+    frame = pd.read_csv(found) if found.exists() else None
     return tables_decision(frame, partitions, read_verdicts(out), folder_manifest(out), out / "serving_table.csv", price)
 
 
@@ -177,11 +177,12 @@ def design_decision(report, price: float = DEFAULT_CPU_HOUR_PRICE) -> Decision:
                            report.folder / "serving_table.csv", price)
 
 
-def tables_decision(frame: pd.DataFrame, partitions: bool, verdicts: pd.DataFrame | None, manifest: dict,
+def tables_decision(frame: pd.DataFrame | None, partitions: bool, verdicts: pd.DataFrame | None, manifest: dict,
                     serving_table, price: float) -> Decision:
-    """The decision from a folder's tables: its variants (recipe_variants.csv or aggregate.csv), its verdicts and
-    manifest, and the serving paths of serving_table.csv when there is one."""
-
+    """The decision from a folder's tables: its variants (recipe_variants.csv or aggregate.csv; None: not written
+    yet, no variant), its verdicts and manifest, and the serving paths of serving_table.csv when there is one."""
+    if frame is None:
+        frame = pd.DataFrame(columns=["variant", f"{PRIMARY}_mean"])
     if not partitions and "seeds" in frame:
         frame = frame[frame["seeds"] > 0]
     suffix = "_median" if partitions else "_mean"

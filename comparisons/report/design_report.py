@@ -36,7 +36,6 @@ class DesignReport:
 
     @classmethod
     def read(cls, folder: Path) -> "DesignReport":
-
         folder = Path(folder)
         scores_file = folder / "scores.csv"
         return cls(folder, Design.read(folder), pd.read_csv(folder / "recipe_variants.csv"),
@@ -50,7 +49,6 @@ class DesignReport:
 
     @property
     def has_sizes(self) -> bool:
-
         return has_sizes(self.scores)
 
     @cached_property

@@ -17,14 +17,14 @@ from pathlib import Path
 
 from comparisons.outputs import atomic_write_text
 from comparisons.report.cross_corpus import BenchmarkReport, build as build_benchmark
+from comparisons.report.cross_corpus_page import build_cross_corpus_page
 from comparisons.report.design_report import DesignReport
 from comparisons.report.html import page_path
+from comparisons.report.partition_page import build_recipe_page
+from comparisons.report.split_page import build_page as build_split_page
 from comparisons.report.split_report import SplitReport
 from comparisons.run_folder.open_folder import BenchmarkFolder, DesignFolder, SplitFolder, open_folder
 from comparisons.stats.decision import DEFAULT_CPU_HOUR_PRICE
-from comparisons.report.split_page import build_page as build_split_page
-from comparisons.report.cross_corpus_page import build_cross_corpus_page
-from comparisons.report.partition_page import build_recipe_page
 
 Report = SplitReport | DesignReport | BenchmarkReport
 
@@ -42,12 +42,9 @@ def read_report(folder: "Path | SplitFolder | DesignFolder | BenchmarkFolder") -
 def build_page(report: Report, lang: str, price: float = DEFAULT_CPU_HOUR_PRICE) -> str:
     """One page of the report in one language: the kind's sections in the one skeleton (html.report_page)."""
     if isinstance(report, BenchmarkReport):
-
         return build_cross_corpus_page(report, lang, price)
     if isinstance(report, DesignReport):
-
         return build_recipe_page(report, lang, price)
-
     return build_split_page(report, lang, price)
 
 

@@ -2,7 +2,8 @@
 
 Drawn from the split's report read once for every language (report/split_report.py: aggregate.csv, verdicts.csv,
 summary.csv and the decision made from them; the folder's manifest and runs), the tables each language's page shows
-(summary_table, the sizes' tables, serving_table) and figures/*.png. English in DIR/, Chinese in DIR/zh/. No raw message text: the only free text from a run (a failure's reason) is redacted.
+(summary_table, the sizes' tables, serving_table) and figures/*.png. English in DIR/, Chinese in DIR/zh/. No raw
+message text: the only free text from a run (a failure's reason) is redacted.
 The partition design's page is report/partition_page.py, a benchmark's report/cross_corpus_page.py;
 `python -m comparisons.report.page` rewrites whichever a folder has (report/page.py).
 """

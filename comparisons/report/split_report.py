@@ -14,10 +14,9 @@ from pathlib import Path
 
 import pandas as pd
 
+from comparisons.report.decision_section import tables_decision
 from comparisons.report.verdicts_file import read_verdicts
 from comparisons.run_folder import RunFolder
-from comparisons.report.decision_section import tables_decision
-from comparisons.stats.family import PRIMARY
 
 
 def _numbers(path: Path) -> pd.DataFrame | None:
@@ -45,13 +44,10 @@ class SplitReport:
         return self.folder.path
 
     def decision(self, price: float):
-        """The decision from the report's tables (report/decision_section.py), as folder_decision makes it; made
-        once a price, for every language."""
-
-        if price in self._decisions:
-            return self._decisions[price]
-        frame = self.aggregate if self.aggregate is not None else pd.DataFrame(columns=["variant", f"{PRIMARY}_mean"])
-        manifest = self.folder.plan.to_dict() if self.folder.plan else {}
-        self._decisions[price] = tables_decision(frame, False, self.verdicts, manifest, self.path / "serving_table.csv",
-                                                 price)
+        """The decision from the report's tables (decision_section.tables_decision), made once a price for every
+        language."""
+        if price not in self._decisions:
+            manifest = self.folder.plan.to_dict() if self.folder.plan else {}
+            self._decisions[price] = tables_decision(self.aggregate, False, self.verdicts, manifest,
+                                                     self.path / "serving_table.csv", price)
         return self._decisions[price]

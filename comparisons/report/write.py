@@ -14,12 +14,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from comparisons.numerics import note_design_identities
+from comparisons.report.cross_corpus import build, write_cross_corpus_tables
+from comparisons.report.folder_reports import write_split_tables
+from comparisons.report.partition_reports import write_recipe_reports
 from comparisons.report.report import draw_pages, read_report
 from comparisons.run_folder.open_folder import BenchmarkFolder, DesignFolder, SplitFolder, open_folder
 from comparisons.stats.decision import DEFAULT_CPU_HOUR_PRICE
-from comparisons.report.cross_corpus import build, write_cross_corpus_tables
-from comparisons.report.partition_reports import write_recipe_reports
-from comparisons.report.folder_reports import write_split_tables
 
 
 def write_reports(folder: "Path | SplitFolder | DesignFolder | BenchmarkFolder", languages=("en",),
@@ -31,18 +31,15 @@ def write_reports(folder: "Path | SplitFolder | DesignFolder | BenchmarkFolder",
     opened = folder if isinstance(folder, (SplitFolder, DesignFolder, BenchmarkFolder)) else open_folder(Path(folder))
     languages = list(dict.fromkeys(["en", *languages]))
     if isinstance(opened, BenchmarkFolder):
-
         report = build(opened.path)  # its corpora read once, for the tables and the pages of every language
         for language in languages:
             write_cross_corpus_tables(report, language)
         return draw_pages(report, languages, price)[0]
     if isinstance(opened, DesignFolder):
-
         if write_recipe_reports(opened.path, contrasts=contrasts, variance=variance) is None:
             return None
         note_design_identities(opened.path)  # design.json says whether its runs mix numerics identities
     elif isinstance(opened, SplitFolder):
-
         if not write_split_tables(opened, languages):
             return None
     else:

@@ -119,7 +119,6 @@ class RunFolder:
         return self._selected
 
     def split(self):
-
         return Split.from_dict(json.loads((self.path / SPLITS).read_text()))
 
     def has_predictions(self, record: Mapping) -> bool:
@@ -133,7 +132,6 @@ class RunFolder:
         if name not in self._predictions:
             path = prediction_path(self.path, record["variant"], int(record["seed"]), size)
             if not path.exists():
-
                 raise UserInputError(f"{path} is missing: run the same `python -m comparisons run` again to recreate it")
             with np.load(path) as saved:
                 labels = np.asarray(saved["labels"]) if "labels" in saved.files else None
