@@ -241,18 +241,32 @@ def train_subsets_record(split: "Split", labels: np.ndarray, sizes, min_per_clas
     return record
 
 
-# -- independent draws at small training sizes (issue 50) -------------------------------------------
-# At a training size up to DRAWS_UP_TO, each partition trains `draws` independent draws: each its own training
-# subset (its own subset seed) and its own model seed, distinct across partitions, so that the test over
-# partitions sees the training-draw and seed effects (one shared subset seed and model seed 0 hid both).
+# -- every partition its own training randomness ------------------------------------------------------
+# A verdict about a recipe resamples what its user would: the texts tested, the training draw and the seed. So each
+# partition of a design (and each of its draws at a subset size up to DRAWS_UP_TO) trains with its own model seed,
+# and at a subset size with its own subset seed, distinct across partitions; every variant of one partition shares
+# them (the pairing). The older scheme, "shared", gave every partition model seeds 0..seeds-1 and, at one draw a
+# partition, the split's own subset: a seed effect common to all partitions then sits inside every difference and
+# is invisible to its standard error. It is kept only for folders made with it and when asked for by name.
 DRAWS_UP_TO = 1000
 DEFAULT_DRAWS = 5
+SEEDINGS = ("per-partition", "shared")
+DEFAULT_SEEDING = "per-partition"
+RECORDED_BEFORE_SEEDING = "shared"  # what a design.json without "seeding" ran
 
 
 def draw_seeds(partition_index: int, draws: int) -> list[int]:
     """The model seeds of partition `partition_index`'s draws (0-based over the design's partitions): distinct
     across partitions and draws (partition 0: 0..draws-1, partition 1: draws..2 draws-1, ...)."""
     return [partition_index * draws + d for d in range(draws)]
+
+
+def partition_seeds(partition_index: int | None, seeds: int, seeding: str = DEFAULT_SEEDING) -> list[int]:
+    """The model seeds a partition trains with at the sizes it does not draw (the whole labelled part): its own
+    (draw_seeds) per partition; 0..seeds-1 on the single split (partition_index None) or under "shared"."""
+    if partition_index is None or seeding == "shared":
+        return list(range(seeds))
+    return draw_seeds(partition_index, seeds)
 
 
 def subset_seed(split_seed: int, model_seed: int) -> int:
@@ -271,10 +285,13 @@ def seed_value(label) -> int | None:
     return None if label is None else int(label, 0) if isinstance(label, str) else int(label)
 
 
-def drawn_sizes(sizes, draws: int, largest: int) -> list[int]:
-    """The training sizes at which a partition trains `draws` draws: the subset sizes up to DRAWS_UP_TO that are
-    smaller than the labelled part (`largest`); none when draws is 1 (one draw: the split's own subset, seed 0)."""
-    return [s for s in sizes if s is not None and s <= DRAWS_UP_TO and s < largest] if draws > 1 else []
+def drawn_sizes(sizes, draws: int, largest: int, seeding: str = DEFAULT_SEEDING) -> list[int]:
+    """The training sizes at which a partition draws its own subsets: the subset sizes up to DRAWS_UP_TO that are
+    smaller than the labelled part (`largest`), at any number of draws; under "shared" none at one draw (the
+    split's own subset, the older scheme)."""
+    if seeding == "shared" and draws < 2:
+        return []
+    return [s for s in sizes if s is not None and s <= DRAWS_UP_TO and s < largest]
 
 
 TrainSize = Optional[int]  # messages trained on; None = the whole training split

@@ -63,6 +63,9 @@ def run_partitions(p: Prepared, executor) -> int:
     if earlier is not None and not p.plan.force:
         if [q["sha256"] for q in earlier.partitions] != [q["sha256"] for q in design["partitions"]]:
             raise UserInputError(f"{out} holds runs of other partitions; choose another --out or add --force")
+    if earlier is not None and not p.plan.force and earlier.seeding != p.plan.seeding:
+        raise UserInputError(f"{out} holds a design seeded {earlier.seeding}, this plan is seeded {p.plan.seeding}; "
+                             f"add --seeding {earlier.seeding} to resume it, or choose another --out")
     if not p.plan.force:
         refuse_mixed(out, p.plan.until_decided)  # a sequential folder is not a fixed design's, nor the reverse
     write_design(out, design)
@@ -111,7 +114,7 @@ def run_in_folder(p: Prepared, out: Path, split, executor, reports: bool = True,
     write_splits(out, {**split.to_dict(),  # every training subset drawn in this folder
                        "train_subsets": train_subsets_record(split, data.labels, subset_sizes, texts=data.texts,
                                                              budget=budget, draws=drawn_seeds(p, split, partition_index))})
-    manifest = manifest_record(p, split, code or code_state(), duplicates)
+    manifest = manifest_record(p, split, code or code_state(), duplicates, partition_index)
     write_manifest(out, manifest)
     sizes = split.sizes()
     print(f"data: {len(data)} rows, split train/valid/test = {sizes['train']}/{sizes['valid']}/{sizes['test']} "

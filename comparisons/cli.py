@@ -13,7 +13,7 @@ from common.arguments import OneLineParser
 from backends.base import DEFAULT_VARIANTS, VARIANTS
 from common.corpora import CORPORA
 from common.errors import UserInputError
-from common.splits import DEFAULT_DRAWS, DEFAULT_SPLIT_SEED, DRAWS_UP_TO, LABEL_BUDGETS
+from common.splits import DEFAULT_DRAWS, DEFAULT_SEEDING, DEFAULT_SPLIT_SEED, DRAWS_UP_TO, LABEL_BUDGETS, SEEDINGS
 from comparisons.carry_out import execute
 from comparisons.plan import Plan
 from comparisons.run.open_executor import EXECUTORS
@@ -117,7 +117,12 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--draws", type=int, default=DEFAULT_DRAWS, metavar="N",
                      help="with --cv and --train-sizes: N independent training draws per partition at every size up "
                           f"to {DRAWS_UP_TO:,}, each its own subset and model seed (default %(default)s; 1: one "
-                          "subset per partition, drawn with the split's seed, model seed 0..seeds-1)")
+                          "draw per partition, still its own subset and model seed)")
+    run.add_argument("--seeding", choices=SEEDINGS, default=DEFAULT_SEEDING,
+                     help="with --cv: per-partition (default: every partition and draw trains with its own model "
+                          "seed and training subset, so verdicts hold over seeds) or shared (model seed 0 and the "
+                          "split's own subset in every partition: a seed effect common to all partitions that the "
+                          "verdicts cannot see; only to replay or resume a folder made that way)")
     run.add_argument("--until-decided", action="store_true",
                      help="with --cv: a sequential design (docs/statistics.md \"Run until decided\"): one repeat of "
                           "the K folds at a time; after each, the declared contrasts are tested with alpha spending "

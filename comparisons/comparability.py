@@ -170,12 +170,12 @@ def _short(value) -> str:
 
 
 def is_draw(record: dict, manifest: dict) -> bool:
-    """A run of one of the plan's independent draws (issue 50: `--draws N`, model seeds beyond 0..seeds-1): its
-    subset seed is the one this split's seed gives its model seed (common/splits.subset_seed)."""
+    """A run of one of the partition's own training draws (a subset size of a design; model seeds beyond the
+    manifest's): its subset seed is the one this split's seed gives its model seed (common/splits.subset_seed)."""
     from common.splits import seed_value, subset_seed
 
-    plan, split = manifest.get("plan") or {}, manifest.get("split") or {}
-    if record.get("subset_seed") is None or int(plan.get("draws") or 1) < 2 or split.get("seed") is None:
+    split = manifest.get("split") or {}
+    if record.get("subset_seed") is None or split.get("seed") is None:
         return False
     return seed_value(record["subset_seed"]) == subset_seed(int(split["seed"]), int(record["seed"]))
 

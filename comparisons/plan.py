@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from common.errors import UserInputError
-from common.splits import DEFAULT_DRAWS, DEFAULT_SPLIT_SEED, LABEL_BUDGETS, parse_train_sizes
+from common.splits import DEFAULT_DRAWS, DEFAULT_SEEDING, DEFAULT_SPLIT_SEED, LABEL_BUDGETS, SEEDINGS, parse_train_sizes
 from comparisons.stats.family import DEFAULT_MARGINS, FAMILIES
 from comparisons.run_folder import default_out
 
@@ -125,6 +125,9 @@ def check_fields(plan: "Plan") -> None:
     if not 1 <= plan.draws <= 50:
         raise UserInputError("--draws must be between 1 and 50 (the independent training draws per partition at "
                              "sizes up to 1,000), e.g. --draws 5")
+    if plan.seeding not in SEEDINGS:
+        raise UserInputError(f"--seeding {plan.seeding!r}: use per-partition (each partition its own seeds) or shared "
+                             "(model seed 0 in every partition: only to replay a folder made that way)")
     if plan.limit_per_class is not None and plan.limit_per_class < 1:
         raise UserInputError("--limit-per-class must be at least 1 (leave it out for all rows)")
     if plan.limit_total is not None and plan.limit_total < 2:
@@ -191,6 +194,7 @@ class Plan:
     train_sizes: tuple[str, ...] = ("all",)
     label_budget: str = "train+valid"
     draws: int = DEFAULT_DRAWS  # a partition design's independent draws at each training size up to DRAWS_UP_TO
+    seeding: str = DEFAULT_SEEDING  # per-partition: each partition (and draw) its own model and subset seed
     until_decided: bool = False  # a sequential design (issue 51): a repeat at a time while a contrast is open
     max_repeats: int = 3         # its most repeats (the partitions it draws, the spending's last look)
     budget_minutes: float | None = None  # its optional budget of run minutes

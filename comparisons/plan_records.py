@@ -21,14 +21,35 @@ def design_record(p: Prepared, partitions, code: dict) -> dict:
             "code_sha256": code["code_sha256"], "command": p.command, "plan": p.plan.to_dict(),
             "variants": p.variants, "seeds": list(range(p.plan.seeds)), "data_sha256": fingerprint(p.data),
             "train_sizes": [size or "all" for size in p.train_sizes], "label_budget": p.plan.label_budget,
-            "draws": p.plan.draws, "drawn_sizes": drawn_sizes(p.train_sizes, p.plan.draws, min(
-                largest_train_size(part.split, p.plan.label_budget) for part in partitions) if partitions else 0),
+            "draws": p.plan.draws, "seeding": p.plan.seeding, "drawn_sizes": drawn_sizes(p.train_sizes, p.plan.draws, min(
+                largest_train_size(part.split, p.plan.label_budget) for part in partitions) if partitions else 0,
+                p.plan.seeding),
             "numerics": numerics_identity(p.plan.threads),
             **({"power_plan": power_plan_record(p.plan.power_plan)} if p.plan.power_plan else {}),
             "sequential": {"max_repeats": p.plan.max_repeats, "budget_minutes": p.plan.budget_minutes,
                            "spending": SPENDING, "looks": [], "stopped": None} if p.plan.until_decided else None,
             "partitions": [{"name": part.name, "sizes": part.split.sizes(), "sha256": part.split.sha256,
-                            "test_texts_in_training": leaked_texts(p.data, part.split)} for part in partitions]}
+                            "test_texts_in_training": leaked_texts(p.data, part.split),
+                            "seeds": partition_seed_record(p, part.split, index)}
+                           for index, part in enumerate(partitions)]}
+
+
+def partition_seed_record(p: Prepared, split, partition_index: int) -> dict:
+    """{size label: [{"model_seed", "subset_seed"}]}: the training randomness one partition's runs use, every variant
+    alike (the pairing); subset_seed None where the run learns from the whole labelled part."""
+    from common.splits import seed_label, size_label, subset_seed
+
+    draws = drawn_seeds(p, split, partition_index)
+    return {size_label(n): [{"model_seed": s, "subset_seed": seed_label(subset_seed(split.seed, s)) if n in draws else None}
+                            for s in model_seeds(p, n, draws, partition_index)] for n in p.train_sizes}
+
+
+def model_seeds(p: Prepared, size, draws: dict, partition_index: int | None) -> list[int]:
+    """The model seeds of one partition's runs at one training size: its draws' at a drawn size, else its own
+    (common/splits.partition_seeds)."""
+    from common.splits import partition_seeds
+
+    return list(draws[size]) if size in draws else partition_seeds(partition_index, p.plan.seeds, p.plan.seeding)
 
 def power_plan_record(path: str | None) -> dict | None:
     """What the power plan that chose the design expected (its JSON as read, its name and hash), or None."""
@@ -43,7 +64,7 @@ def power_plan_record(path: str | None) -> dict | None:
             **read_power_plan(path)}
 
 
-def manifest_record(p: Prepared, split, code: dict, duplicates: dict) -> dict:
+def manifest_record(p: Prepared, split, code: dict, duplicates: dict, partition_index: int | None = None) -> dict:
     """manifest.json of a run folder: the command and plan, code, library versions, machine, numerics identity,
     each variant's backend, parameters and plugin identity, the data and its split, sizes, margins, precisions."""
     import time
@@ -67,7 +88,7 @@ def manifest_record(p: Prepared, split, code: dict, duplicates: dict) -> dict:
         "git_commit": described_commit(code), **code, "versions": library_versions(), "machine": machine_description(),
         "numerics": numerics_identity(p.plan.threads),  # read without any framework (comparisons/numerics.py)
         "threads": p.plan.threads, "thread_environment": thread_environment(p.plan.threads), "device": p.plan.device,
-        "profile": p.plan.profile, "seeds": list(range(p.plan.seeds)), "timeout_s": p.timeout,
+        "profile": p.plan.profile, "seeds": model_seeds(p, None, {}, partition_index), "timeout_s": p.timeout,
         "variants": {v: variant_record(v) for v in p.variants},
         "hf_model": p.plan.hf_model,
         "data": {"spec": p.spec.to_dict(), "sha256": fingerprint(data), "rows": len(data),
@@ -86,14 +107,15 @@ def manifest_record(p: Prepared, split, code: dict, duplicates: dict) -> dict:
     }
 
 def drawn_seeds(p: Prepared, split, partition_index: int | None) -> dict:
-    """{training size: the model seeds of its draws} of one partition (issue 50: common/splits.drawn_sizes; none on
-    the single split, partition_index None)."""
+    """{training size: the model seeds of its draws} of one partition (common/splits.drawn_sizes; none on the single
+    split, partition_index None)."""
     from common.splits import draw_seeds, drawn_sizes, largest_train_size
 
     if partition_index is None:
         return {}
     largest = largest_train_size(split, p.plan.label_budget)
-    return {n: draw_seeds(partition_index, p.plan.draws) for n in drawn_sizes(p.train_sizes, p.plan.draws, largest)}
+    return {n: draw_seeds(partition_index, p.plan.draws)
+            for n in drawn_sizes(p.train_sizes, p.plan.draws, largest, p.plan.seeding)}
 
 
 def run_specs(p: Prepared, split, manifest: dict, partition_index: int | None = None) -> list:
@@ -105,7 +127,7 @@ def run_specs(p: Prepared, split, manifest: dict, partition_index: int | None = 
     from comparisons.plan import runs_at, size_caps
 
     draws = drawn_seeds(p, split, partition_index)
-    seeds = {n: draws.get(n, range(p.plan.seeds)) for n in p.train_sizes}
+    seeds = {n: model_seeds(p, n, draws, partition_index) for n in p.train_sizes}
     caps = size_caps(p.plan)  # --up-to: a variant run only at the sizes it can afford
     return [RunSpec(variant=v, seed=s, profile=p.plan.profile, threads=p.plan.threads, device=p.plan.device,
                     timeout_s=p.timeout, data=p.spec, data_sha256=manifest["data"]["sha256"],

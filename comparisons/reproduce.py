@@ -101,8 +101,8 @@ def committed_plan(committed: dict, fresh: Path) -> Plan:
     if design and design.get("sequential"):  # its later repeats ran only some variants: no one fixed plan remakes it
         raise UserInputError("reproduce does not remake a sequential design (--until-decided) yet; rerun its "
                              "command from design.json into a fresh folder instead")
-    if design:
-        fields.update(cv=design["folds"], repeats=design["repeats"])
+    if design:  # its seeding as it ran (a design.json before per-partition seeding: shared)
+        fields.update(cv=design["folds"], repeats=design["repeats"], seeding=design.get("seeding") or "shared")
     try:
         return Plan(data=source, backends=tuple(committed["variants"]), seeds=max(committed["seeds"]) + 1,
                     profile=manifest["profile"], threads=manifest["threads"], device=manifest.get("device") or "auto",
@@ -172,6 +172,14 @@ def rerun(committed: dict, fresh: Path) -> int:
 
 
 # --- the comparison ---------------------------------------------------------------------------------
+def _seeds(committed: dict, partition: str) -> list[int]:
+    """The model seeds a committed partition trained with (its manifest's: its own under per-partition seeding)."""
+    if partition == "split":
+        return list(committed["seeds"])
+    manifest = Manifest.read(committed["folder"] / "partitions" / partition)
+    return manifest.seeds if manifest is not None and manifest.seeds else list(committed["seeds"])
+
+
 def _records(folder: Path, partition: str) -> dict:
     path = folder if partition == "split" else folder / "partitions" / partition
     return {(r.variant, r.seed): r for r in read_runs(path) if r.train_size is None} if path.exists() else {}
@@ -190,7 +198,7 @@ def compare_runs(committed: dict, fresh: Path) -> pd.DataFrame:
     for partition in committed["partitions"]:
         old, new = _records(committed["folder"], partition), _records(fresh, partition)
         for variant in committed["variants"]:
-            for seed in committed["seeds"]:
+            for seed in _seeds(committed, partition):
                 before, after = old.get((variant, seed)), new.get((variant, seed))
                 if before is None or after is None or not before.ok or not after.ok:
                     rows.append({"partition": partition, "run": run_name(variant, seed), "variant": variant,
@@ -283,7 +291,7 @@ def substituted_verdicts(committed: dict, fresh: Path) -> pd.DataFrame:
             target = overlay if partition == "split" else overlay / "partitions" / partition
             origin = fresh if partition == "split" else fresh / "partitions" / partition
             for (variant, seed), record in _records(fresh, partition).items():
-                if variant in committed["variants"] and seed in committed["seeds"] and record.ok:
+                if variant in committed["variants"] and seed in _seeds(committed, partition) and record.ok:
                     name = run_name(variant, seed)
                     shutil.copy(origin / "runs" / f"{name}.json", target / "runs" / f"{name}.json")
                     if (origin / "predictions" / f"{name}.npz").exists():

@@ -80,20 +80,20 @@ def test_a_design_with_two_sizes_reports_each_apart_and_corrects_over_both(tmp_p
     assert result.returncode == 0, result.stderr[-2000:]
     design = json.loads((out / "design.json").read_text())
     assert design["train_sizes"] == [30, "all"] and design["label_budget"] == "train+valid"
-    for name in ("r0f0", "r0f1"):
+    for index, name in enumerate(("r0f0", "r0f1")):  # each partition its own model seed (= its index here)
         folder = out / "partitions" / name
-        record = json.loads((folder / "runs" / "tfidf_logreg__n30__seed0.json").read_text())
+        record = json.loads((folder / "runs" / f"tfidf_logreg__n30__seed{index}.json").read_text())
         assert record["n_train_texts"] + record["n_valid_texts"] == 30 and record["label_budget"] == "train+valid"
         recorded = json.loads((folder / "splits.json").read_text())["train_subsets"]
         assert recorded["label_budget"] == "train+valid" and len(recorded["sizes"]["30"]) == record["n_train_texts"]
-        full = json.loads((folder / "runs" / "tfidf_logreg__seed0.json").read_text())
+        full = json.loads((folder / "runs" / f"tfidf_logreg__seed{index}.json").read_text())
         assert full["n_train_texts"] + full["n_valid_texts"] > 30
         for size in ("n30__", ""):  # a twin with scores 0.01 lower at 30 texts: different at 30, equal at all
-            twin = json.loads((folder / "runs" / f"tfidf_logreg__{size}seed0.json").read_text())
+            twin = json.loads((folder / "runs" / f"tfidf_logreg__{size}seed{index}.json").read_text())
             twin = {**twin, "variant": "torch_scratch", "average_precision": twin["average_precision"] - (0.01 if size else 0)}
-            (folder / "runs" / f"torch_scratch__{size}seed0.json").write_text(json.dumps(twin))
-            (folder / "predictions" / f"torch_scratch__{size}seed0.npz").write_bytes(
-                (folder / "predictions" / f"tfidf_logreg__{size}seed0.npz").read_bytes())
+            (folder / "runs" / f"torch_scratch__{size}seed{index}.json").write_text(json.dumps(twin))
+            (folder / "predictions" / f"torch_scratch__{size}seed{index}.npz").write_bytes(
+                (folder / "predictions" / f"tfidf_logreg__{size}seed{index}.npz").read_bytes())
         manifest = json.loads((folder / "manifest.json").read_text())
         manifest["variants"]["torch_scratch"] = manifest["variants"]["tfidf_logreg"]
         (folder / "manifest.json").write_text(json.dumps(manifest))
@@ -116,7 +116,7 @@ def test_a_design_with_two_sizes_reports_each_apart_and_corrects_over_both(tmp_p
 
 def test_draws_give_each_partition_and_draw_its_own_subset_and_seed(tmp_path, capfd):
     """--draws 2 at a size up to 1,000 (issue 50): each partition trains 2 draws, each with its own model seed (none
-    shared across partitions) and its own recorded subset; the full size keeps seed 0; the verdict rows average the
+    shared across partitions) and its own recorded subset; the full size the partition's own seed; the verdict rows average the
     draws inside a partition and say how many there were; a rerun keeps them all."""
     out = tmp_path / "drawn"
     result = run_main(capfd, *SMALL, "--cv", "2", "--train-sizes", "30,all", "--draws", "2", "--out", str(out))
@@ -131,12 +131,60 @@ def test_draws_give_each_partition_and_draw_its_own_subset_and_seed(tmp_path, ca
             assert run["subset_seed"] == record["subset_seed"] and run["n_train_texts"] == len(record["train"])
             subsets.append(tuple(sorted(record["train"] + record["valid"])))
             seeds.append(int(seed))
-        assert (folder / "runs" / "tfidf_logreg__seed0.json").exists()
+        assert (folder / "runs" / f"tfidf_logreg__seed{index}.json").exists()
     assert len(set(subsets)) == 4 and len(set(seeds)) == 4, "every partition and draw its own subset and seed"
     verdicts = pd.read_csv(out / "verdicts.csv") if (out / "verdicts.csv").exists() else None
     assert verdicts is None or verdicts.empty, "one variant: no pair"
     again = run_main(capfd, *SMALL, "--cv", "2", "--train-sizes", "30,all", "--draws", "2", "--out", str(out))
     assert again.returncode == 0 and again.stderr.count("finished earlier, kept") == 6
+
+
+def test_one_draw_a_partition_still_gives_each_partition_its_own_seeds_and_subset_and_records_them(tmp_path, capfd):
+    """--draws 1 (the powered curve's design): every partition trains with its own model seed at every size and its
+    own subset seed at a subset size (one seed effect common to all partitions would sit inside every difference,
+    unseen by its standard error); both variants of a partition share them (the pairing); design.json records them;
+    resuming it as --seeding shared is refused in one line, and --seeding shared, asked by name, is the older
+    scheme (seed 0 and the split's own subset everywhere)."""
+    out = tmp_path / "own"
+    result = run_main(capfd, *SMALL, "--backends", "tfidf_logreg,torch_scratch", "--cv", "3", "--train-sizes", "30,all",
+                      "--draws", "1", "--out", str(out))
+    assert result.returncode == 0, result.stderr[-2000:]
+    design = json.loads((out / "design.json").read_text())
+    assert design["seeding"] == "per-partition" and design["drawn_sizes"] == [30]
+    subsets, models = set(), set()
+    for index, partition in enumerate(design["partitions"]):
+        recorded = partition["seeds"]
+        assert [s["model_seed"] for s in recorded["30"]] == [index] == [s["model_seed"] for s in recorded["all"]]
+        assert recorded["all"][0]["subset_seed"] is None
+        folder = out / "partitions" / partition["name"]
+        runs = {v: json.loads((folder / "runs" / f"{v}__n30__seed{index}.json").read_text())
+                for v in ("tfidf_logreg", "torch_scratch")}
+        assert runs["tfidf_logreg"]["subset_seed"] == runs["torch_scratch"]["subset_seed"] == recorded["30"][0]["subset_seed"]
+        drawn = json.loads((folder / "splits.json").read_text())["train_subsets"]["draws"]["30"][str(index)]
+        assert runs["torch_scratch"]["n_train_texts"] == len(drawn["train"]), "both variants learn the same subset"
+        subsets.add(tuple(sorted(drawn["train"] + drawn["valid"])))
+        models.add(json.loads((folder / "runs" / f"torch_scratch__seed{index}.json").read_text())["seed"])
+    assert len(subsets) == 3 and models == {0, 1, 2}, "no seed or subset shared across partitions"
+    refused = run_main(capfd, *SMALL, "--backends", "tfidf_logreg,torch_scratch", "--cv", "3", "--train-sizes", "30,all",
+                       "--draws", "1", "--seeding", "shared", "--out", str(out))
+    assert refused.returncode == 2 and "seeded per-partition" in refused.stderr and "Traceback" not in refused.stderr
+    assert len(refused.stderr.strip().splitlines()) == 1
+    shared = tmp_path / "shared"
+    old = run_main(capfd, *SMALL, "--cv", "2", "--train-sizes", "30,all", "--draws", "1", "--seeding", "shared",
+                   "--out", str(shared))
+    assert old.returncode == 0, old.stderr[-2000:]
+    for name in ("r0f0", "r0f1"):
+        runs = sorted(p.stem for p in (shared / "partitions" / name / "runs").glob("*.json"))
+        assert runs == ["tfidf_logreg__n30__seed0", "tfidf_logreg__seed0"]
+        assert "draws" not in json.loads((shared / "partitions" / name / "splits.json").read_text())["train_subsets"]
+
+
+def test_a_design_recorded_before_per_partition_seeding_reads_as_shared():
+    from comparisons.run_folder.records import Design
+
+    old = Design.from_dict({"folds": 10, "repeats": 1, "plan": {"cv": 10, "draws": 1}, "partitions": [{"name": "r0f0"}]})
+    assert old.seeding == "shared" and old.plan["seeding"] == "shared" and old.partition_seeds("r0f0") == {}
+    assert "seeding" not in old.to_dict()["plan"], "the file is given back as it was"
 
 
 @pytest.mark.parametrize("sizes, message", [("99999", "larger than partition r0f0's labelled part"),
@@ -190,9 +238,9 @@ def test_up_to_runs_a_variant_only_at_the_sizes_it_can_afford_and_the_reports_ke
     result = run_main(capfd, *SMALL, "--backends", "tfidf_logreg,torch_scratch", "--cv", "2", "--train-sizes", "30,all",
                       "--draws", "1", "--up-to", "torch_scratch=30", "--out", str(out))
     assert result.returncode == 0, result.stderr[-2000:]
-    for name in ("r0f0", "r0f1"):
+    for index, name in enumerate(("r0f0", "r0f1")):
         runs = sorted(p.stem for p in (out / "partitions" / name / "runs").glob("*.json"))
-        assert runs == ["tfidf_logreg__n30__seed0", "tfidf_logreg__seed0", "torch_scratch__n30__seed0"]
+        assert runs == [f"tfidf_logreg__n30__seed{index}", f"tfidf_logreg__seed{index}", f"torch_scratch__n30__seed{index}"]
     verdicts = pd.read_csv(out / "verdicts.csv")
     pairs = verdicts[verdicts["metric"] == "average_precision"]
     assert set(pairs["train_size"].astype(str)) == {"30"}, "a pair only where both variants ran"

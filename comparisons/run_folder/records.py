@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
-from common.splits import as_train_size, Split, TrainSize
+from common.splits import RECORDED_BEFORE_SEEDING, as_train_size, Split, TrainSize
 from comparisons.run_folder.names import BENCHMARK_PLAN, DESIGN, MANIFEST, SPLITS
 
 
@@ -79,7 +79,9 @@ class PlanRecord(JsonRecord):
 
     @property
     def plan(self) -> dict | None:
-        return self.fields.get("plan")
+        """The plan as recorded; one recorded before per-partition seeding says it ran the older, shared scheme."""
+        plan = self.fields.get("plan")
+        return None if plan is None else {"seeding": RECORDED_BEFORE_SEEDING, **plan}
 
 
 class Manifest(PlanRecord):
@@ -187,6 +189,16 @@ class Design(PlanRecord):
     @property
     def drawn_sizes(self) -> list[int]:
         return [int(s) for s in self.fields.get("drawn_sizes") or []]
+
+    @property
+    def seeding(self) -> str:
+        """per-partition (each partition and draw its own seeds) or shared (every design recorded before it)."""
+        return self.fields.get("seeding") or RECORDED_BEFORE_SEEDING
+
+    def partition_seeds(self, name: str) -> dict[str, list[dict]]:
+        """{size label: [{"model_seed", "subset_seed"}, ...]} a partition trained with, as recorded (designs
+        recorded before per-partition seeding: {})."""
+        return next((dict(p.get("seeds") or {}) for p in self.partitions if p["name"] == name), {})
 
     @property
     def partitions(self) -> list[dict]:

@@ -49,7 +49,8 @@ MARGIN = 0.005  # average precision, the suite's declared margin
 
 def commands(out: Path, threads: int, profile: str, limit_per_class: int | None) -> dict[str, list[str]]:
     """The two runs, as `python -m comparisons` arguments, keyed by precision."""
-    common = ["run", "--backends", ",".join(VARIANTS), "--cv", "5", "--seeds", "1", "--profile", profile,
+    # --seeding shared: the reference's model seeds (0 in every partition), so each run pairs with the reference's
+    common = ["run", "--backends", ",".join(VARIANTS), "--cv", "5", "--seeds", "1", "--seeding", "shared", "--profile", profile,
               "--threads", str(threads), *(["--limit-per-class", str(limit_per_class)] if limit_per_class else [])]
     return {"fp32": [*common, "--precision", "fp32", "--serve", "native,native-bf16", "--out", str(out / "fp32")],
             "bf16": [*common, "--precision", "bf16", "--serve", "native", "--out", str(out / "bf16")]}
