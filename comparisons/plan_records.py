@@ -26,6 +26,7 @@ def design_record(p: Prepared, partitions, code: dict) -> dict:
                 p.plan.seeding),
             "numerics": numerics_identity(p.plan.threads),
             **({"power_plan": power_plan_record(p.plan.power_plan)} if p.plan.power_plan else {}),
+            **({"family_graph": family_graph_record(p)} if p.plan.family == "natural-order" and p.contrasts else {}),
             "sequential": {"max_repeats": p.plan.max_repeats, "budget_minutes": p.plan.budget_minutes,
                            "spending": SPENDING, "looks": [], "stopped": None} if p.plan.until_decided else None,
             "partitions": [{"name": part.name, "sizes": part.split.sizes(), "sha256": part.split.sha256,
@@ -50,6 +51,27 @@ def model_seeds(p: Prepared, size, draws: dict, partition_index: int | None) -> 
     from common.splits import partition_seeds
 
     return list(draws[size]) if size in draws else partition_seeds(partition_index, p.plan.seeds, p.plan.seeding)
+
+def family_graph_record(p: Prepared) -> dict:
+    """The natural-order graph a curve will be tested in, fixed before its runs: the chains its power plan found
+    unreachable dropped (each node with why), the rest with the weights and transitions they then hold
+    (comparisons/stats/graphical.reduced_graph). Without a power plan nothing is dropped."""
+    from common.splits import size_label
+    from comparisons.plan import read_power_plan
+    from comparisons.stats.graphical import curve_graph, graph_record, node_key, reduced_graph
+
+    pairs = [tuple(pair) for pair in p.contrasts]
+    sizes = [size_label(n) for n in p.train_sizes]  # increasing, "all" last (the plan checks the order)
+    chains = read_power_plan(p.plan.power_plan).get("dropped_chains") or [] if p.plan.power_plan else []
+    why = {(chain["contrast"], chain["kind"]): chain["why"] for chain in chains}
+    full = curve_graph(len(pairs), len(sizes))
+    label = {node: node_key(pairs[node[0]], node[1], sizes[node[2]]) for node in full.nodes}
+    gone = [node for node in full.nodes if (f"{pairs[node[0]][0]} − {pairs[node[0]][1]}", node[1]) in why]
+    used = reduced_graph(full, gone)
+    return {"dropped": [{"node": list(label[n]), "why": why[(f"{pairs[n[0]][0]} − {pairs[n[0]][1]}", n[1])]}
+                        for n in gone],
+            **graph_record(used, [" ".join(label[n]) for n in used.nodes])}
+
 
 def power_plan_record(path: str | None) -> dict | None:
     """What the power plan that chose the design expected (its JSON as read, its name and hash), or None."""

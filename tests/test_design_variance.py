@@ -4,6 +4,7 @@ Nadeau-Bengio corrected t where the design is full-size k-fold."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 import pandas as pd
 from scipy.stats import t as student_t
 
@@ -177,3 +178,38 @@ def test_a_draw_is_a_recorded_training_set_and_pairs_across_variants():
     assert dict(zip(zip(other["partition"], other["value"]), other["draw"]))[(0, 0.5)] == frame["draw"].iloc[0]
     assert set(other["draw"]) == set(frame["draw"])
     assert (resample_frame(runs, "ap", None)["draw"] == 0).all()  # nothing recorded: one draw a partition
+
+
+def test_assurance_averages_power_over_the_pilot_variance_as_a_simulation_does():
+    """A plan that admits its pilot is a sample: assurance is the power averaged over the chi-square law of the
+    pilot's variance (checked against a Monte Carlo draw of that law); with infinite pilot degrees of freedom it is
+    the plain power, and a pilot of 4 degrees of freedom lowers a planned 0.96 power."""
+    import numpy as np
+    from scipy.stats import chi2
+
+    from comparisons.stats.power import assurance, power
+
+    se, level = 0.018, 0.05 / 8
+    plain = power(0.10, se, 9, level)
+    at = lambda scale: power(0.10, se * scale, 9, level)  # noqa: E731
+    assert assurance(at, float("inf")) == pytest.approx(plain)
+    draws = chi2.rvs(4, size=20000, random_state=np.random.default_rng(0))
+    simulated = float(np.mean([at(np.sqrt(4 / x)) for x in draws[:4000]]))
+    assert assurance(at, 4) == pytest.approx(simulated, abs=0.015)
+    assert plain > 0.9 and assurance(at, 4) < plain - 0.05
+
+
+def test_the_planner_drops_an_equivalence_chain_its_standard_error_cannot_reach():
+    import pandas as pd
+
+    from comparisons.studies.power_sizes import chain_levels, unreachable_chains
+
+    components = pd.DataFrame([{"train_size": 200, "contrast": c, "difference": 0.02, "between": between,
+                                "within": 0.0, "pilot_draws": 3, "partitions": 5, "overlap_term": 0.0,
+                                "family_size": 8} for c, between in (("a − b", 1e-3), ("c − d", 1e-7))])
+    dropped = unreachable_chains(components, 10, 1, 5, "optimistic", {"a − b": 0.005, "c − d": 0.005})
+    assert [(d["contrast"], d["kind"]) for d in dropped] == [("a − b", "e")], dropped
+    assert "standard error below" in dropped[0]["why"]
+    levels = chain_levels(["a − b", "c − d"], dropped, "natural-order", 3)
+    # a − b's equivalence start (alpha/4) passes half to its own difference chain, half to c − d's two chain starts
+    assert levels == pytest.approx({"a − b": 0.05 * 3 / 8, "c − d": 0.05 * 5 / 16})

@@ -139,3 +139,88 @@ def test_a_power_plan_sets_the_designs_folds_draws_and_family_and_refuses_a_cont
     plan_file.write_text("{}")
     with pytest.raises(ValueError, match="is not a power plan's JSON"):
         Plan(**curve, power_plan=str(plan_file))
+
+
+def test_dropping_every_equivalence_chain_gives_each_difference_chain_its_contrasts_whole_share():
+    """An unreachable chain's level goes to the chains that can decide (issue: half of alpha spent on chains that
+    could not decide): with the equivalence chains dropped, each difference chain starts at alpha / C; at one size
+    the reduced graph is Holm over the C differences (statsmodels, an independent implementation)."""
+    from comparisons.stats.graphical import reduced_graph
+
+    full = curve_graph(4, 6)
+    reduced = reduced_graph(full, [n for n in full.nodes if n[1] == "e"])
+    assert len(reduced.nodes) == 24 and all(kind == "d" for _, kind, _ in reduced.nodes)
+    starts = {n: w for n, w in zip(reduced.nodes, reduced.weights) if w > 0}
+    assert starts == pytest.approx({(c, "d", 0): 0.25 for c in range(4)})
+    assert (reduced.transitions.sum(axis=1) <= 1 + 1e-12).all()
+    multipletests = pytest.importorskip("statsmodels.stats.multitest").multipletests
+    one_size = reduced_graph(curve_graph(4, 1), [n for n in curve_graph(4, 1).nodes if n[1] == "e"])
+    rng = np.random.default_rng(5)
+    for _ in range(20):
+        p = rng.uniform(0, 0.1, 4) ** 2
+        np.testing.assert_allclose(adjusted_p_values(one_size, p), multipletests(p, method="holm")[1], rtol=1e-12)
+
+
+@pytest.mark.parametrize("scenario", list(SCENARIOS))
+def test_the_reduced_family_keeps_its_error_at_alpha(scenario):
+    from comparisons.studies.family_error import reduced_curve_procedure
+
+    n_sim = 1500
+    error, _ = simulate(SCENARIOS[scenario], n_sim, reduced_curve_procedure)
+    assert error <= ALPHA + 3 * np.sqrt(ALPHA * (1 - ALPHA) / n_sim), f"{scenario}: family-wise error {error:.3f}"
+
+
+def _curve_rows(rng, truth, se, df, margin):
+    from scipy.stats import t as student_t
+
+    rows = []
+    for (c, k), delta in np.ndenumerate(truth):
+        estimate = delta + se * rng.standard_t(df)
+        rows.append({"metric": "average_precision", "variant_a": f"A{c}", "variant_b": "B", "train_size": [50, 200, "all"][k],
+                     "difference": estimate, "standard_error": se, "df": float(df), "margin": margin,
+                     "p_value": float(2 * student_t.sf(abs(estimate) / se, df)),
+                     "p_equivalence": float(max(student_t.sf((estimate + margin) / se, df),
+                                                student_t.cdf((estimate - margin) / se, df)))})
+    return pd.DataFrame(rows)
+
+
+def test_the_family_interval_agrees_with_every_verdict_and_covers_the_truth_simultaneously():
+    """The natural-order family's interval is compatible with the graph (Strassburger & Bretz 2008): no row reads
+    "A better" beside an interval that holds 0 or goes below it, no inconclusive row has an interval that excludes
+    0; and all rows' intervals hold their true differences together in at least 95% of simulated curves."""
+    from comparisons.stats.family import correct_family
+
+    rng = np.random.default_rng(7)
+    truth = np.array([[0.06, 0.03, 0.0], [0.02, 0.0, 0.0]])
+    pairs = [("A0", "B"), ("A1", "B")]
+    covered, n_sim = 0, 600
+    for _ in range(n_sim):
+        out = correct_family(_curve_rows(rng, truth, 0.012, 9, 0.005), pairs, family="natural-order")
+        for row in out.itertuples():
+            if row.verdict == "A better":
+                assert row.ci_low_family >= 0 and row.ci_high_family > 0
+            elif row.verdict == "B better":
+                assert row.ci_high_family <= 0
+            elif row.verdict == "inconclusive":
+                assert row.ci_low_family <= 0 <= row.ci_high_family, row
+        true = truth[[int(a[1]) for a in out["variant_a"]], [[50, 200, "all"].index(s) for s in out["train_size"]]]
+        better = out["verdict"].isin(["A better", "B better"]).to_numpy()
+        low, high = out["ci_low_family"].to_numpy(), out["ci_high_family"].to_numpy()
+        right_sign = (np.sign(true) == np.sign(out["difference"].to_numpy())) & (true != 0)
+        inside = np.where(better, right_sign, (low <= true) & (true <= high))
+        covered += bool(inside.all())
+    assert covered / n_sim >= 0.95 - 3 * np.sqrt(0.05 * 0.95 / n_sim), covered / n_sim
+
+
+def test_a_dropped_node_is_never_rejected_and_its_level_reaches_the_others():
+    from comparisons.stats.family import correct_family
+
+    rows = _curve_rows(np.random.default_rng(2), np.array([[0.05, 0.0, 0.0]]), 0.01, 9, 0.005)
+    pairs = [("A0", "B")]
+    dropped = [("A0", "B", "e", s) for s in ("50", "200", "all")]
+    kept = correct_family(rows, pairs, family="natural-order")
+    reduced = correct_family(rows, pairs, family="natural-order", dropped=dropped)
+    assert (reduced["p_equivalence_holm"] == 1).all()
+    first = reduced["train_size"] == 50  # its chain start: alpha / 1 instead of alpha / 2
+    assert reduced.loc[first, "p_holm"].iloc[0] == pytest.approx(min(1, rows.loc[first, "p_value"].iloc[0]))
+    assert kept.loc[first, "p_holm"].iloc[0] >= reduced.loc[first, "p_holm"].iloc[0]

@@ -23,6 +23,7 @@ from comparisons.stats.contrasts import as_pairs
 from comparisons.stats.labels_saved import labels_saved
 from comparisons.run_folder.training_sets import training_sets
 from comparisons.stats.design_variance import DEFAULT_VARIANCE, size_overlaps
+from comparisons.stats.graphical import dropped_nodes
 from comparisons.stats.partition_verdicts import CALIBRATION_METRICS, METRICS, recipe_verdicts, design_sequential_verdicts
 
 
@@ -91,7 +92,8 @@ def write_recipe_reports(out: Path, margins: dict | None = None, order: list[str
     sets = training_sets(out, scores)
     variants, pairs = recipe_verdicts(scores, margins or design.get("margins"), order or design.get("variants"),
                                       as_pairs(design.get("contrasts")), design.get("folds"), COSTS, sets, variance,
-                                      design.get("family") or "holm")  # declared before the runs (run --family)
+                                      design.get("family") or "holm",  # declared before the runs (run --family)
+                                      dropped_nodes(design.get("family_graph")))  # and its unreachable chains
     if design.get("sequential"):  # run --until-decided: the group-sequential rule over the looks (issue 51)
         pairs = design_sequential_verdicts(scores, sets, design, margins, order)
     atomic_write_text(out / "scores.csv", long.to_csv(index=False, float_format="%.6g"))

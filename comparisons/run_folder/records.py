@@ -229,6 +229,12 @@ class Design(PlanRecord):
         return self.fields.get("power_plan")
 
     @property
+    def family_graph(self) -> dict | None:
+        """The natural-order graph used (nodes dropped as unreachable, weights, transitions); None: the graph as
+        declared (every curve before chains were checked) or a Holm family."""
+        return self.fields.get("family_graph")
+
+    @property
     def data_sha256(self) -> str | None:
         return self.fields.get("data_sha256")
 

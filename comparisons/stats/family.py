@@ -25,7 +25,7 @@ import pandas as pd
 from scipy.stats import norm, t as student_t
 
 from common.metric_names import DEFAULT_MARGINS, LOWER_IS_BETTER, PRIMARY  # noqa: F401 (re-exported)
-from comparisons.stats.graphical import natural_order_p
+from comparisons.stats.graphical import natural_order
 from comparisons.stats.contrasts import contrast_label
 from comparisons.stats.power import repeats_for_power, smallest_detectable
 
@@ -141,7 +141,7 @@ def atanh_tests(difference: float, standard_error: float, df: float, margin: flo
 
 
 def correct_family(pairs: pd.DataFrame, contrasts: list[tuple[str, str]] | None = None,
-                   alpha: float = ALPHA, family: str = "holm") -> pd.DataFrame:
+                   alpha: float = ALPHA, family: str = "holm", dropped=()) -> pd.DataFrame:
     """The one family rule: contrast, p_holm, p_equivalence_holm, family, family_size, the family's interval,
     the power figures and the verdict of every row.
 
@@ -155,8 +155,10 @@ def correct_family(pairs: pd.DataFrame, contrasts: list[tuple[str, str]] | None 
     The family's interval (ci_low_family, ci_high_family) is the interval at Holm's strictest level,
     alpha / family_size (Bonferroni): it excludes 0 whenever the first step rejects.
     family "natural-order" (a learning curve declared with `run --family natural-order`): the primary metric's
-    declared rows are corrected by the natural-order graph instead (comparisons/stats/graphical.py; p_holm and
-    p_equivalence_holm then hold its adjusted p-values); every other family is Holm's as above.
+    declared rows are corrected by the natural-order graph instead, less the nodes `dropped` before the runs as
+    unreachable (comparisons/stats/graphical.py; p_holm and p_equivalence_holm then hold its adjusted p-values, and
+    the family interval is the one compatible with the graph's decisions, never one that holds 0 beside a
+    rejection); every other family is Holm's as above.
     """
 
     pairs = pairs.copy().reset_index(drop=True)
@@ -187,14 +189,15 @@ def correct_family(pairs: pd.DataFrame, contrasts: list[tuple[str, str]] | None 
                 bounds = atanh_interval(row.difference, row.standard_error, row.df, level)
         low.append(float(bounds[0]))
         high.append(float(bounds[1]))
+    pairs["ci_low_family"], pairs["ci_high_family"] = low, high
     for (metric, contrast), rows in pairs.groupby(["metric", "contrast"], sort=False):
         if family == "natural-order" and metric == PRIMARY and contrast == "declared" and "train_size" in rows:
-            pairs.loc[rows.index, "p_holm"], pairs.loc[rows.index, "p_equivalence_holm"] = natural_order_p(rows)
+            for column, values in natural_order(rows, dropped, alpha).items():
+                pairs.loc[rows.index, column] = values
             continue
         joint = holm(np.r_[rows["p_value"].to_numpy(float), rows["p_equivalence"].to_numpy(float)])
         pairs.loc[rows.index, "p_holm"] = joint[:len(rows)]
         pairs.loc[rows.index, "p_equivalence_holm"] = joint[len(rows):]
-    pairs["ci_low_family"], pairs["ci_high_family"] = low, high
     posterior = [posterior_thirds(row.difference, row.standard_error, row.df, row.margin, getattr(row, "distribution", None))
                  for row in pairs.itertuples()]
     posterior = [(b, w, a) if metric in LOWER_IS_BETTER else (a, w, b)  # "A better" is the lower score there

@@ -134,20 +134,118 @@ def size_order(size) -> float:
     return float("inf") if str(size) == "all" else float(size)
 
 
-def natural_order_p(rows) -> tuple[np.ndarray, np.ndarray]:
-    """(difference, equivalence) adjusted p-values of a curve's declared primary rows under the natural-order graph,
-    aligned with `rows` (one row per pair and train_size, with p_value and p_equivalence): the contrasts in their
-    order of first appearance, the sizes from the smallest budget up; a (pair, size) with no row counts p = 1."""
+def curve_nodes(rows) -> tuple[list, list, Graph]:
+    """(pairs, sizes, graph) of a curve's declared primary rows: the contrasts in their order of first appearance,
+    the sizes from the smallest budget up, and the natural-order graph over them."""
     pairs = list(dict.fromkeys(zip(rows["variant_a"], rows["variant_b"])))
-    sizes = sorted(dict.fromkeys(rows["train_size"]), key=size_order)
-    graph = curve_graph(len(pairs), len(sizes))
-    where = {(pairs.index((a, b)), sizes.index(s)): i
+    sizes = sorted(dict.fromkeys(str(s) for s in rows["train_size"]), key=size_order)
+    return pairs, sizes, curve_graph(len(pairs), len(sizes))
+
+
+def node_key(pair, kind: str, size) -> tuple:
+    """How design.json names a node: (variant A, variant B, "d" | "e", size label)."""
+    return (str(pair[0]), str(pair[1]), kind, str(size))
+
+
+def natural_order(rows, dropped=(), alpha: float = 0.05) -> dict[str, np.ndarray]:
+    """A curve's declared primary rows under the natural-order graph less the nodes dropped before the runs
+    (`dropped`: node_key tuples, design.json's family_graph): the adjusted p-values ("p_holm", "p_equivalence_holm":
+    a dropped or missing hypothesis 1) and each row's family interval compatible with the graph's decisions
+    ("ci_low_family", "ci_high_family"; Strassburger & Bretz 2008, Bretz et al. 2009 section 4, as gMCP's simConfint
+    computes them):
+      an equivalence rejected      the margin itself, (-margin, +margin): what the rejection says;
+      a difference rejected        from 0 (open) on the side of the estimate to the end of the scale, unless every
+                                   hypothesis is rejected, when the bound is max(0, the estimate less its quantile at
+                                   the node's initial level);
+      neither                      the two-sided t interval at the node's level in the graph left after every
+                                   rejection, alpha w_final: none (-1, 1) where that level is 0 (the family never
+                                   reached the row and says nothing of it).
+    So a row reads "A better" only beside an interval above 0, and an interval that excludes 0 only beside a
+    rejection. Rows align with `rows`."""
+    from scipy.stats import t as student_t
+
+    pairs, sizes, full = curve_nodes(rows)
+    dropped = {tuple(map(str, key)) for key in dropped or ()}
+    keys = {node: node_key(pairs[node[0]], node[1], sizes[node[2]]) for node in full.nodes}
+    graph = reduced_graph(full, [node for node in full.nodes if keys[node] in dropped])
+    where = {(pairs.index((a, b)), sizes.index(str(s))): i
              for i, (a, b, s) in enumerate(zip(rows["variant_a"], rows["variant_b"], rows["train_size"]))}
     columns = {"d": rows["p_value"].to_numpy(float), "e": rows["p_equivalence"].to_numpy(float)}
     p = np.array([columns[kind][where[(c, k)]] if (c, k) in where else 1.0 for c, kind, k in graph.nodes])
-    adjusted = adjusted_p_values(graph, p)
-    out = {"d": np.ones(len(rows)), "e": np.ones(len(rows))}
-    for (c, kind, k), value in zip(graph.nodes, adjusted):
-        if (c, k) in where:
-            out[kind][where[(c, k)]] = value
-    return out["d"], out["e"]
+    adjusted = adjusted_p_values(graph, p) if len(graph.nodes) else np.array([])
+    rejected_now, final, _ = final_weights(graph, p, alpha) if len(graph.nodes) else (np.array([], bool),) * 3
+    every = bool(rejected_now.all()) if rejected_now.size else False
+    n = len(rows)
+    out = {"p_holm": np.ones(n), "p_equivalence_holm": np.ones(n),
+           "ci_low_family": np.full(n, -1.0), "ci_high_family": np.full(n, 1.0)}
+    state = {node: (value, bool(r), float(w), float(w0)) for node, value, r, w, w0
+             in zip(graph.nodes, adjusted, rejected_now, final, graph.weights)}
+    difference, se, df = (rows[c].to_numpy(float) for c in ("difference", "standard_error", "df"))
+    margin = rows["margin"].to_numpy(float)
+    for (c, k), i in where.items():
+        d_state, e_state = state.get((c, "d", k)), state.get((c, "e", k))
+        if d_state:
+            out["p_holm"][i] = d_state[0]
+        if e_state:
+            out["p_equivalence_holm"][i] = e_state[0]
+        quantile = lambda level: student_t.ppf(1 - level / 2, df[i]) if np.isfinite(df[i]) else np.inf  # noqa: E731
+        if e_state and e_state[1]:
+            low, high = -margin[i], margin[i]
+        elif d_state and d_state[1]:
+            bound = max(0.0, abs(difference[i]) - quantile(alpha * d_state[3]) * se[i]) if every else 0.0
+            low, high = (bound, 1.0) if difference[i] > 0 else (-1.0, -bound)
+        elif d_state and d_state[2] > 0 and np.isfinite(se[i]):
+            half = quantile(alpha * d_state[2]) * se[i]
+            low, high = max(-1.0, difference[i] - half), min(1.0, difference[i] + half)
+        else:
+            low, high = -1.0, 1.0
+        out["ci_low_family"][i], out["ci_high_family"][i] = low, high
+    return out
+
+
+# -- the graph actually used: chains that cannot decide give their level away before the runs ----------------------
+def reduced_graph(graph: Graph, dropped) -> Graph:
+    """The graph over the nodes not in `dropped`: each dropped node is taken out as Bretz et al.'s algorithm 1 takes
+    out a rejected one (its weight passed along its transitions, the rest reconnected), in node order, before any
+    data: the result is again a graph whose weights sum to at most 1 and whose rows sum to at most 1, fixed before
+    the runs, so the sequentially rejective procedure on it controls the family-wise error rate at alpha (Bretz et
+    al. 2009, theorem 1). An unreachable equivalence chain's level thus flows down its chain, then half to its own
+    contrast's difference chain and half to the other contrasts' chain starts, exactly as a rejected chain's would."""
+    dropped = set(dropped)
+    weights, transitions = graph.weights.astype(float).copy(), graph.transitions.astype(float).copy()
+    active = np.ones(len(graph.nodes), dtype=bool)
+    for j, node in enumerate(graph.nodes):
+        if node in dropped:  # one at a time, as rejections are: the others' paths through it are reconnected first
+            active[j] = False
+            _remove(weights, transitions, active, j)
+    keep = np.flatnonzero(active)
+    return Graph(tuple(graph.nodes[i] for i in keep), weights[keep], transitions[np.ix_(keep, keep)])
+
+
+def final_weights(graph: Graph, p_values, alpha: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(rejected, weights of the graph left after every rejection, weights at the step each node was rejected): what
+    the compatible intervals read."""
+    p = np.nan_to_num(np.asarray(p_values, dtype=float), nan=1.0)
+    weights, transitions = graph.weights.astype(float).copy(), graph.transitions.astype(float).copy()
+    active = np.ones(p.size, dtype=bool)
+    at_rejection = np.zeros(p.size)
+    while True:
+        candidates = np.flatnonzero(active & (p <= weights * alpha))
+        if not candidates.size:
+            return ~active, np.where(active, weights, 0.0), at_rejection
+        j = int(candidates[0])
+        at_rejection[j] = weights[j]
+        active[j] = False
+        _remove(weights, transitions, active, j)
+
+
+def graph_record(graph: Graph, labels) -> dict:
+    """design.json's record of the graph actually used: each node's label, initial weight and transitions."""
+    name = {node: label for node, label in zip(graph.nodes, labels)}
+    return {"nodes": [name[n] for n in graph.nodes], "weights": [round(float(w), 10) for w in graph.weights],
+            "transitions": [[round(float(g), 10) for g in row] for row in graph.transitions]}
+
+
+def dropped_nodes(record: dict | None) -> list[tuple]:
+    """The node keys design.json's family_graph drops (none for a design without one)."""
+    return [tuple(map(str, entry["node"])) for entry in (record or {}).get("dropped") or []]

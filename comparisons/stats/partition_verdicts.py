@@ -46,13 +46,15 @@ COLUMNS = VERDICT_COLUMNS
 def recipe_verdicts(scores: pd.DataFrame, margins: dict | None = None, order: list[str] | None = None,
                     contrasts: list[tuple[str, str]] | None = None,
                     folds: int | None = None, costs: tuple[str, ...] = (), training_sets: dict | None = None,
-                    variance: str = DEFAULT_VARIANCE, family: str = "holm") -> tuple[pd.DataFrame, pd.DataFrame]:
+                    variance: str = DEFAULT_VARIANCE, family: str = "holm",
+                    dropped=()) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(variants, pairs) from partition_scores: seeds averaged within a draw, draws within a partition, tests over
     partitions with the variance of the design that ran (comparisons/stats/design_variance.py).
 
     Variants are summarised at the largest training size; pairs come for every size, one family over all.
     training_sets: {(size, partition, seed): the data indices each run learnt from} (None: one draw a partition,
-    no overlap known: Nadeau-Bengio's correction); variance: "overlap" (default) or "nadeau_bengio"."""
+    no overlap known: Nadeau-Bengio's correction); variance: "overlap" (default) or "nadeau_bengio"; dropped: the
+    natural-order graph's nodes planned unreachable (comparisons/stats/graphical.dropped_nodes)."""
     scores = scores.copy()
     if "train_size" not in scores:
         scores["train_size"] = "all"
@@ -85,7 +87,7 @@ def recipe_verdicts(scores: pd.DataFrame, margins: dict | None = None, order: li
                                training_sets, variance)
     if rows.empty:
         return pd.DataFrame(variant_rows), pd.DataFrame(columns=COLUMNS)
-    return pd.DataFrame(variant_rows), in_schema(correct_family(rows, contrasts, family=family))
+    return pd.DataFrame(variant_rows), in_schema(correct_family(rows, contrasts, family=family, dropped=dropped))
 
 
 def _largest(sizes: pd.Series):

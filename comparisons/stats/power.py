@@ -161,3 +161,19 @@ def folds_for_power(delta: float, between: float, within: float, pilot_folds: in
         return se == 0 or power(delta, se, folds - 1, level) >= target
 
     return next((k for k in range(2, LARGEST_FOLDS + 1) if enough(k)), None)
+
+
+ASSURANCE_POINTS = 64  # quantiles of the pilot variance's law the assurance averages over (midpoints, deterministic)
+
+
+def assurance(power_at, pilot_df: float) -> float:
+    """Power averaged over what the pilot's variance could have been (assurance; O'Hagan, Stevens and Campbell 2005):
+    the pilot estimates a variance on pilot_df degrees of freedom, so the true one is the estimate times
+    pilot_df / X with X ~ chi-square(pilot_df) (the flat-prior posterior of a normal variance); `power_at(scale)` is
+    the power when the true standard error is the planned one times `scale`. Averaged over ASSURANCE_POINTS
+    quantile midpoints of X (deterministic). pilot_df infinite or missing: the plain power (the variance taken as
+    known, as plans did before)."""
+    if pilot_df is None or not np.isfinite(pilot_df) or pilot_df < 1:
+        return float(power_at(1.0))
+    quantiles = chi2.ppf((np.arange(ASSURANCE_POINTS) + 0.5) / ASSURANCE_POINTS, pilot_df)
+    return float(np.mean([power_at(math.sqrt(pilot_df / x)) for x in quantiles]))

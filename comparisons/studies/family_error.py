@@ -26,7 +26,7 @@ from scipy.stats import binomtest, norm
 from common.arguments import OneLineParser
 from comparisons.outputs import atomic_write_text
 from comparisons.stats.family import holm
-from comparisons.stats.graphical import curve_graph, rejected
+from comparisons.stats.graphical import curve_graph, reduced_graph, rejected
 
 ALPHA = 0.05
 SE, MARGIN, CORRELATION = 0.004, 0.02, 0.5
@@ -43,9 +43,12 @@ SCENARIOS = {
 }
 
 
-def curve_procedure(p_difference, p_equivalence, n_contrasts, n_sizes, alpha=ALPHA):
-    """The natural-order graph: (difference rejected, equivalence rejected), each flat in contrast-major order."""
-    graph = curve_graph(n_contrasts, n_sizes)
+def curve_procedure(p_difference, p_equivalence, n_contrasts, n_sizes, alpha=ALPHA, dropped: str = ""):
+    """The natural-order graph: (difference rejected, equivalence rejected), each flat in contrast-major order;
+    dropped "e": every equivalence chain taken out before the data (graphical.reduced_graph: the graph a curve
+    whose margins its planned standard errors cannot reach is tested in), never rejected."""
+    full = curve_graph(n_contrasts, n_sizes)
+    graph = reduced_graph(full, [node for node in full.nodes if node[1] in dropped])
     p = np.array([(p_difference if kind == "d" else p_equivalence)[c * n_sizes + k] for c, kind, k in graph.nodes])
     out = rejected(graph, p, alpha)
     reject_difference, reject_equivalence = np.zeros(p_difference.size, bool), np.zeros(p_difference.size, bool)
@@ -74,7 +77,13 @@ def naive_decided_chain(p_difference, p_equivalence, n_contrasts, n_sizes, alpha
     return reject_difference, reject_equivalence
 
 
-PROCEDURES = {"natural-order": curve_procedure, "holm": holm_procedure, "naive chain": naive_decided_chain}
+def reduced_curve_procedure(p_difference, p_equivalence, n_contrasts, n_sizes, alpha=ALPHA):
+    """The natural-order graph with its equivalence chains dropped before the data (their level to the differences)."""
+    return curve_procedure(p_difference, p_equivalence, n_contrasts, n_sizes, alpha, dropped="e")
+
+
+PROCEDURES = {"natural-order": curve_procedure, "natural-order, equivalence chains dropped": reduced_curve_procedure,
+              "holm": holm_procedure, "naive chain": naive_decided_chain}
 
 
 def simulate(delta: np.ndarray, n_sim: int, procedure, se: float = SE, margin: float = MARGIN,

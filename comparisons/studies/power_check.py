@@ -42,6 +42,25 @@ def expected_and_decided(folder: Path) -> tuple[dict, pd.DataFrame]:
     return plan, pd.DataFrame(rows)
 
 
+def expected_count(chances) -> tuple[float, float]:
+    """(mean, standard deviation) of how many rows a run decides when each is decided with its planned chance:
+    a sum of Bernoulli trials (Poisson-binomial), taken as independent (the rows share folds, so the true spread
+    is larger; the band is a lower bound on the plan's own uncertainty)."""
+    p = pd.Series(chances, dtype=float).fillna(0.0).clip(0, 1)
+    return float(p.sum()), float((p * (1 - p)).sum() ** 0.5)
+
+
+def expected_count_line(table: pd.DataFrame, decided: int) -> str:
+    """The plan's expected count of decided rows (at the pilot's differences), its +-2 SD band, and the run's."""
+    parts = []
+    for bound in ("optimistic", "pessimistic"):
+        mean, sd = expected_count(table[f"observed_decided_{bound}"])
+        inside = mean - 2 * sd <= decided <= mean + 2 * sd
+        parts.append(f"{bound} {mean:.1f} ± {2 * sd:.1f} ({'within' if inside else 'OUTSIDE'})")
+    return ("Expected at the pilot's differences (the chances' sum, ± 2 SD of a sum of independent trials): "
+            + "; ".join(parts) + ".")
+
+
 def check_markdown(folder: Path, plan: dict, table: pd.DataFrame) -> str:
     p = plan["proposal"]
     decided = table["verdict"].isin(["A better", "B better", "equivalent"])
@@ -50,7 +69,8 @@ def check_markdown(folder: Path, plan: dict, table: pd.DataFrame) -> str:
              f"draw(s), family {plan['family']}, a gap of {plan['gap']:g} AP, {p['bound']} bound. The chances are the "
              "plan's lower bounds of deciding the difference (optimistic / pessimistic spread); a run decides or not, "
              "so one row is one draw from them.", "",
-             f"Decided: {int(decided.sum())} of {len(table)} planned rows.", "",
+             f"Decided: {int(decided.sum())} of {len(table)} planned rows. {expected_count_line(table, int(decided.sum()))}",
+             "",
              "| size | contrast | chance at the gap | chance at the pilot's Δ | pilot Δ | run Δ [95%] | verdict |",
              "| ---: | --- | ---: | ---: | ---: | --- | --- |"]
     for _, r in table.iterrows():

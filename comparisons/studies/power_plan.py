@@ -142,7 +142,9 @@ def main(argv=None) -> int:
     text = plan_markdown(args.pilot, design, plan_table(design, rows), args.nodes)
     text += "\n".join(draws_markdown(draws_table(components, int(design["folds"])))) + "\n"
     if args.gap is not None:
-        plan = gap_plan(args.pilot, components, args.gap, int(design["folds"]), args.family, args.curve_sizes)
+        margin = float((design.get("margins") or {}).get(PRIMARY, 0.005))
+        plan = gap_plan(args.pilot, components, args.gap, int(design["folds"]), args.family, args.curve_sizes,
+                        {contrast: margin for contrast in components["contrast"]})
         text += "\n".join(gap_markdown(plan)) + "\n"
         atomic_write_json(args.pilot / "power_plan.json", plan)
     atomic_write_text(args.pilot / "power_plan.md", text)

@@ -22,7 +22,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from comparisons.stats.power import ALPHA, LARGEST_FOLDS, POWER, draws_for_power, folds_for_power, power
+from scipy.stats import t as student_t
+
+from comparisons.stats.power import (ALPHA, LARGEST_FOLDS, POWER, assurance, draws_for_power, folds_for_power,
+                                     power)
 
 BOUNDS = ("optimistic", "pessimistic")
 PLAN_DRAWS = (1, 2, 3)  # draws a fold the proposal considers
@@ -87,26 +90,82 @@ def first_step_hypotheses(family: str, contrasts: int, sizes: int) -> int:
     return 2 * contrasts * (sizes if family == "holm" else 1)
 
 
+def planned_se(c: pd.Series, folds: int, draws: int, pilot_folds: int, bound: str) -> float:
+    """The standard error one size's difference would have with K folds x D draws at the pilot's components."""
+    between = c["between"] * (folds / pilot_folds if bound == "pessimistic" else 1.0)
+    return math.sqrt(between / folds + c["within"] / (folds * draws) + c["overlap_term"])
+
+
 def design_power(c: pd.Series, delta: float, folds: int, draws: int, pilot_folds: int, level: float,
                  bound: str) -> float:
-    """Power of one size's difference test for a true `delta` with K folds x D draws (components `c`)."""
-    between = c["between"] * (folds / pilot_folds if bound == "pessimistic" else 1.0)
-    se = math.sqrt(between / folds + c["within"] / (folds * draws) + c["overlap_term"])
-    return 1.0 if se == 0 else power(delta, se, folds - 1, level)
+    """Assurance of one size's difference test for a true `delta` with K folds x D draws (components `c`): its power
+    averaged over what the pilot's variance could have been, on the pilot's partitions - 1 degrees of freedom
+    (stats/power.assurance): the pilot is a sample, not the truth."""
+    se = planned_se(c, folds, draws, pilot_folds, bound)
+    if se == 0:
+        return 1.0
+    return assurance(lambda scale: power(delta, se * scale, folds - 1, level), float(c["partitions"]) - 1)
+
+
+MIN_FOLDS = 3  # a difference chain at a size with fewer folds than this is not asked (2 degrees of freedom at least)
+
+
+def unreachable_chains(components: pd.DataFrame, folds: int, draws: int, pilot_folds: int, bound: str,
+                       margins: dict[str, float]) -> list[dict]:
+    """The chains of the curve's family that cannot decide, given before the runs: a contrast's equivalence chain
+    when its margin is at most the planned standard error times the TOST's critical t at the contrast's whole share
+    of alpha (alpha / C: the most a chain start can hold once its partner chain is dropped) at the pilot's largest
+    size (standing in for the curve's larger sizes, where the chain starts: no data there before the run); a
+    difference chain when the design has fewer than MIN_FOLDS folds. Each: {"contrast", "kind", "why"}."""
+    contrasts = list(dict.fromkeys(components["contrast"]))
+    level = ALPHA / max(1, len(contrasts))
+    found = []
+    for contrast in contrasts:
+        rows = components[components["contrast"] == contrast]
+        largest = rows.iloc[-1]
+        se = planned_se(largest, folds, draws, pilot_folds, bound)
+        critical = float(student_t.ppf(1 - level, folds - 1))
+        margin = margins[contrast]
+        if margin <= critical * se:
+            found.append({"contrast": contrast, "kind": "e",
+                          "why": f"equivalence within ±{margin:g} needs a standard error below {margin / critical:.4f} "
+                                 f"at alpha/{len(contrasts)}; planned {se:.4f} at {largest['train_size']} labels"})
+        if folds < MIN_FOLDS:
+            found.append({"contrast": contrast, "kind": "d", "why": f"{folds} folds: fewer than {MIN_FOLDS}"})
+    return found
+
+
+def chain_levels(contrasts: list[str], dropped: list[dict], family: str, sizes: int) -> dict[str, float]:
+    """{contrast: the level its difference chain starts at}: Holm's strictest step over every hypothesis, or the
+    natural-order graph's weight of the chain start once the dropped chains gave their level away
+    (comparisons/stats/graphical.reduced_graph; a dropped difference chain: 0)."""
+    from comparisons.stats.graphical import curve_graph, reduced_graph
+
+    if family == "holm":
+        return {c: ALPHA / first_step_hypotheses(family, len(contrasts), sizes) for c in contrasts}
+    graph = curve_graph(len(contrasts), 1)
+    gone = {(contrasts.index(d["contrast"]), d["kind"], 0) for d in dropped}
+    reduced = reduced_graph(graph, gone)
+    weight = dict(zip(reduced.nodes, reduced.weights))
+    return {c: ALPHA * float(weight.get((i, "d", 0), 0.0)) for i, c in enumerate(contrasts)}
 
 
 def chance_of_deciding(components: pd.DataFrame, delta: float | None, folds: int, draws: int, pilot_folds: int,
-                       family: str, bound: str, curve_sizes: int | None = None) -> pd.DataFrame:
-    """Each size's power and the chance its difference is decided (the chain's product for natural-order); delta
-    None: the pilot's observed difference at each size; curve_sizes: the sizes Holm's family will span (default the
-    pilot's; natural-order does not depend on it)."""
+                       family: str, bound: str, curve_sizes: int | None = None,
+                       dropped: list[dict] | None = None) -> pd.DataFrame:
+    """Each size's assurance and the chance its difference is decided (the chain's product for natural-order);
+    delta None: the pilot's observed difference at each size; curve_sizes: the sizes Holm's family will span
+    (default the pilot's; natural-order does not depend on it); dropped: the chains planned unreachable."""
     sizes = curve_sizes or components["train_size"].nunique()
-    level = ALPHA / first_step_hypotheses(family, components["contrast"].nunique(), sizes)
+    contrasts = list(dict.fromkeys(components["contrast"]))
+    levels = chain_levels(contrasts, dropped or [], family, sizes)
     found = {}
     for contrast, rows in components.groupby("contrast", sort=False):
         chain = 1.0
         for index, c in rows.iterrows():
-            p = design_power(c, c["difference"] if delta is None else delta, folds, draws, pilot_folds, level, bound)
+            level = levels[contrast]
+            p = 0.0 if level <= 0 else design_power(c, c["difference"] if delta is None else delta, folds, draws,
+                                                    pilot_folds, level, bound)
             chain = chain * p if family == "natural-order" else p
             found[index] = {"train_size": c["train_size"], "contrast": contrast, "power": p, "decided": chain}
     return pd.DataFrame.from_dict(found, orient="index").loc[components.index]  # the components' rows, in order
@@ -125,14 +184,22 @@ def seconds_a_fold(pilot: Path, components: pd.DataFrame) -> float:
     return sum(sum(values) / len(values) for values in times.values())
 
 
-def propose(components: pd.DataFrame, gap: float, pilot_folds: int, family: str, target: float = POWER,
-            curve_sizes: int | None = None) -> tuple[int, int, str] | None:
-    """(K, D, bound): the fewest runs K x D (fewest folds first) whose chance of deciding `gap` at the last pilot
-    size is at least `target` for every contrast; the pessimistic bound first, else the optimistic; None if none."""
+def propose(components: pd.DataFrame, gap: float, pilot_folds: int, family: str, margins: dict[str, float],
+            target: float = POWER, curve_sizes: int | None = None) -> tuple[int, int, str] | None:
+    """(K, D, bound): the fewest runs K x D (fewest folds first) whose assured chance of deciding `gap` at the last
+    pilot size is at least `target` for every contrast whose difference chain is asked, in the family left once
+    the unreachable chains are dropped; the pessimistic bound first, else the optimistic; None if none."""
     for bound in ("pessimistic", "optimistic"):
-        met = [(folds * draws, folds, draws) for draws in PLAN_DRAWS for folds in range(SMALLEST_FOLDS, LARGEST_FOLDS + 1)
-               if chance_of_deciding(components, gap, folds, draws, pilot_folds, family, bound, curve_sizes)
-               .groupby("contrast")["decided"].min().min() >= target]
+        met = []
+        for draws in PLAN_DRAWS:
+            for folds in range(SMALLEST_FOLDS, LARGEST_FOLDS + 1):
+                dropped = unreachable_chains(components, folds, draws, pilot_folds, bound, margins) \
+                    if family == "natural-order" else []
+                chance = chance_of_deciding(components, gap, folds, draws, pilot_folds, family, bound, curve_sizes,
+                                            dropped).groupby("contrast")["decided"].min().min()
+                if chance >= target:
+                    met.append((folds * draws, folds, draws))
+                    break  # more folds at these draws only cost more
         if met:
             _, folds, draws = min(met)
             return folds, draws, bound
@@ -140,22 +207,30 @@ def propose(components: pd.DataFrame, gap: float, pilot_folds: int, family: str,
 
 
 def gap_plan(pilot: Path, components: pd.DataFrame, gap: float, pilot_folds: int, family: str,
-             curve_sizes: int | None = None) -> dict:
-    """The proposal and what it expects to decide, as power_plan.json records it."""
-    proposal = propose(components, gap, pilot_folds, family, curve_sizes=curve_sizes)
+             curve_sizes: int | None = None, margins: dict[str, float] | None = None) -> dict:
+    """The proposal, the chains it drops as unreachable and what it expects to decide, as power_plan.json records
+    it. margins: {contrast: the equivalence margin} (default the suite's AP margin)."""
+    from comparisons.stats.family import DEFAULT_MARGINS, PRIMARY
+
+    margins = margins or {c: DEFAULT_MARGINS[PRIMARY] for c in components["contrast"]}
+    proposal = propose(components, gap, pilot_folds, family, margins, curve_sizes=curve_sizes)
     folds, draws, bound = proposal if proposal else (LARGEST_FOLDS, max(PLAN_DRAWS), "optimistic")
+    dropped = unreachable_chains(components, folds, draws, pilot_folds, bound, margins) \
+        if family == "natural-order" else []
     expected = [{"train_size": str(c["train_size"]), "contrast": c["contrast"],
                  "pilot_difference": round(float(c["difference"]), 4)} for _, c in components.iterrows()]
     for name, delta in (("gap", gap), ("observed", None)):
         for b in BOUNDS:
-            table = chance_of_deciding(components, delta, folds, draws, pilot_folds, family, b, curve_sizes)
+            table = chance_of_deciding(components, delta, folds, draws, pilot_folds, family, b, curve_sizes, dropped)
             for row, (_, found) in zip(expected, table.iterrows()):
                 row[f"{name}_power_{b}"] = round(float(found["power"]), 4)
                 row[f"{name}_decided_{b}"] = round(float(found["decided"]), 4)
     minutes = seconds_a_fold(pilot, components) * folds * draws / 60
     return {"pilot": pilot.name, "gap": gap, "family": family, "curve_sizes": curve_sizes, "alpha": ALPHA,
-            "target": POWER,
+            "target": POWER, "planned_on": "assurance: power averaged over the pilot variance's chi-square law on "
+                                          "its partitions - 1 degrees of freedom",
             "proposal": {"folds": folds, "repeats": 1, "draws": draws, "bound": bound, "met": proposal is not None},
+            "dropped_chains": dropped,
             "projected_run_minutes_pilot_sizes": round(minutes, 1), "expected": expected}
 
 
@@ -163,10 +238,16 @@ def gap_markdown(plan: dict) -> list[str]:
     p = plan["proposal"]
     met = (f"meets {plan['target']:.0%} for every contrast under the {p['bound']} bound" if p["met"] else
            f"nothing up to {LARGEST_FOLDS} folds x {max(PLAN_DRAWS)} draws meets {plan['target']:.0%}: the largest shown")
-    lines = ["", f"## A design for a gap of {plan['gap']:g} AP (issue 65)", "",
+    dropped = plan.get("dropped_chains") or []
+    lines = ["", f"## A design for a gap of {plan['gap']:g} AP", "",
              f"Family: {plan['family']}. Proposal: **one repeat of {p['folds']} disjoint folds x {p['draws']} draw(s) "
              f"a fold** ({met}); the pilot's sizes alone cost about {plan['projected_run_minutes_pilot_sizes']:.0f} "
-             "run-minutes at the pilot's per-run times. Power of each size's difference test and the chance it is "
+             "run-minutes at the pilot's per-run times. Planned on assurance: each power is averaged over what the "
+             "pilot's variance could have been (its partitions - 1 degrees of freedom), not the pilot's estimate taken "
+             "as known. " + ("Dropped before the runs as unreachable, their level given to the chains that can "
+             "decide: " + "; ".join(f"{d['contrast']} ({'equivalence' if d['kind'] == 'e' else 'difference'} "
+             f"chain): {d['why']}" for d in dropped) + ". " if dropped else "No chain is unreachable. ") +
+             "Assured power of each size's difference test and the chance it is "
              "decided (natural order: the sizes before it decided too; a lower bound), for a true difference of the "
              "gap and of the pilot's observed difference, optimistic / pessimistic:", "",
              "| size | contrast | pilot Δ | power at the gap | decided at the gap | power at the pilot's Δ | decided at "
