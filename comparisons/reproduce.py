@@ -159,10 +159,11 @@ def rerun(committed: dict, fresh: Path) -> int:
             chosen = [p for p in design["partitions"] if p["name"] in committed["partitions"]]
             write_design(fresh, {**design, "partitions": chosen, "variants": variants,
                                  "code_sha256": code["code_sha256"], "reproduces": str(committed["folder"])})
+            index = {p.name: number for number, p in enumerate(prepared.partitions)}  # its seeds, as committed
             for name in committed["partitions"]:
                 print(f"partition {name}", file=sys.stderr)
                 code_exit = run_in_folder(prepared, fresh / "partitions" / name, partitions[name].split, executor,
-                                          reports=False, code=code)
+                                          reports=False, code=code, partition_index=index[name])
                 if code_exit not in (0, 1):
                     return code_exit
                 failed += code_exit
@@ -238,8 +239,8 @@ def seed_spread(committed: dict) -> tuple[float | None, str]:
     if len(differences) >= 2:
         return float(np.std(differences, ddof=1)), (f"the standard deviation of {len(differences)} per-partition A/A "
                                                    "differences (two seeds of one variant) in the committed folder")
-    wide = scores[scores["seed"] == scores["seed"].min()].pivot(index="partition", columns="variant",
-                                                                values="average_precision")
+    first = scores["seed"] == scores.groupby("partition")["seed"].transform("min")  # each partition's first seed
+    wide = scores[first].pivot(index="partition", columns="variant", values="average_precision")
     if all(t in wide for t in TWINS) and wide[list(TWINS)].dropna().shape[0] >= 2:
         twins = (wide[TWINS[0]] - wide[TWINS[1]]).dropna()
         return float(twins.std(ddof=1)), (f"the standard deviation of the twins' ({TWINS[0]} - {TWINS[1]}) "

@@ -22,10 +22,10 @@ def committed(tmp_path_factory):
     assert made.returncode == 0, made.stderr
     for number, name in enumerate(("r0f0", "r0f1")):
         runs = out / "partitions" / name / "runs"
-        record = json.loads((runs / "tfidf_logreg__seed0.json").read_text())
+        record = json.loads((runs / f"tfidf_logreg__seed{number}.json").read_text())  # each partition its own seed
         for twin, shift in (("torch_scratch", 0.01), ("keras_layers", 0.01 + (0.002 if number else -0.002))):
             moved = {**record, "variant": twin, "average_precision": record["average_precision"] + shift}
-            (runs / f"{twin}__seed0.json").write_text(json.dumps(moved))
+            (runs / f"{twin}__seed{number}.json").write_text(json.dumps(moved))
         manifest = out / "partitions" / name / "manifest.json"  # the twins are of the plan, as if run
         plan = json.loads(manifest.read_text())
         plan["variants"].update({twin: {"backend": twin, "params": {}} for twin in ("torch_scratch", "keras_layers")})
@@ -102,7 +102,7 @@ def test_a_report_of_runs_under_two_identities_says_so(committed, tmp_path):
 
     folder = tmp_path / "mixed"
     shutil.copytree(committed, folder)
-    path = folder / "partitions" / "r0f1" / "runs" / "tfidf_logreg__seed0.json"
+    path = folder / "partitions" / "r0f1" / "runs" / "tfidf_logreg__seed1.json"
     path.write_text(json.dumps({**json.loads(path.read_text()), "numerics_digest": "another000000000"}))
     report = run_cli("report", "--out", str(folder))
     assert report.returncode == 0, report.stderr

@@ -65,8 +65,8 @@ def pair_table(rows: pd.DataFrame, lang: str, part: str = "all", correction: str
          lambda r: str(int(r["partitions"] if partitions else r["seeds"]))),
         (text("A − B [95% interval]", "A − B [95% 区间]", lang),
          lambda r: f"{r['difference']:+.4f} [{r['ci_low']:+.4f}, {r['ci_high']:+.4f}]"),
-        (text("interval at the family's level", "族水平下的区间", lang),
-         lambda r: f"[{r['ci_low_family']:+.4f}, {r['ci_high_family']:+.4f}]" if pd.notna(r.get("ci_low_family")) else "—"),
+        (text("interval compatible with the family", "与族内结论相容的区间", lang) if correction == "natural-order"
+         else text("interval at the family's level", "族水平下的区间", lang), family_interval_text),
         (text(*corrected[0], lang), lambda r: p_text(r["p_holm"])),
         (label("margin", lang), lambda r: "—" if pd.isna(r["margin"]) else f"±{r['margin']:g}"),
         (text(*corrected[1], lang), lambda r: p_text(r["p_equivalence_holm"])),
@@ -91,6 +91,51 @@ def markdown_table(headers: list[str], body: list[list[str]]) -> str:
     escape = (lambda cell: str(cell).replace("|", "\\|"))
     lines = ["| " + " | ".join(map(escape, headers)) + " |", "|" + "|".join(" --- " for _ in headers) + "|"]
     return "\n".join(lines + ["| " + " | ".join(map(escape, row)) + " |" for row in body])
+
+
+def family_interval_text(r) -> str:
+    """A row's family interval: a bound at 0 beside a difference the family rejected is open ("(0, +1]": the
+    rejection says the difference is not 0); an interval over the whole scale is "—" (the family says nothing of
+    the row: the natural-order graph never reached it)."""
+    low, high = r.get("ci_low_family"), r.get("ci_high_family")
+    if pd.isna(low) or pd.isna(high) or (low <= -1 and high >= 1):
+        return "—"
+    opening = "(" if low == 0 and r.get("verdict") == "A better" else "["
+    closing = ")" if high == 0 and r.get("verdict") == "B better" else "]"
+    return f"{opening}{low:+.4f}, {high:+.4f}{closing}"
+
+
+def seeding_line(seeding: str, lang: str) -> str:
+    """What a design's verdicts resample of training randomness: each partition its own seeds, or (a folder made
+    with the older, shared scheme) model seed 0 everywhere, which the verdicts then hold fixed."""
+    if seeding == "shared":
+        return text("Seeding: shared (the older scheme): every partition trained with the same model seed and, at a "
+                    "training size with one draw, the split's own subset seed; a seed effect common to all partitions "
+                    "is not resampled, so these verdicts hold that seed fixed.",
+                    "种子：共享 (旧方案)：每个划分都用同一个模型种子，单次抽取时也用同一个子集种子；所有划分共有的种子效应"
+                    "没有被重抽样，因此这些结论是在固定该种子的条件下成立的。", lang)
+    return text("Seeding: per partition: every partition (and draw) trained with its own model seed and, at a "
+                "training size, its own subset, every variant of a partition with the same ones (design.json).",
+                "种子：按划分：每个划分 (及每次抽取) 都有自己的模型种子，在训练规模下也有自己的子集；同一划分内各变体"
+                "使用相同的种子 (见 design.json)。", lang)
+
+
+def dropped_line(graph: dict | None, lang: str) -> str:
+    """Why the natural-order graph used lacks some chains: each dropped before the runs as unreachable, its level
+    given to the chains that can decide ("" when none was dropped)."""
+    dropped = (graph or {}).get("dropped") or []
+    if not dropped:
+        return ""
+    chains = {}
+    for entry in dropped:
+        a, b, kind, _ = entry["node"]
+        chains.setdefault((a, b, kind), entry["why"])
+    names = "; ".join(f"{a} − {b}, {text('equivalence', '等价', lang) if kind == 'e' else text('difference', '差异', lang)}: "
+                      f"{why}" for (a, b, kind), why in chains.items())
+    return text(f"Chains dropped before the runs as unreachable (design.json family_graph; their level passed to the "
+                f"chains that can decide, so those rows read as not tested, p 1): {names}.",
+                f"运行前因无法判定而移除的检验链 (design.json 的 family_graph；其显著性水平转给能够判定的链，"
+                f"这些行视为未检验，p 为 1)：{names}。", lang)
 
 
 def family_line(pairs: pd.DataFrame, lang: str, correction: str = "holm") -> str:

@@ -23,7 +23,7 @@ from comparisons.report.partition_figures import write_recipe_figures
 from comparisons.report.spread import mean_spread
 from comparisons.report.sequential_section import looks_frame
 from comparisons.stats.family import PRIMARY, REAL
-from comparisons.report.pair_tables import family_line, pair_table
+from comparisons.report.pair_tables import dropped_line, family_line, pair_table, seeding_line
 
 
 def _interval(row: pd.Series, metric: str, lang: str) -> str:
@@ -107,6 +107,9 @@ def build_recipe_page(report: DesignReport, lang: str, price: float = DEFAULT_CP
     headline = paragraph(text("Differences in average precision shown by the family: ", "本族显示的平均精度差异：", lang)
                          + ("; ".join(summary) if summary else text("none.", "无。", lang)))
     headline += paragraph(family_line(pairs, lang, design.family))
+    headline += paragraph(seeding_line(design.seeding, lang))
+    if dropped_line(design.family_graph, lang):
+        headline += paragraph(dropped_line(design.family_graph, lang))
     if design.contrasts_declared == "at report time":
         headline += paragraph(text("These contrasts were declared when the folder was reported, after its runs.",
                                    "这些对比是在报告时（运行之后）声明的。", lang))

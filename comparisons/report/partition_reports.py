@@ -14,7 +14,8 @@ from comparisons.outputs import atomic_write_text
 from comparisons.run_folder.records import Design
 from comparisons.run_folder.writers import write_design
 from comparisons.report.i18n import LANGUAGES, text
-from comparisons.report.pair_tables import verdicts_markdown
+from common.splits import RECORDED_BEFORE_SEEDING
+from comparisons.report.pair_tables import dropped_line, seeding_line, verdicts_markdown
 from comparisons.report.partition_curves import labels_saved_markdown
 from comparisons.run_folder.scores import COSTS, wide_runs
 from comparisons.run_folder.open_folder import scores_table
@@ -59,6 +60,9 @@ def design_verdicts_markdown(variants: pd.DataFrame, pairs: pd.DataFrame, design
                       "（最大训练规模；各规模见 learning_curve.csv）", lang) if sized else ""
     heading = text('Each recipe: mean ± std over partitions [corrected 95% interval]',
                    '各配方：各划分上的均值 ± 标准差 [校正的 95% 区间]', lang) + at_largest
+    seeding = design.get("seeding") or RECORDED_BEFORE_SEEDING
+    lede = " ".join(part for part in (lede, seeding_line(seeding, lang), dropped_line(design.get("family_graph"), lang))
+                    if part)
     return verdicts_markdown(text('Verdicts about recipes', '关于训练配方的结论', lang), lede, heading, shown, pairs,
                              METRICS + CALIBRATION_METRICS, lang, design.get("family") or "holm")
 
