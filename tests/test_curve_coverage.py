@@ -71,3 +71,17 @@ def test_the_command_refuses_a_size_that_does_not_fit_in_one_line(tmp_path, caps
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and err.startswith("error: --sizes must lie from 10")
     assert not (tmp_path / "out").exists()
+
+
+def test_the_powered_curves_design_k_folds_one_draw_each_its_own_seed_writes_its_own_files(tweets, tmp_path):
+    """--folds 10 --draws 1: the design the powered curve runs (K disjoint folds x 1 draw), every fold its own model
+    seed and training subset (draw_seeds(i, 1) = i), written beside the 5-fold study, not over it."""
+    result = cc.run_study(tweets, sizes=[50], samples=1, draws=1, truth_draws=2, truth_train=300, truth_test=400,
+                          sample_size=600, workers=1, scratch=TINY_SCRATCH, folds=6)
+    assert result["folds"] == 6 and result["draws"] == 1
+    cc.write_outputs(result, tmp_path, "test")
+    assert (tmp_path / "curve_coverage_k6_d1.json").exists() and not (tmp_path / "curve_coverage.json").exists()
+    indices = cc.draw_sample(cc.layout(len(tweets), 300, 400, 600, 0), 50, 0, 600, 0)
+    scores, _ = cc.sample_scores(tweets.subset(indices), 50, 1, 11, TINY_SCRATCH, folds=6)
+    seeds = scores[scores["variant"] == "A"].groupby("partition")["seed"].unique()
+    assert len(seeds) == 6 and sorted(s for (s,) in seeds) == list(range(6))

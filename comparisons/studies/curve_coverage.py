@@ -122,11 +122,11 @@ def scratch_scores(data: LabelledTexts, train: np.ndarray, valid: np.ndarray, te
 
 
 def sample_scores(data: LabelledTexts, size: int, draws: int, split_seed: int,
-                  config: dict, repeats: int = 1) -> tuple[pd.DataFrame, dict]:
+                  config: dict, repeats: int = 1, folds: int = FOLDS) -> tuple[pd.DataFrame, dict]:
     """Every run on one sample (`data`): the scores frame (variants A, B and B', the A/A's other side) and the
     training sets {(size, partition, model seed): indices learnt from, training and validation}."""
     rows, sets = [], {}
-    for index, partition in enumerate(kfold_partitions(data, FOLDS, repeats, split_seed)):
+    for index, partition in enumerate(kfold_partitions(data, folds, repeats, split_seed)):
         test = partition.split.test
         positive = data.labels[test] == 1
         for seed in draw_seeds(index, draws):
@@ -151,11 +151,12 @@ def comparison_frames(scores: pd.DataFrame) -> dict[str, pd.DataFrame]:
     return {"A-B": scores[scores["variant"].isin(["A", "B"])], "A/A": aa}
 
 
-def pair_verdict(scores: pd.DataFrame, sets: dict, margin: float, method: str, repeats: int = 1) -> dict:
+def pair_verdict(scores: pd.DataFrame, sets: dict, margin: float, method: str, repeats: int = 1,
+                 folds: int = FOLDS) -> dict:
     """The production verdict of A against B (the pair its own family): the AP row's figures; method "sequential":
     the group-sequential rule over the repeats (`run --until-decided`, the overlap variance), its final row."""
     if method == SEQUENTIAL:
-        pairs = sequential_verdicts(scores, {"average_precision": margin}, ["B", "A"], None, FOLDS, repeats, sets)
+        pairs = sequential_verdicts(scores, {"average_precision": margin}, ["B", "A"], None, folds, repeats, sets)
     else:
         _, pairs = recipe_verdicts(scores, {"average_precision": margin}, ["B", "A"], training_sets=sets,
                                    variance=method)
@@ -172,14 +173,15 @@ def sample_task(size: int, sample: int, draws: int, settings: dict) -> tuple[lis
     data, region = _STATE["data"], _STATE["region"]
     indices = draw_sample(region, size, sample, settings["sample_size"], settings["seed"])
     repeats = settings.get("repeats", 1)
+    folds = settings.get("folds", FOLDS)
     scores, sets = sample_scores(data.subset(indices), size, draws, sample_split_seed(size, sample, settings["seed"]),
-                                 settings["scratch"], repeats)
+                                 settings["scratch"], repeats, folds)
     rows = []
     for comparison, frame in comparison_frames(scores).items():
         means = frame.groupby("variant")["average_precision"].mean()
         for method in METHODS + ((SEQUENTIAL,) if repeats > 1 else ()):
             rows.append({"size": size, "sample": sample, "method": method, "comparison": comparison,
-                         **pair_verdict(frame, sets, settings["margin"], method, repeats),
+                         **pair_verdict(frame, sets, settings["margin"], method, repeats, folds),
                          "mean_ap_a": float(means["A"]), "mean_ap_b": float(means["B"])})
     return rows, _seconds(started)
 
@@ -299,13 +301,13 @@ def summarise(rows: pd.DataFrame, truths: dict) -> list[dict]:
 def run_study(data: LabelledTexts, sizes: list[int], samples: int, draws: int, truth_draws: int = 100,
               truth_train: int = 4000, truth_test: int = 8000, sample_size: int = 5000,
               margin: float = DEFAULT_MARGINS["average_precision"], seed: int = 0, workers: int = 2,
-              scratch: dict | None = None, repeats: int = 1) -> dict:
+              scratch: dict | None = None, repeats: int = 1, folds: int = FOLDS) -> dict:
     """Every sample of every size through both variances, the truths, and the summary. Deterministic.
     repeats > 1: R x 5 partitions a sample, and the sequential rule's final verdict beside the fixed ones."""
     started = time.perf_counter()
     region = layout(len(data), truth_train, truth_test, sample_size, seed)
     settings = {"sample_size": sample_size, "seed": seed, "margin": margin,
-                "scratch": dict(SCRATCH_BUDGET if scratch is None else scratch), "repeats": repeats}
+                "scratch": dict(SCRATCH_BUDGET if scratch is None else scratch), "repeats": repeats, "folds": folds}
     chunks = [(size, first, min(TRUTH_CHUNK, truth_draws - first)) for size in sizes
               for first in range(0, truth_draws, TRUTH_CHUNK)]
     tasks = ([(truth_task, *chunk, settings) for chunk in chunks]
@@ -327,7 +329,7 @@ def run_study(data: LabelledTexts, sizes: list[int], samples: int, draws: int, t
                  for size, values in timing["truth"].items()}
     room = len(region["samples"])
     return {"recipes": RECIPES, "scratch_budget": settings["scratch"], "texts": len(data), "sizes": sizes,
-            "samples": samples, "draws": draws, "folds": FOLDS, "repeats": repeats, "sample_size": sample_size, "truth_draws": truth_draws,
+            "samples": samples, "draws": draws, "folds": folds, "repeats": repeats, "sample_size": sample_size, "truth_draws": truth_draws,
             "truth_train": truth_train, "truth_test": truth_test, "sample_region": room,
             "expected_shared_texts": sample_size * sample_size / room, "margin": margin, "seed": seed,
             "aa_offset": AA_OFFSET, "workers": workers, "truths": {str(size): t for size, t in truths.items()},
@@ -399,6 +401,8 @@ def write_outputs(result: dict, out: Path, command: str) -> str:
     rows = result.pop("rows")
     text = study_markdown(result, command)
     name = "curve_coverage" if result.get("repeats", 1) == 1 else f"curve_coverage_sequential_r{result['repeats']}"
+    if result.get("folds", FOLDS) != FOLDS:  # the powered curve's design: K disjoint folds, its own files
+        name += f"_k{result['folds']}_d{result['draws']}"
     atomic_write_text(out / f"{name}_samples.csv", rows.to_csv(index=False))  # numbers only: no text
     atomic_write_json(out / f"{name}.json", {**result, "command": command})
     atomic_write_text(out / f"{name}.md", text)
@@ -417,12 +421,16 @@ def main(argv=None) -> int:
     parser.add_argument("--repeats", type=int, default=1,
                         help="repeats of the 5 folds a sample (default 1); above 1 the sequential rule's final "
                              "interval (run --until-decided) is read beside the fixed R x 5 design's")
+    parser.add_argument("--folds", type=int, default=FOLDS, help=f"disjoint folds a sample (default {FOLDS}; the "
+                        "powered curve's design: --folds 10 --draws 1)")
     parser.add_argument("--workers", type=int, default=2, help="worker processes, one thread each (default 2)")
     parser.add_argument("--seed", type=int, default=0, help="the layout's, the samples' and the draws' seed")
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args(argv)
     try:
-        labelled = args.sample_size * (FOLDS - 1) // FOLDS
+        labelled = args.sample_size * (args.folds - 1) // args.folds
+        if not 2 <= args.folds <= 20:
+            raise UserInputError(f"--folds {args.folds}: between 2 and 20 disjoint folds, e.g. --folds 10")
         if args.samples < 1 or args.draws < 1 or args.truth_draws < 2 or args.workers < 1 or args.repeats < 1:
             raise UserInputError("--samples, --draws and --workers must be at least 1, --truth-draws at least 2")
         if min(args.sizes) < 10 or max(args.sizes) >= min(labelled, args.truth_train):
@@ -434,7 +442,8 @@ def main(argv=None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     result = run_study(data, args.sizes, args.samples, args.draws, args.truth_draws, args.truth_train,
-                       args.truth_test, args.sample_size, seed=args.seed, workers=args.workers, repeats=args.repeats)
+                       args.truth_test, args.sample_size, seed=args.seed, workers=args.workers, repeats=args.repeats,
+                       folds=args.folds)
     command = "python -m comparisons.studies.curve_coverage " + " ".join(argv if argv is not None else sys.argv[1:])
     print(write_outputs(result, args.out, command))
     return 0
