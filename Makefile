@@ -197,8 +197,10 @@ reproduce-reference: $(STAMP)
 # projection. About 2.7 h on 2 cores (projected), nothing else on them; it resumes (rerun the same command).
 CURVE_PILOT ?= results/recipe_audit/curve_small
 CURVE_GAP ?= 0.10
+CURVE_BUDGET ?= 150
 learning-curve: $(STAMP)
-	$(BIN)/python -m comparisons.studies.power_plan --from $(CURVE_PILOT) --gap $(CURVE_GAP) --family natural-order --nodes 1
+	$(BIN)/python -m comparisons.studies.power_plan --from $(CURVE_PILOT) --gap $(CURVE_GAP) --family natural-order \
+	  --budget-minutes $(CURVE_BUDGET) --nodes 1
 	$(BIN)/python -m comparisons run --profile full --power-plan $(CURVE_PILOT)/power_plan.json --seeds 1 \
 	  --train-sizes 50,100,200,500,1000,all --threads $(THREADS) --precision auto --contrasts course --quality-only \
 	  --backends tfidf_logreg,torch_scratch,keras_layers,hf_bert:frozen,hf_bert:full,hf_bert:setfit \

@@ -121,6 +121,8 @@ def main(argv=None) -> int:
                         "(power_plan.json)")
     parser.add_argument("--family", default="natural-order", help=f"with --gap: the family the curve will be tested "
                         f"in, {' or '.join(FAMILIES)} (default natural-order)")
+    parser.add_argument("--budget-minutes", type=float, help="with --gap: the most run-minutes the pilot's sizes may "
+                        "take at the pilot's per-run times (the curve's budget); above it no design is proposed")
     parser.add_argument("--curve-sizes", type=int, help="with --gap and --family holm: how many sizes the curve's "
                         "family will span (Holm splits alpha over all of them; default: the pilot's sizes)")
     args = parser.parse_args(argv)
@@ -130,6 +132,8 @@ def main(argv=None) -> int:
             raise UserInputError(f"{args.pilot} holds no finished run with a recorded wall time; nothing to project from")
         if args.family not in FAMILIES:
             raise UserInputError(f"--family {args.family!r}: choose {' or '.join(FAMILIES)}")
+        if args.budget_minutes is not None and not args.budget_minutes > 0:
+            raise UserInputError(f"--budget-minutes {args.budget_minutes:g}: a positive number of minutes, e.g. 150")
         if args.gap is not None and not 0 < args.gap < 1:
             raise UserInputError(f"--gap {args.gap:g}: an AP difference between 0 and 1, e.g. 0.10")
         components = size_components(args.pilot, design)
@@ -144,7 +148,7 @@ def main(argv=None) -> int:
     if args.gap is not None:
         margin = float((design.get("margins") or {}).get(PRIMARY, 0.005))
         plan = gap_plan(args.pilot, components, args.gap, int(design["folds"]), args.family, args.curve_sizes,
-                        {contrast: margin for contrast in components["contrast"]})
+                        {contrast: margin for contrast in components["contrast"]}, args.budget_minutes)
         text += "\n".join(gap_markdown(plan)) + "\n"
         atomic_write_json(args.pilot / "power_plan.json", plan)
     atomic_write_text(args.pilot / "power_plan.md", text)

@@ -185,14 +185,18 @@ def seconds_a_fold(pilot: Path, components: pd.DataFrame) -> float:
 
 
 def propose(components: pd.DataFrame, gap: float, pilot_folds: int, family: str, margins: dict[str, float],
-            target: float = POWER, curve_sizes: int | None = None) -> tuple[int, int, str] | None:
+            target: float = POWER, curve_sizes: int | None = None, most_runs: int | None = None
+            ) -> tuple[int, int, str] | None:
     """(K, D, bound): the fewest runs K x D (fewest folds first) whose assured chance of deciding `gap` at the last
     pilot size is at least `target` for every contrast whose difference chain is asked, in the family left once
-    the unreachable chains are dropped; the pessimistic bound first, else the optimistic; None if none."""
+    the unreachable chains are dropped; the pessimistic bound first, else the optimistic; None if none (within
+    `most_runs` folds x draws, the budget's, when given)."""
     for bound in ("pessimistic", "optimistic"):
         met = []
         for draws in PLAN_DRAWS:
             for folds in range(SMALLEST_FOLDS, LARGEST_FOLDS + 1):
+                if most_runs is not None and folds * draws > most_runs:
+                    break
                 dropped = unreachable_chains(components, folds, draws, pilot_folds, bound, margins) \
                     if family == "natural-order" else []
                 chance = chance_of_deciding(components, gap, folds, draws, pilot_folds, family, bound, curve_sizes,
@@ -207,14 +211,22 @@ def propose(components: pd.DataFrame, gap: float, pilot_folds: int, family: str,
 
 
 def gap_plan(pilot: Path, components: pd.DataFrame, gap: float, pilot_folds: int, family: str,
-             curve_sizes: int | None = None, margins: dict[str, float] | None = None) -> dict:
+             curve_sizes: int | None = None, margins: dict[str, float] | None = None,
+             budget_minutes: float | None = None) -> dict:
     """The proposal, the chains it drops as unreachable and what it expects to decide, as power_plan.json records
-    it. margins: {contrast: the equivalence margin} (default the suite's AP margin)."""
+    it. margins: {contrast: the equivalence margin} (default the suite's AP margin); budget_minutes: the most
+    run-minutes the pilot's sizes may take at the pilot's per-run times: a design that meets the target above it
+    is not proposed, and where none meets it within the budget the largest one-draw design the budget affords is,
+    marked not met, with the chances it has."""
     from comparisons.stats.family import DEFAULT_MARGINS, PRIMARY
 
     margins = margins or {c: DEFAULT_MARGINS[PRIMARY] for c in components["contrast"]}
-    proposal = propose(components, gap, pilot_folds, family, margins, curve_sizes=curve_sizes)
-    folds, draws, bound = proposal if proposal else (LARGEST_FOLDS, max(PLAN_DRAWS), "optimistic")
+    fold_minutes = seconds_a_fold(pilot, components) / 60
+    most_runs = int(budget_minutes // fold_minutes) if budget_minutes and fold_minutes > 0 else None
+    proposal = propose(components, gap, pilot_folds, family, margins, curve_sizes=curve_sizes, most_runs=most_runs)
+    fallback = (max(SMALLEST_FOLDS, min(most_runs, LARGEST_FOLDS)), 1, "pessimistic") if most_runs else \
+        (LARGEST_FOLDS, max(PLAN_DRAWS), "optimistic")
+    folds, draws, bound = proposal if proposal else fallback
     dropped = unreachable_chains(components, folds, draws, pilot_folds, bound, margins) \
         if family == "natural-order" else []
     expected = [{"train_size": str(c["train_size"]), "contrast": c["contrast"],
@@ -225,8 +237,9 @@ def gap_plan(pilot: Path, components: pd.DataFrame, gap: float, pilot_folds: int
             for row, (_, found) in zip(expected, table.iterrows()):
                 row[f"{name}_power_{b}"] = round(float(found["power"]), 4)
                 row[f"{name}_decided_{b}"] = round(float(found["decided"]), 4)
-    minutes = seconds_a_fold(pilot, components) * folds * draws / 60
+    minutes = fold_minutes * folds * draws
     return {"pilot": pilot.name, "gap": gap, "family": family, "curve_sizes": curve_sizes, "alpha": ALPHA,
+            "budget_minutes": budget_minutes,
             "target": POWER, "planned_on": "assurance: power averaged over the pilot variance's chi-square law on "
                                           "its partitions - 1 degrees of freedom",
             "proposal": {"folds": folds, "repeats": 1, "draws": draws, "bound": bound, "met": proposal is not None},
@@ -236,8 +249,11 @@ def gap_plan(pilot: Path, components: pd.DataFrame, gap: float, pilot_folds: int
 
 def gap_markdown(plan: dict) -> list[str]:
     p = plan["proposal"]
-    met = (f"meets {plan['target']:.0%} for every contrast under the {p['bound']} bound" if p["met"] else
-           f"nothing up to {LARGEST_FOLDS} folds x {max(PLAN_DRAWS)} draws meets {plan['target']:.0%}: the largest shown")
+    budget = plan.get("budget_minutes")
+    within = f" within the budget of {budget:g} run-minutes at the pilot's sizes" if budget else ""
+    met = (f"meets {plan['target']:.0%} for every contrast under the {p['bound']} bound{within}" if p["met"] else
+           f"nothing{within or f' up to {LARGEST_FOLDS} folds x {max(PLAN_DRAWS)} draws'} meets {plan['target']:.0%}: "
+           f"the largest {'the budget affords' if budget else 'considered'} is shown, with the chances it has")
     dropped = plan.get("dropped_chains") or []
     lines = ["", f"## A design for a gap of {plan['gap']:g} AP", "",
              f"Family: {plan['family']}. Proposal: **one repeat of {p['folds']} disjoint folds x {p['draws']} draw(s) "
