@@ -25,8 +25,10 @@ from __future__ import annotations
 import json
 import tempfile
 import time
+import warnings
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Sequence
+from typing import Iterator, Sequence
 
 import numpy as np
 
@@ -41,6 +43,30 @@ THRESHOLDS = ("inner_cv", "argmax")  # how the decision threshold is chosen (two
 
 SETTINGS_FILE = "setfit_minilm.json"
 
+
+
+@contextmanager
+def quiet_setfit() -> Iterator[None]:
+    """A run's terminal as quiet as the other variants': SetFit's expected notes (a fresh head "with random weights",
+    "***** Running training *****"), the datasets library's "Map" bars and torch's pin_memory warning on a machine
+    without an accelerator silenced while SetFit trains; each library's setting restored after."""
+    import datasets
+    from setfit import logging as setfit_logging
+
+    verbosity, data_verbosity = setfit_logging.get_verbosity(), datasets.logging.get_verbosity()
+    data_bars = datasets.is_progress_bar_enabled()
+    setfit_logging.set_verbosity_error()
+    datasets.logging.set_verbosity_error()
+    datasets.disable_progress_bars()
+    try:
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message=".*pin_memory.*")
+            yield
+    finally:
+        setfit_logging.set_verbosity(verbosity)
+        datasets.logging.set_verbosity(data_verbosity)
+        if data_bars:
+            datasets.enable_progress_bars()
 
 class SetFitMiniLM(Backend):
     """SetFit: a contrastively fine-tuned sentence encoder and a logistic-regression head."""
@@ -88,7 +114,7 @@ class SetFitMiniLM(Backend):
         torch.manual_seed(self.seed)
         source, local_only = resolve_model(self.model)
         started = time.perf_counter()
-        with quiet_transformers(), tempfile.TemporaryDirectory(prefix="setfit_") as scratch:
+        with quiet_transformers(), quiet_setfit(), tempfile.TemporaryDirectory(prefix="setfit_") as scratch:
             network = SetFitModel.from_pretrained(source, local_files_only=local_only, device=device)
             network.model_body.max_seq_length = self.max_length
             arguments = TrainingArguments(batch_size=self.batch_size, num_epochs=1, num_iterations=self.num_iterations,
@@ -98,6 +124,10 @@ class SetFitMiniLM(Backend):
             trainer = Trainer(model=network, args=arguments,
                               train_dataset=Dataset.from_dict({"text": list(budget.texts),
                                                                "label": [int(y) for y in budget.labels]}))
+            if not self.progress:  # no bar: transformers prints each log dict instead; the run's line says enough
+                from transformers.trainer_callback import PrinterCallback
+
+                trainer.remove_callback(PrinterCallback)
             with autocast(device.split(":")[0], self.precision_):
                 trainer.train()
         self.network_, self.n_classes_, self.device_ = network, train.n_classes, device
