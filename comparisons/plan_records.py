@@ -2,6 +2,7 @@
 each run folder's manifest.json, and the run specs the executors carry out (comparisons/run/spec.RunSpec)."""
 from __future__ import annotations
 
+from common.errors import UserInputError
 from comparisons.plan import Prepared
 
 
@@ -64,6 +65,12 @@ def family_graph_record(p: Prepared) -> dict:
     sizes = [size_label(n) for n in p.train_sizes]  # increasing, "all" last (the plan checks the order)
     chains = read_power_plan(p.plan.power_plan).get("dropped_chains") or [] if p.plan.power_plan else []
     why = {(chain["contrast"], chain["kind"]): chain["why"] for chain in chains}
+    declared = {f"{a} − {b}" for a, b in pairs}
+    unknown = sorted({contrast for contrast, _ in why if contrast not in declared})
+    if unknown:  # the plan's chances assumed these drops: a run of other contrasts cannot take them
+        raise UserInputError(f"--power-plan {p.plan.power_plan} drops chains of {', '.join(unknown)}, not a declared "
+                             f"contrast of this run ({', '.join(sorted(declared))}); declare the plan's contrasts as "
+                             "the plan names them, or make a plan for these")
     full = curve_graph(len(pairs), len(sizes))
     label = {node: node_key(pairs[node[0]], node[1], sizes[node[2]]) for node in full.nodes}
     gone = [node for node in full.nodes if (f"{pairs[node[0]][0]} − {pairs[node[0]][1]}", node[1]) in why]

@@ -170,12 +170,14 @@ def test_the_reduced_family_keeps_its_error_at_alpha(scenario):
     assert error <= ALPHA + 3 * np.sqrt(ALPHA * (1 - ALPHA) / n_sim), f"{scenario}: family-wise error {error:.3f}"
 
 
-def _curve_rows(rng, truth, se, df, margin):
+def _curve_rows(rng, truth, se, df, margin, correlation=0.0):
     from scipy.stats import t as student_t
 
     rows = []
+    shared = rng.standard_normal(truth.shape[0])  # a contrast's sizes share folds: their errors correlate
     for (c, k), delta in np.ndenumerate(truth):
-        estimate = delta + se * rng.standard_t(df)
+        noise = np.sqrt(correlation) * shared[c] + np.sqrt(1 - correlation) * rng.standard_normal()
+        estimate = delta + se * noise * np.sqrt(df / rng.chisquare(df))
         rows.append({"metric": "average_precision", "variant_a": f"A{c}", "variant_b": "B", "train_size": [50, 200, "all"][k],
                      "difference": estimate, "standard_error": se, "df": float(df), "margin": margin,
                      "p_value": float(2 * student_t.sf(abs(estimate) / se, df)),
@@ -184,24 +186,32 @@ def _curve_rows(rng, truth, se, df, margin):
     return pd.DataFrame(rows)
 
 
-def test_the_family_interval_agrees_with_every_verdict_and_covers_the_truth_simultaneously():
+@pytest.mark.parametrize("truth, se, correlation", [
+    (np.array([[0.06, 0.03, 0.0], [0.02, 0.0, 0.0]]), 0.012, 0.0),     # differences decided, equivalence never
+    (np.array([[0.03, 0.002, 0.0], [0.0, 0.0, 0.001]]), 0.0012, 0.5),  # equivalences rejected too, sizes correlated
+    (np.array([[0.04, 0.03, 0.02]]), 0.002, 0.5),                      # every hypothesis rejected most of the time
+])
+def test_the_family_interval_agrees_with_every_verdict_and_covers_the_truth_simultaneously(truth, se, correlation):
     """The natural-order family's interval is compatible with the graph (Strassburger & Bretz 2008): no row reads
-    "A better" beside an interval that holds 0 or goes below it, no inconclusive row has an interval that excludes
-    0; and all rows' intervals hold their true differences together in at least 95% of simulated curves."""
+    "A better" beside an interval that holds 0 or goes below it, no equivalent row beside one outside the margin, no
+    inconclusive row beside one that excludes 0; and all rows' intervals hold their true differences together in at
+    least 95% of simulated curves (checked here, not a theorem for the two-sided adaptation)."""
     from comparisons.stats.family import correct_family
 
     rng = np.random.default_rng(7)
-    truth = np.array([[0.06, 0.03, 0.0], [0.02, 0.0, 0.0]])
-    pairs = [("A0", "B"), ("A1", "B")]
-    covered, n_sim = 0, 600
+    pairs = [(f"A{c}", "B") for c in range(truth.shape[0])]
+    covered, n_sim, seen = 0, 500, set()
     for _ in range(n_sim):
-        out = correct_family(_curve_rows(rng, truth, 0.012, 9, 0.005), pairs, family="natural-order")
+        out = correct_family(_curve_rows(rng, truth, se, 9, 0.005, correlation), pairs, family="natural-order")
         for row in out.itertuples():
+            seen.add(row.verdict)
             if row.verdict == "A better":
                 assert row.ci_low_family >= 0 and row.ci_high_family > 0
             elif row.verdict == "B better":
                 assert row.ci_high_family <= 0
-            elif row.verdict == "inconclusive":
+            elif row.verdict == "equivalent":
+                assert -0.005 <= row.ci_low_family <= row.ci_high_family <= 0.005
+            else:
                 assert row.ci_low_family <= 0 <= row.ci_high_family, row
         true = truth[[int(a[1]) for a in out["variant_a"]], [[50, 200, "all"].index(s) for s in out["train_size"]]]
         better = out["verdict"].isin(["A better", "B better"]).to_numpy()
@@ -210,6 +220,27 @@ def test_the_family_interval_agrees_with_every_verdict_and_covers_the_truth_simu
         inside = np.where(better, right_sign, (low <= true) & (true <= high))
         covered += bool(inside.all())
     assert covered / n_sim >= 0.95 - 3 * np.sqrt(0.05 * 0.95 / n_sim), covered / n_sim
+    if se < 0.002:
+        assert "equivalent" in seen, "the equivalence branch was exercised"
+
+
+def test_a_row_tested_on_the_atanh_scale_gets_its_family_interval_there_too():
+    """A difference whose t interval would leave [-1, 1] is tested on the atanh scale (family.correct_family): its
+    family interval must come from the same test, or an inconclusive row could read beside an interval above 0."""
+    from scipy.stats import t as student_t
+
+    from comparisons.stats.family import correct_family
+
+    rows = pd.DataFrame([{"metric": "average_precision", "variant_a": "A", "variant_b": "B", "train_size": 50,
+                          "difference": 0.5, "standard_error": 0.21, "df": 9.0, "margin": 0.005,
+                          "p_value": float(2 * student_t.sf(0.5 / 0.21, 9)), "p_equivalence": 0.9}])
+    out = correct_family(rows, [("A", "B")], family="natural-order", dropped=[("A", "B", "e", "50")])
+    row = out.iloc[0]
+    assert row["interval_method"] == "t on the atanh scale"
+    if row["verdict"] == "inconclusive":
+        assert row["ci_low_family"] <= 0 <= row["ci_high_family"], (row["ci_low_family"], row["ci_high_family"])
+    else:
+        assert row["ci_low_family"] >= 0
 
 
 def test_a_dropped_node_is_never_rejected_and_its_level_reaches_the_others():

@@ -96,10 +96,15 @@ def markdown_table(headers: list[str], body: list[list[str]]) -> str:
 def family_interval_text(r) -> str:
     """A row's family interval: a bound at 0 beside a difference the family rejected is open ("(0, +1]": the
     rejection says the difference is not 0); an interval over the whole scale is "—" (the family says nothing of
-    the row: the natural-order graph never reached it)."""
+    the row: the natural-order graph never reached it); so is one that would contradict the row's verdict (a Holm
+    family's Bonferroni interval beside a row decided at a later step; verdicts.csv keeps its figures)."""
     low, high = r.get("ci_low_family"), r.get("ci_high_family")
     if pd.isna(low) or pd.isna(high) or (low <= -1 and high >= 1):
         return "—"
+    verdict, margin = r.get("verdict"), r.get("margin")
+    if (verdict == "A better" and low < 0) or (verdict == "B better" and high > 0) or \
+            (verdict == "equivalent" and pd.notna(margin) and not -margin <= low <= high <= margin):
+        return "—"  # Holm's interval at its strictest level beside a row Holm decided at a later step: not printed
     opening = "(" if low == 0 and r.get("verdict") == "A better" else "["
     closing = ")" if high == 0 and r.get("verdict") == "B better" else "]"
     return f"{opening}{low:+.4f}, {high:+.4f}{closing}"
@@ -109,11 +114,13 @@ def seeding_line(seeding: str, lang: str) -> str:
     """What a design's verdicts resample of training randomness: each partition its own seeds, or (a folder made
     with the older, shared scheme) model seed 0 everywhere, which the verdicts then hold fixed."""
     if seeding == "shared":
-        return text("Seeding: shared (the older scheme): every partition trained with the same model seed and, at a "
-                    "training size with one draw, the split's own subset seed; a seed effect common to all partitions "
-                    "is not resampled, so these verdicts hold that seed fixed.",
-                    "种子：共享 (旧方案)：每个划分都用同一个模型种子，单次抽取时也用同一个子集种子；所有划分共有的种子效应"
-                    "没有被重抽样，因此这些结论是在固定该种子的条件下成立的。", lang)
+        return text("Seeding: shared (the older scheme): at every size a partition did not draw (the whole labelled "
+                    "part, and every size at one draw a partition) all partitions trained with the same model seed and "
+                    "the split's own subset; a seed effect common to all partitions is not resampled there, so those "
+                    "verdicts hold that seed fixed.",
+                    "种子：共享 (旧方案)：在划分未做独立抽取的规模上 (全部标注数据，以及每划分只抽一次时的每个规模)，"
+                    "所有划分都用同一个模型种子和同一个子集；所有划分共有的种子效应在那里没有被重抽样，"
+                    "因此这些结论是在固定该种子的条件下成立的。", lang)
     return text("Seeding: per partition: every partition (and draw) trained with its own model seed and, at a "
                 "training size, its own subset, every variant of a partition with the same ones (design.json).",
                 "种子：按划分：每个划分 (及每次抽取) 都有自己的模型种子，在训练规模下也有自己的子集；同一划分内各变体"

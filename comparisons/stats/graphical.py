@@ -155,14 +155,25 @@ def natural_order(rows, dropped=(), alpha: float = 0.05) -> dict[str, np.ndarray
     computes them):
       an equivalence rejected      the margin itself, (-margin, +margin): what the rejection says;
       a difference rejected        from 0 (open) on the side of the estimate to the end of the scale, unless every
-                                   hypothesis is rejected, when the bound is max(0, the estimate less its quantile at
-                                   the node's initial level);
-      neither                      the two-sided t interval at the node's level in the graph left after every
-                                   rejection, alpha w_final: none (-1, 1) where that level is 0 (the family never
-                                   reached the row and says nothing of it).
+                                   hypothesis is rejected, when the bound is the near end of the interval at the
+                                   node's initial level, truncated at 0;
+      neither                      the two-sided interval at the node's level in the graph left after every
+                                   rejection, alpha w_final, by the row's own test (t, or t on the atanh scale where
+                                   its p-values were computed there): none (-1, 1) where that level is 0 (the family
+                                   never reached the row and says nothing of it).
     So a row reads "A better" only beside an interval above 0, and an interval that excludes 0 only beside a
     rejection. Rows align with `rows`."""
-    from scipy.stats import t as student_t
+    from comparisons.stats.family import ATANH, atanh_interval  # its rows' tests; imported here: family imports us
+
+    def interval(d: float, se: float, df: float, level: float, on_atanh: bool) -> tuple[float, float]:
+        """The two-sided interval at `level` by the row's own test: the t, or the t on the atanh scale where the
+        row's p-values were computed there (family.correct_family's fallback), so interval and p agree."""
+        if on_atanh:
+            return atanh_interval(d, se, df, level)
+        from scipy.stats import norm, t as student_t
+
+        half = (student_t.ppf(1 - level / 2, df) if np.isfinite(df) else norm.ppf(1 - level / 2)) * se
+        return max(-1.0, d - half), min(1.0, d + half)
 
     pairs, sizes, full = curve_nodes(rows)
     dropped = {tuple(map(str, key)) for key in dropped or ()}
@@ -182,21 +193,23 @@ def natural_order(rows, dropped=(), alpha: float = 0.05) -> dict[str, np.ndarray
              in zip(graph.nodes, adjusted, rejected_now, final, graph.weights)}
     difference, se, df = (rows[c].to_numpy(float) for c in ("difference", "standard_error", "df"))
     margin = rows["margin"].to_numpy(float)
+    atanh = (rows["interval_method"] == ATANH).to_numpy() if "interval_method" in rows else np.zeros(n, bool)
     for (c, k), i in where.items():
         d_state, e_state = state.get((c, "d", k)), state.get((c, "e", k))
         if d_state:
             out["p_holm"][i] = d_state[0]
         if e_state:
             out["p_equivalence_holm"][i] = e_state[0]
-        quantile = lambda level: student_t.ppf(1 - level / 2, df[i]) if np.isfinite(df[i]) else np.inf  # noqa: E731
         if e_state and e_state[1]:
             low, high = -margin[i], margin[i]
         elif d_state and d_state[1]:
-            bound = max(0.0, abs(difference[i]) - quantile(alpha * d_state[3]) * se[i]) if every else 0.0
+            bound = 0.0
+            if every:  # every hypothesis rejected: the near end at the node's initial level, truncated at 0
+                below, above = interval(difference[i], se[i], df[i], alpha * d_state[3], atanh[i])
+                bound = max(0.0, below if difference[i] > 0 else -above)
             low, high = (bound, 1.0) if difference[i] > 0 else (-1.0, -bound)
         elif d_state and d_state[2] > 0 and np.isfinite(se[i]):
-            half = quantile(alpha * d_state[2]) * se[i]
-            low, high = max(-1.0, difference[i] - half), min(1.0, difference[i] + half)
+            low, high = interval(difference[i], se[i], df[i], alpha * d_state[2], atanh[i])
         else:
             low, high = -1.0, 1.0
         out["ci_low_family"][i], out["ci_high_family"][i] = low, high

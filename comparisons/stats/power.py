@@ -169,7 +169,7 @@ ASSURANCE_POINTS = 64  # quantiles of the pilot variance's law the assurance ave
 def assurance(power_at, pilot_df: float) -> float:
     """Power averaged over what the pilot's variance could have been (assurance; O'Hagan, Stevens and Campbell 2005):
     the pilot estimates a variance on pilot_df degrees of freedom, so the true one is the estimate times
-    pilot_df / X with X ~ chi-square(pilot_df) (the flat-prior posterior of a normal variance); `power_at(scale)` is
+    pilot_df / X with X ~ chi-square(pilot_df) (its posterior under the reference prior 1/sigma^2); `power_at(scale)` is
     the power when the true standard error is the planned one times `scale`. Averaged over ASSURANCE_POINTS
     quantile midpoints of X (deterministic). pilot_df infinite or missing: the plain power (the variance taken as
     known, as plans did before)."""

@@ -113,12 +113,14 @@ MIN_FOLDS = 3  # a difference chain at a size with fewer folds than this is not 
 def unreachable_chains(components: pd.DataFrame, folds: int, draws: int, pilot_folds: int, bound: str,
                        margins: dict[str, float]) -> list[dict]:
     """The chains of the curve's family that cannot decide, given before the runs: a contrast's equivalence chain
-    when its margin is at most the planned standard error times the TOST's critical t at the contrast's whole share
-    of alpha (alpha / C: the most a chain start can hold once its partner chain is dropped) at the pilot's largest
-    size (standing in for the curve's larger sizes, where the chain starts: no data there before the run); a
-    difference chain when the design has fewer than MIN_FOLDS folds. Each: {"contrast", "kind", "why"}."""
+    when its margin is at most the planned standard error times the TOST's critical t at the whole of alpha (the
+    most any hypothesis of the graph can ever hold), i.e. not even all of alpha would let it reject at the expected
+    spread; the pilot's largest size stands in for the curve's larger sizes, where the chain starts and no pilot
+    data exist (their spread is usually smaller, so this may drop a chain a larger size could have decided: power
+    lost, never validity); a difference chain when the design has fewer than MIN_FOLDS folds. Each:
+    {"contrast", "kind", "why"}."""
     contrasts = list(dict.fromkeys(components["contrast"]))
-    level = ALPHA / max(1, len(contrasts))
+    level = ALPHA
     found = []
     for contrast in contrasts:
         rows = components[components["contrast"] == contrast]
@@ -129,7 +131,7 @@ def unreachable_chains(components: pd.DataFrame, folds: int, draws: int, pilot_f
         if margin <= critical * se:
             found.append({"contrast": contrast, "kind": "e",
                           "why": f"equivalence within ±{margin:g} needs a standard error below {margin / critical:.4f} "
-                                 f"at alpha/{len(contrasts)}; planned {se:.4f} at {largest['train_size']} labels"})
+                                 f"even at the whole of alpha; planned {se:.4f} at {largest['train_size']} labels"})
         if folds < MIN_FOLDS:
             found.append({"contrast": contrast, "kind": "d", "why": f"{folds} folds: fewer than {MIN_FOLDS}"})
     return found
@@ -224,7 +226,7 @@ def gap_plan(pilot: Path, components: pd.DataFrame, gap: float, pilot_folds: int
     fold_minutes = seconds_a_fold(pilot, components) / 60
     most_runs = int(budget_minutes // fold_minutes) if budget_minutes and fold_minutes > 0 else None
     proposal = propose(components, gap, pilot_folds, family, margins, curve_sizes=curve_sizes, most_runs=most_runs)
-    fallback = (max(SMALLEST_FOLDS, min(most_runs, LARGEST_FOLDS)), 1, "pessimistic") if most_runs else \
+    fallback = (max(MIN_FOLDS, min(most_runs, LARGEST_FOLDS)), 1, "pessimistic") if most_runs else \
         (LARGEST_FOLDS, max(PLAN_DRAWS), "optimistic")
     folds, draws, bound = proposal if proposal else fallback
     dropped = unreachable_chains(components, folds, draws, pilot_folds, bound, margins) \
