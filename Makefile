@@ -14,7 +14,7 @@ OUT ?= runs/fast
 # (8 min 39 s -> 8 min 2 s measured on 1 December 2026).
 TEST_WORKERS ?= 2
 
-.PHONY: coverage-powered learning-curve-5x3 source-bridge few-shot-schedule recipe-audit small-budgets replay sequential-tweets power-plan coverage compare test reference reproduce-reference cross-corpus cross-corpus-preview single-split serving calibration learning-curve notebooks clean-venv precision-study
+.PHONY: coverage-powered learning-curve-run learning-curve-5x3 source-bridge few-shot-schedule recipe-audit small-budgets replay sequential-tweets power-plan coverage compare test reference reproduce-reference cross-corpus cross-corpus-preview single-split serving calibration learning-curve notebooks clean-venv precision-study
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -187,26 +187,35 @@ reproduce-reference: $(STAMP)
 	$(BIN)/python -m comparisons reproduce --from results/reference --out runs/reproduce_reference \
 	  --backends $(REPRODUCE_BACKENDS)
 
-# The learning curve (issue 65): a design powered before it runs. The power plan reads the small-budget pilot (the
-# audited recipes on 5 partitions x 3 draws at 50-200 labels, results/recipe_audit/curve_small) and proposes one
-# repeat of K disjoint folds x D draws that decides a true gap of CURVE_GAP AP at every pilot size in the
-# natural-order family (power_plan.json: what it expects to decide; 10 folds x 1 draw for 0.10); the run takes K, D
-# and the family from it. Every variant at 50, 100, 200, 500, 1,000 and all labels, SetFit at 50 only (what the 3-hour
-# budget affords: on this Xeon its 137 s a run is 35% of a fold's 50-200 cost, and SetFit up to 200 projects ~3.9 h),
-# quality only, one warm worker a backend; then what it decided beside what the plan expected, and the Ray
-# projection. About 2.7 h on 2 cores (projected), nothing else on them; it resumes (rerun the same command).
+# The learning curve: a design powered before it runs (issue 65), every fold its own seeds (issue 75). The power plan
+# reads the small-budget pilot (the audited recipes on 5 partitions x 3 draws at 50-200 labels,
+# results/recipe_audit/curve_small) and proposes one repeat of K disjoint folds x D draws that decides a true gap of
+# CURVE_GAP AP at every pilot size in the natural-order family with 80% assurance (power averaged over what the
+# pilot's variances could have been), within CURVE_BUDGET run-minutes at the pilot's sizes (above it: the largest
+# design the budget affords, marked not met), and drops the chains its planned standard error cannot reach
+# (power_plan.json: the proposal, the dropped chains, what it expects to decide); the run takes K, D, the family and
+# the dropped chains from it (design.json's family_graph). Every variant at 50, 100, 200, 500, 1,000 and all labels,
+# SetFit at 50 only (its cost), quality only, one warm worker a backend, each fold its own model and subset seed;
+# then what it decided beside what the plan expected, and the Ray projection. About 2.5 h on 2 cores at 11 folds,
+# nothing else on them; it resumes (rerun the same command). results/learning_curve_powered is the seed-0 curve
+# before it (every fold model seed 0), kept for the comparison.
 CURVE_PILOT ?= results/recipe_audit/curve_small
 CURVE_GAP ?= 0.10
 CURVE_BUDGET ?= 150
+CURVE_OUT ?= results/learning_curve_seeded
 learning-curve: $(STAMP)
 	$(BIN)/python -m comparisons.studies.power_plan --from $(CURVE_PILOT) --gap $(CURVE_GAP) --family natural-order \
 	  --budget-minutes $(CURVE_BUDGET) --nodes 1
+	$(MAKE) learning-curve-run
+
+# The runs and reports of the curve alone, on the power plan already written (a resume must not replan).
+learning-curve-run: $(STAMP)
 	$(BIN)/python -m comparisons run --profile full --power-plan $(CURVE_PILOT)/power_plan.json --seeds 1 \
 	  --train-sizes 50,100,200,500,1000,all --threads $(THREADS) --precision auto --contrasts course --quality-only \
 	  --backends tfidf_logreg,torch_scratch,keras_layers,hf_bert:frozen,hf_bert:full,hf_bert:setfit \
-	  --up-to hf_bert:setfit=50 --lang zh --out results/learning_curve_powered
-	$(BIN)/python -m comparisons.studies.power_check --from results/learning_curve_powered
-	$(BIN)/python -m comparisons.studies.cluster_projection --out results/learning_curve_powered --nodes 1 4 16
+	  --up-to hf_bert:setfit=50 --lang zh --out $(CURVE_OUT)
+	$(BIN)/python -m comparisons.studies.power_check --from $(CURVE_OUT)
+	$(BIN)/python -m comparisons.studies.cluster_projection --out $(CURVE_OUT) --nodes 1 4 16
 
 # The issue-36 curve (the recipes chosen at full size; 5 partitions x 3 draws, one Holm family over every size): kept
 # in results/learning_curve because the recipe audit reruns its draws. About 2 h on 2 cores.

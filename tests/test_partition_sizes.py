@@ -266,7 +266,9 @@ def test_a_design_run_from_a_power_plan_records_it_and_power_check_sets_its_verd
         "pilot": "pilot", "gap": 0.1, "family": "natural-order", "alpha": 0.05, "target": 0.8,
         "proposal": {"folds": 2, "repeats": 1, "draws": 1, "bound": "pessimistic", "met": True},
         "expected": [{"train_size": size, "contrast": "torch_scratch − tfidf_logreg", "pilot_difference": 0.01, **chance}
-                     for size in ("30", "60")]}))
+                     for size in ("30", "60")],
+        "dropped_chains": [{"contrast": "torch_scratch − tfidf_logreg", "kind": "e", "why": "needs a standard error "
+                            "below 0.0027 even at the whole of alpha; planned 0.0100 at 60 labels"}]}))
     out = tmp_path / "powered"
     result = run_main(capfd, *SMALL, "--backends", "tfidf_logreg,torch_scratch", "--train-sizes", "30,60",
                       "--contrasts", "torch_scratch-tfidf_logreg", "--power-plan", str(plan_file), "--out", str(out))
@@ -274,6 +276,15 @@ def test_a_design_run_from_a_power_plan_records_it_and_power_check_sets_its_verd
     design = json.loads((out / "design.json").read_text())
     assert (design["folds"], design["repeats"], design["draws"], design["family"]) == (2, 1, 1, "natural-order")
     assert design["power_plan"]["file"] == "power_plan.json" and len(design["power_plan"]["expected"]) == 2
+    graph = design["family_graph"]  # the graph actually used: the equivalence chain dropped, its level passed on
+    assert [d["node"] for d in graph["dropped"]] == [["torch_scratch", "tfidf_logreg", "e", "30"],
+                                                      ["torch_scratch", "tfidf_logreg", "e", "60"]]
+    assert graph["nodes"] == ["torch_scratch tfidf_logreg d 30", "torch_scratch tfidf_logreg d 60"]
+    assert graph["weights"] == [1.0, 0.0] and graph["transitions"] == [[0.0, 1.0], [1.0, 0.0]]  # a lone contrast: back
+    verdicts_md = (out / "verdicts.md").read_text()
+    assert "Chains dropped before the runs as unreachable" in verdicts_md and "even at the whole of alpha" in verdicts_md
+    declared = pd.read_csv(out / "verdicts.csv").query("metric == 'average_precision' and contrast == 'declared'")
+    assert (declared["p_equivalence_holm"] == 1).all(), "a dropped hypothesis is never rejected"
     assert power_check(["--from", str(out)]) == 0
     text = (out / "power_check.md").read_text()
     verdicts = pd.read_csv(out / "verdicts.csv").query("metric == 'average_precision' and contrast == 'declared'")
