@@ -7,7 +7,7 @@ and an AMD EPYC; docs/statistics.md). So a figure reproduces exactly only under 
 identity, and resume and report must know it (comparisons/comparability.py, key "numerics").
 
 The identity is read without any deep-learning framework, so the driver (which imports none,
-DESIGN.md) computes the same one as its workers: the CPU (vendor, model name, family/model numbers and
+docs/architecture.md) computes the same one as its workers: the CPU (vendor, model name, family/model numbers and
 the instruction-set flags the kernels choose by), the variables that cap or pin the kernels
 (`ONEDNN_MAX_CPU_ISA`, `MKL_CBWR`, `TF_ENABLE_ONEDNN_OPTS`, `ATEN_CPU_CAPABILITY`, ...), the library
 versions and the thread count. Its digest (base32, like every digest in a run folder) is what is

@@ -1,4 +1,4 @@
-"""The layers of docs/architecture (DESIGN.md): imports only point down, the run and report halves
+"""The layers of docs/architecture.md: imports only point down, the run and report halves
 meet only at the run folder, and no module imports itself back through others."""
 from __future__ import annotations
 

@@ -105,9 +105,12 @@ def family_interval_text(r) -> str:
     if (verdict == "A better" and low < 0) or (verdict == "B better" and high > 0) or \
             (verdict == "equivalent" and pd.notna(margin) and not -margin <= low <= high <= margin):
         return "—"  # Holm's interval at its strictest level beside a row Holm decided at a later step: not printed
-    opening = "(" if low == 0 and r.get("verdict") == "A better" else "["
-    closing = ")" if high == 0 and r.get("verdict") == "B better" else "]"
-    return f"{opening}{low:+.4f}, {high:+.4f}{closing}"
+    def bound(value: float) -> str:  # the scale's ends and an open 0 as they are, not as +0.0000 or +1.0000
+        return "0" if value == 0 else f"{value:+.0f}" if abs(value) == 1 else f"{value:+.4f}"
+
+    opening = "(" if low == 0 and verdict == "A better" else "["
+    closing = ")" if high == 0 and verdict == "B better" else "]"
+    return f"{opening}{bound(low)}, {bound(high)}{closing}"
 
 
 def seeding_line(seeding: str, lang: str) -> str:

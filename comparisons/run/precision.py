@@ -2,7 +2,7 @@
 
 The rule is backends.precision.choose; what it needs to know about the hardware (does it multiply
 bf16 natively?) comes from a probe subprocess that imports torch, so the orchestrator itself never
-imports a deep-learning framework (DESIGN.md). The probe runs at most once per driver process and
+imports a deep-learning framework (docs/architecture.md). The probe runs at most once per driver process and
 only when a plan could use bf16. The result goes in every RunSpec, run record and manifest.json;
 it is part of the comparability identity (comparisons/comparability.py), so a bf16 run never
 resumes or averages with an fp32 one. Under Ray the worker checks again on its node
