@@ -28,6 +28,8 @@ from functools import lru_cache
 
 import numpy as np
 
+from comparisons.stats.atanh import ATANH, atanh_interval
+
 Node = tuple  # (contrast index, "d" | "e", size index)
 
 
@@ -163,7 +165,6 @@ def natural_order(rows, dropped=(), alpha: float = 0.05) -> dict[str, np.ndarray
                                    never reached the row and says nothing of it).
     So a row reads "A better" only beside an interval above 0, and an interval that excludes 0 only beside a
     rejection. Rows align with `rows`."""
-    from comparisons.stats.family import ATANH, atanh_interval  # its rows' tests; imported here: family imports us
 
     def interval(d: float, se: float, df: float, level: float, on_atanh: bool) -> tuple[float, float]:
         """The two-sided interval at `level` by the row's own test: the t, or the t on the atanh scale where the
