@@ -207,7 +207,7 @@ def minilm_maps(messages: list[str]):
 # 行几乎均匀时，arg-max 只是噪声，所以"不同的最关注词"这一列必须和散度一起读。MiniLM 的头确实各不相同：
 # 第 1 层第 3 个头几乎把全部权重放在前一个词上 (0.9996，平坦度 0.001)；72 个头中有 24 个平均把一半以上的权重放在
 # `[CLS]` 上 (最多 0.79)。查询 "it" 时，第 1 层 12 个头选了 6 个不同的词 (JS 0.27 比特)，第 5 层全部选 `[CLS]`；
-# 有两个头最关注 "animal" (第 4 层第 2 个头、第 6 层第 12 个头)。72 个头里有两个看向 "animal"，并不说明模型解决了指代。
+# 有三个头最关注 "animal" (第 1 层第 7 个头、第 4 层第 2 个头、第 6 层第 12 个头)。72 个头里有三个看向 "animal"，并不说明模型解决了指代。
 #
 # <!-- en -->
 # ## 4. What the committed run shows
@@ -219,9 +219,9 @@ def minilm_maps(messages: list[str]):
 # rows the arg-max is noise, which is why the "distinct top words" column must be read beside the divergence.
 # MiniLM's heads do differ: layer 1's head 3 puts almost all its weight on the previous token (0.9996, flatness
 # 0.001); 24 of its 72 heads put more than half their weight on `[CLS]` on average (up to 0.79). For "it", layer
-# 1's 12 heads pick 6 different words (JS 0.27 bits) and every head of layer 5 picks `[CLS]`; two heads weight
-# "animal" most (layer 4 head 2, layer 6 head 12). Two heads of 72 looking at "animal" do not show that the model
-# resolves the reference.
+# 1's 12 heads pick 6 different words (JS 0.27 bits) and every head of layer 5 picks `[CLS]`; three heads weight
+# "animal" most (layer 1 head 7, layer 4 head 2, layer 6 head 12). Three heads of 72 looking at "animal" do not show
+# that the model resolves the reference.
 
 # %% [markdown]
 # ## 练习
