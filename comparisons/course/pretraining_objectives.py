@@ -197,7 +197,7 @@ def pretrain_both(vocabulary, train_ids, held_ids, model: dict, settings: dict, 
 # 四个模型 (编码器/解码器 × 预训练/随机权重) 在**同一份** n 条短信上、用同一个固定配方 (100 步，批量 16，学习率 1e-3，
 # 事先定好，没有在任何标注上调过) 训练，保留最后一步；这么小的验证部分选不了轮次 (`common/small_budget.py`)。
 # 编码器用所有词的掩码平均，解码器用 `<eos>` 处的向量 (因果模型里只有最后一个位置读过整条短信，GPT 也是读最后一个位置)。
-# 测试集 (837 条) 只评一次 AP。结论是配对差 (预训练 − 随机权重) 在种子间的 95% $t$ 区间；
+# 两种起点用同一个词表 (来自训练部分的无标注文本)，所以差别只在权重。测试集 (837 条) 只评一次 AP。结论是配对差 (预训练 − 随机权重) 在种子间的 95% $t$ 区间；
 # 区间覆盖标注的抽样和微调的种子，**不**覆盖预训练的种子 (每种目标只预训练一次)。
 #
 # <!-- en -->
@@ -208,7 +208,8 @@ def pretrain_both(vocabulary, train_ids, held_ids, model: dict, settings: dict, 
 # **same** n messages with one fixed recipe (100 steps, batch 16, learning rate 1e-3, set beforehand, tuned on no
 # label) and keep the last step: validation parts this small cannot choose (`common/small_budget.py`). The encoder
 # pools the masked mean over its tokens, the decoder the vector at `<eos>` (in a causal model only the last position
-# has read the whole message; GPT also read the last position). Test (837 messages) is scored once, by AP. The
+# has read the whole message; GPT also read the last position). Both starts share one vocabulary (from the unlabelled
+# training texts), so they differ in their weights alone. Test (837 messages) is scored once, by AP. The
 # verdict is the paired difference (pretrained − random) with a 95% $t$ interval over seeds; it covers the label draw
 # and the fine-tuning seed, **not** the pretraining seed (each objective is pretrained once).
 
