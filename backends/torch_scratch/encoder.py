@@ -142,14 +142,16 @@ class TransformerBlock(nn.Module):
         return norm(x) if norm is not None and self.norm_position == "post" else x
 
     def forward(
-        self, x: torch.Tensor, key_padding_mask: torch.Tensor | None = None, need_weights: bool = False
+        self, x: torch.Tensor, key_padding_mask: torch.Tensor | None = None, need_weights: bool = False,
+        causal: bool = False,
     ) -> tuple[torch.Tensor, torch.Tensor | None]:
-        """(B, T, d), mask (B, T) True = real -> ((B, T, d), weights (B, H, T, T) or None)."""
+        """(B, T, d), mask (B, T) True = real -> ((B, T, d), weights (B, H, T, T) or None).
+        causal: token t attends to tokens 0..t only (a decoder block, language_model.py)."""
         weights = None
 
         def attend(h: torch.Tensor) -> torch.Tensor:
             nonlocal weights
-            attended, weights = self.attn(h, h, h, key_padding_mask, need_weights=need_weights)
+            attended, weights = self.attn(h, h, h, key_padding_mask, causal=causal, need_weights=need_weights)
             return attended
 
         x = self.sublayer(x, self.norm1, attend)
@@ -188,6 +190,21 @@ class TransformerClassifier(nn.Module):
                 with torch.no_grad():
                     module.weight[module.padding_idx].zero_()
 
+    def token_states(self, ids: torch.Tensor, need_weights: bool = False, causal: bool = False,
+                     attend_to_padding: bool = False) -> tuple[torch.Tensor, torch.Tensor, list]:
+        """ids (B, T) -> (final-norm states (B, T', d), real-token mask (B, T'), [weights or None] per layer).
+
+        What forward pools; language_model.py reads every position (masked or next-token prediction), causal
+        for a decoder. attend_to_padding drops the key mask (the padding ablation's broken half)."""
+        real = padding_mask(ids, prepend_cls=self.config.pooling == "cls")  # (B, T') True = real token
+        x = self.embedding_dropout(self.embedding(ids))  # (B, T', d)
+        key_padding_mask = None if attend_to_padding else real
+        all_weights = []
+        for block in self.blocks:
+            x, weights = block(x, key_padding_mask, need_weights=need_weights, causal=causal)
+            all_weights.append(weights)
+        return self.final_norm(x), real, all_weights  # states (B, T', d)
+
     def forward(self, ids: torch.Tensor, need_weights: bool = False, ignore_padding: bool | str = False):
         """ids (B, T) int64 -> logits (B, C); with need_weights -> (logits, [weights (B, H, T', T')] per layer).
 
@@ -197,14 +214,7 @@ class TransformerClassifier(nn.Module):
         """
         if ignore_padding not in IGNORE_PADDING:
             raise ValueError(f"ignore_padding={ignore_padding!r} is not one of {IGNORE_PADDING}")
-        real = padding_mask(ids, prepend_cls=self.config.pooling == "cls")  # (B, T') True = real token
-        x = self.embedding_dropout(self.embedding(ids))  # (B, T', d)
-        key_padding_mask = None if ignore_padding in (True, "keys") else real
-        all_weights = []
-        for block in self.blocks:
-            x, weights = block(x, key_padding_mask, need_weights=need_weights)
-            all_weights.append(weights)
-        x = self.final_norm(x)  # (B, T', d)
+        x, real, all_weights = self.token_states(ids, need_weights, attend_to_padding=ignore_padding in (True, "keys"))
         if self.config.pooling == "cls":
             pooled = x[:, 0]  # (B, d)
         elif ignore_padding in (True, "pooling"):

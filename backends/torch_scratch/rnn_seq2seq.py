@@ -11,6 +11,9 @@ Transformer's (seq2seq.py), so comparisons/course/sine_task.py trains either:
         state_t = GRUCell([input_t, context_t], state_{t-1});  y_t = out_proj([state_t, context_t])
 
 The GRU cells are torch's (nn.GRU, nn.GRUCell); the additive attention is written out, as the course teaches it.
+With attention=False the model is the encoder-decoder before attention (Cho et al. 2014; Sutskever et al. 2014): the
+context of every step is the encoder's final state, one fixed h-vector for the whole source (the "bottleneck"),
+and there are no attention weights (comparisons/course/rnn_bottleneck.py sets the two side by side).
 """
 from __future__ import annotations
 
@@ -39,11 +42,13 @@ class AdditiveAttention(nn.Module):
 class GRUSeq2Seq(nn.Module):
     """Real-valued source (B, S, in) and shifted target (B, T, in) -> predictions (B, T, out), one step at a time."""
 
-    def __init__(self, hidden: int, target_length: int, input_dim: int = 1, output_dim: int = 1):
+    def __init__(self, hidden: int, target_length: int, input_dim: int = 1, output_dim: int = 1,
+                 attention: bool = True):
         super().__init__()
         self.hidden, self.target_length = hidden, target_length
         self.encoder = nn.GRU(input_dim, hidden, batch_first=True)
-        self.attention = AdditiveAttention(hidden, hidden, hidden)
+        # attention=False: no attention module; every step's context is the encoder's final state
+        self.attention = AdditiveAttention(hidden, hidden, hidden) if attention else None
         self.decoder = nn.GRUCell(input_dim + hidden, hidden)
         self.out_proj = nn.Linear(2 * hidden, output_dim)
 
@@ -52,18 +57,27 @@ class GRUSeq2Seq(nn.Module):
         memory, last = self.encoder(source)
         return memory, last[0]
 
+    def _projected_keys(self, memory: torch.Tensor) -> torch.Tensor | None:
+        """The keys' projection, computed once and reused at every step (None without attention)."""
+        return None if self.attention is None else self.attention.key_proj(memory)
+
     def step(self, value: torch.Tensor, memory: torch.Tensor, projected_keys: torch.Tensor,
              state: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """One decoder step: value (B, in), state (B, h) -> (prediction (B, out), weights (B, S), new state)."""
-        context, weights = self.attention(state, memory, projected_keys)  # the previous state asks
+        """One decoder step: value (B, in), state (B, h) -> (prediction (B, out), weights (B, S) or None, new state)."""
+        if self.attention is None:  # the bottleneck: the same summary of the source at every step
+            context, weights = memory[:, -1], None  # the encoder's final state (one-layer, one-direction GRU)
+        else:
+            context, weights = self.attention(state, memory, projected_keys)  # the previous state asks
         state = self.decoder(torch.cat([value, context], dim=-1), state)
         return self.out_proj(torch.cat([state, context], dim=-1)), weights, state
 
     def forward(self, source: torch.Tensor, decoder_input: torch.Tensor,
                 need_weights: bool = False) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
         """Teacher forcing: (B, S, in), (B, T, in) -> predictions (B, T, out) [, weights (B, T, S)]."""
+        if need_weights and self.attention is None:
+            raise ValueError("a GRUSeq2Seq without attention has no attention weights")
         memory, state = self.encode(source)
-        keys = self.attention.key_proj(memory)  # projected once, reused at every step
+        keys = self._projected_keys(memory)
         predictions, weights = [], []
         for t in range(decoder_input.size(1)):  # sequential: step t needs the state of step t - 1
             prediction, step_weights, state = self.step(decoder_input[:, t], memory, keys, state)
@@ -77,8 +91,10 @@ class GRUSeq2Seq(nn.Module):
                  need_weights: bool = False) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
         """Autoregressive inference from the last source value: (B, S, in) -> (B, steps, out) [, (B, steps, S)]."""
         steps = self.target_length if steps is None else steps
+        if need_weights and self.attention is None:
+            raise ValueError("a GRUSeq2Seq without attention has no attention weights")
         memory, state = self.encode(source)
-        keys = self.attention.key_proj(memory)
+        keys = self._projected_keys(memory)
         value, predictions, weights = source[:, -1], [], []
         for _ in range(steps):
             value, step_weights, state = self.step(value, memory, keys, state)

@@ -70,13 +70,15 @@ def cut_windows(series: np.ndarray, period: np.ndarray, history: int = HISTORY, 
     return Windows(chunks[:, :history], chunks[:, history:], np.repeat(period, len(starts)))
 
 
-def make_splits(quick: bool, seed: int = DATA_SEED, train_stride: int | None = None) -> dict[str, Windows]:
+def make_splits(quick: bool, seed: int = DATA_SEED, train_stride: int | None = None,
+                history: int = HISTORY) -> dict[str, Windows]:
     """Train, valid and test windows from DIFFERENT series, each split from its own random stream.
-    Training windows overlap (a new one every `train_stride` steps); valid and test windows do not."""
+    Training windows overlap (a new one every `train_stride` steps); valid and test windows do not.
+    `history` past steps a window (rnn_bottleneck grows it); each series holds 10 (quick: 2) windows' length."""
     counts = QUICK_SPLIT_SERIES if quick else SPLIT_SERIES
-    length = 2 * (HISTORY + HORIZON) if quick else 10 * (HISTORY + HORIZON)
+    length = 2 * (history + HORIZON) if quick else 10 * (history + HORIZON)
     stride = train_stride or (QUICK_TRAIN_STRIDE if quick else TRAIN_STRIDE)
-    return {name: cut_windows(*make_series(n, length, np.random.default_rng([seed, index])),
+    return {name: cut_windows(*make_series(n, length, np.random.default_rng([seed, index])), history=history,
                               stride=stride if name == "train" else None)
             for index, (name, n) in enumerate(counts.items())}
 
