@@ -84,7 +84,7 @@ QUICK_PER_CLASS = 40
 # 50 条标注就是 41 条训练加 9 条验证，没有哪个模型还能再看别的标注短信。词表、TF-IDF 的词频统计只在这 n 条上拟合；
 # 测试集 (837 条) 不属于任何预算，只打一次分。最右一点"全部 (4737)"是全部标注：训练 3,901 条加验证 836 条。
 # (此前的版本把 836 条验证短信整个交给每个模型：TF-IDF 和冻结编码器的头在内部交叉验证中也拟合在这些短信上，
-# "50 条"时 TF-IDF 的 AP 是 0.970，而按标注预算的学习曲线在同一规模只有 0.794。)
+# "50 条"时 TF-IDF 的 AP 是 0.970，而按标注预算的学习曲线在同一规模只有 0.794；本课现在的运行在 50 条时是 0.725。)
 #
 # <!-- en -->
 # ## 1. The label budget: n labels are all any model learns from
@@ -99,7 +99,7 @@ QUICK_PER_CLASS = 40
 # scored once. The right-most point, "all (4737)", is every label: the 3,901 training and 836 validation messages.
 # (An earlier version handed every model the whole 836 validation messages besides its n: TF-IDF and the frozen
 # encoder's head fitted on them too in their inner cross-validation, and TF-IDF scored AP 0.970 at "50" where the
-# learning curve under the label budget has 0.794.)
+# learning curve under the label budget has 0.794; this lesson's run now gives 0.725 at 50.)
 
 # %%
 def parse_sizes(value: str) -> list[int]:
