@@ -11,7 +11,7 @@ Run: python -m comparisons.course.scratch_vs_pretrained [--sizes 50,200,1000] [-
 # %% [markdown]
 # # 第 15 课　从零训练还是用预训练模型：标注数据越少，预训练越值钱吗？
 #
-# 前面讲短信的课用全部 3,901 条训练短信训练 (验证集的 836 条做选择)：第 4 到 10 课训练从零实现的小编码器，第 11 课训练
+# 前面讲短信的课用全部 3,901 条训练短信训练 (验证集的 836 条做选择)：第 4 到 10 课 (第 8 课只给注意力计时，不训练) 训练从零实现的小编码器，第 11 课训练
 # TF-IDF + 逻辑回归 (来源的配方，也可换成小编码器)；第 12、13 课训练的是正弦序列模型，第 14 课在新闻上比较了冻结与微调的
 # MiniLM。TF-IDF、两个从零实现的编码器和 MiniLM (冻结与微调) 在全部数据上的比较在套件的参考结果里
 # (`results/reference/`，`make compare`)。可现实中，标注数据常常只有几十、几百条。本课让每个模型只从 50、200、1000 条
@@ -29,7 +29,7 @@ Run: python -m comparisons.course.scratch_vs_pretrained [--sizes 50,200,1000] [-
 # # Lesson 15. From scratch or pretrained: is pretraining worth more when labels are scarce?
 #
 # The earlier SMS lessons trained on all 3,901 training messages (the 836 validation ones choosing): lessons 4 to 10
-# the small scratch encoder, lesson 11 TF-IDF + logistic regression (the source's recipe; the scratch encoder on
+# the small scratch encoder (lesson 8 only times attention), lesson 11 TF-IDF + logistic regression (the source's recipe; the scratch encoder on
 # request); lessons 12 and 13 train sequence models on a sine wave, and lesson 14 compared MiniLM frozen and fine-tuned
 # on news. TF-IDF, the two scratch encoders and MiniLM (frozen and fine-tuned) are compared at full size in the suite's
 # reference (`results/reference/`, `make compare`). Real projects often have tens or hundreds of labelled messages.
@@ -408,7 +408,7 @@ DEFAULT_SIZES = "50,200,1000"
 def main(argv=None) -> int:
     parser = course_parser(MODULE, __doc__, seeds=1)
     parser.add_argument("--sizes", default=DEFAULT_SIZES,
-                        help=f"training messages per run, comma-separated; the whole split is added (default {DEFAULT_SIZES})")
+                        help=f"labelled messages per run (training and validation together), comma-separated; all labels are added (default {DEFAULT_SIZES})")
     parser.add_argument("--variants", default=None, help=f"comma-separated variants (default {DEFAULT_VARIANTS})")
     parser.add_argument("--data", default="sms_spam", help="sms_spam (default) or hf:NAME, e.g. hf:ag_news")
     parser.add_argument("--hf-split", default="train", help="split of an hf:NAME dataset (default train)")
