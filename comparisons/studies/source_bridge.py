@@ -7,6 +7,9 @@ it: fused q/k/v, pre-LN blocks, GELU FFN, masked mean pooling, AdamW 2e-3, batch
 last epoch kept, the 0.5 cut), and the project's comparison recipes (tfidf_logreg, torch_scratch) on the same split,
 so a teacher sees what changed and why. The split is the source's (70/15/15, stratified, seed 20260812: the
 project's `common.splits.stratified_split`); test is scored once per run; decisions at the 0.5 cut as the source.
+Each row says what it learnt from (the project's TF-IDF, by the suite's recipe, from the training and validation texts
+together, 4,737; a second row runs it on the 3,901 training texts alone), and source_bridge_epochs holds the per-epoch
+log (training loss, validation AP) of the source's published run, its reruns and the project's torch_scratch.
 
     python -m comparisons.studies.source_bridge [--seeds 3] [--out results/course/source_bridge]
 """
