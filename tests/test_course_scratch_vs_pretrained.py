@@ -40,3 +40,40 @@ def test_the_lesson_reads_the_declared_contrasts_of_the_committed_curve(tmp_path
     assert list(verdicts["train_size"]) == ["50", "all"] and set(verdicts["pair"]) == {"hf_bert:full − torch_scratch"}
     assert verdicts["difference [95%]"][0] == "+0.1234 [-0.0100, +0.2500]" and saved.empty
     assert "inconclusive" in "\n".join(committed_lines((verdicts, saved), "en"))
+
+
+def test_at_n_labels_every_model_fits_and_chooses_on_those_n_texts_only(monkeypatch):
+    """The label budget (issue 78): a model at "50 labels" receives 50 texts in all, training and validation
+    together, none of them a test text. The lesson used to hand every model the split's whole validation part
+    (836 messages) beside its 50 training ones, so TF-IDF's inner CV fitted on 886 labels."""
+    import numpy as np
+
+    from common.datasets import DataSpec, load
+    from common.splits import stratified_split
+    from comparisons.course import scratch_vs_pretrained as lesson
+
+    seen = []
+
+    class Recording:  # a backend that records what fit receives and predicts the prior
+        def fit(self, train, valid):
+            seen.append((list(train.texts), list(valid.texts)))
+            self.prior = np.bincount(np.concatenate([train.labels, valid.labels]), minlength=2) / (len(train) + len(valid))
+            return self
+
+        def predict_proba(self, texts):
+            return np.tile(self.prior, (len(texts), 1))
+
+    monkeypatch.setattr(lesson, "build", lambda variant, **kwargs: Recording())
+    monkeypatch.setattr(lesson, "constructor", lambda variant, quick, seed: {})
+    data = load(DataSpec(limit_per_class=60))
+    split = stratified_split(data)
+    labelled = len(split.train) + len(split.valid)
+    sizes = [20, 50, labelled]
+    lesson.train_all(data, split, sizes, ["a", "b"], seeds=1, quick=True)
+    assert len(seen) == 2 * len(sizes)
+    test_texts = {data.texts[i] for i in split.test}
+    budget_texts = {data.texts[i] for i in np.concatenate([split.train, split.valid])}
+    for (train, valid), size in zip(seen, [n for n in sizes for _ in range(2)]):
+        assert len(train) + len(valid) == size  # the whole validation part would make it size + len(split.valid)
+        assert len(valid) >= 2 and set(train + valid) <= budget_texts and not set(train + valid) & test_texts
+    assert seen[0][0] + seen[0][1] != seen[2][0] + seen[2][1]  # 20 and 50 are different budgets

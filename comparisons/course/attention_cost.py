@@ -221,6 +221,73 @@ def cost_figure(frame: pd.DataFrame, lang: str):
 
 
 # %% [markdown]
+# ## 3. 对 $T^2$ 能做什么：高效注意力
+#
+# 来源 001 在它的比较表后面说，自注意力的 $O(n^2)$ 是主要瓶颈，催生了"稀疏注意力"、"线性注意力"等变体。
+# 它们分三类，代价和代价各不相同：
+#
+# - **省内存、结果不变** (本课测的就是这一类)：FlashAttention (Dao 等 2022，arXiv:2205.14135) 和
+#   Rabe 与 Staats (2021，"Self-attention Does Not Need $O(n^2)$ Memory"，arXiv:2112.05682) 分块计算 softmax，
+#   不保存 $T\times T$ 矩阵：乘法一次不少，时间仍是 $O(T^2)$，额外内存只随 $T$ 线性增长，结果与普通注意力相同
+#   (到浮点误差)。PyTorch 的 `F.scaled_dot_product_attention` 按设备选算子：本机 CPU 上下表记录了哪些能运行
+#   (FLASH_ATTENTION 能运行且与默认调用的结果完全相同，即默认用的是它；EFFICIENT_ATTENTION，即 xFormers 的
+#   memory-efficient 算子，只有 GPU 版，在 CPU 上不能运行)。
+# - **稀疏注意力，改变结果**：每个查询只看一部分键 (局部窗口、跨步、少数全局词元)：Sparse Transformer
+#   (Child 等 2019，arXiv:1904.10509)、Longformer (Beltagy 等 2020，arXiv:2004.05150)、BigBird (Zaheer 等 2020，
+#   arXiv:2007.14062)。时间和内存约为 $O(T \sqrt{T})$ 或 $O(T)$，但模型不再是同一个函数。
+# - **线性注意力，近似**：用核特征映射或低秩投影代替 softmax 矩阵：线性 Transformer (Katharopoulos 等 2020，
+#   arXiv:2006.16236)、Performer (Choromanski 等 2021，arXiv:2009.14794)、Linformer (Wang 等 2020，arXiv:2006.04768)。
+#   代价 $O(T)$，结果是近似。
+#
+# 本课只测了第一类 (融合算子)；后两类改变了模型，要和质量一起比较，本课程没有实现它们。
+#
+# <!-- en -->
+# ## 3. What is done about $T^2$: efficient attention
+#
+# Source 001, after its comparison table, says self-attention's $O(n^2)$ is the main bottleneck and the reason for
+# "sparse attention" and "linear attention" variants. There are three families, at different prices:
+#
+# - **memory-efficient, the same result** (the family this lesson measures): FlashAttention (Dao et al. 2022,
+#   arXiv:2205.14135) and Rabe and Staats (2021, "Self-attention Does Not Need $O(n^2)$ Memory", arXiv:2112.05682)
+#   compute the softmax in tiles and never hold the $T\times T$ matrix: not one multiplication fewer, time still
+#   $O(T^2)$, extra memory linear in $T$, the result that of plain attention (to rounding). PyTorch's
+#   `F.scaled_dot_product_attention` picks a kernel per device: the table below records which run on this CPU
+#   (FLASH_ATTENTION runs and gives exactly the default call's result, so it is the one the default uses;
+#   EFFICIENT_ATTENTION, xFormers' memory-efficient kernel, exists for GPUs only and does not run on the CPU).
+# - **sparse attention, another result**: each query looks at some keys only (a local window, strides, a few global
+#   tokens): the Sparse Transformer (Child et al. 2019, arXiv:1904.10509), Longformer (Beltagy et al. 2020,
+#   arXiv:2004.05150), BigBird (Zaheer et al. 2020, arXiv:2007.14062). About $O(T \sqrt{T})$ or $O(T)$ time and
+#   memory, but the model is no longer the same function.
+# - **linear attention, an approximation**: a kernel feature map or a low-rank projection in place of the softmax
+#   matrix: the linear Transformer (Katharopoulos et al. 2020, arXiv:2006.16236), Performer (Choromanski et al. 2021,
+#   arXiv:2009.14794), Linformer (Wang et al. 2020, arXiv:2006.04768). $O(T)$ cost, an approximate result.
+#
+# The lesson measures only the first family (the fused kernel); the other two change the model and must be compared
+# on quality too; the course does not implement them.
+
+# %% which of PyTorch's attention kernels run on this machine's CPU
+def sdpa_backends(length: int = 256) -> pd.DataFrame:
+    """Each SDPA backend alone on one input: runs or not, and its largest difference from the default call."""
+    import torch
+    import torch.nn.functional as F
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    q, k, v = random_qkv(1, 4, length, 16)
+    default = F.scaled_dot_product_attention(q, k, v)
+    rows = []
+    for backend in (SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION, SDPBackend.MATH):
+        try:
+            with sdpa_kernel(backend):
+                difference = float((F.scaled_dot_product_attention(q, k, v) - default).abs().max())
+            rows.append({"backend": backend.name, "runs": True, "max_abs_difference_from_default": difference,
+                         "note": ""})
+        except RuntimeError:  # PyTorch: "No viable backend for scaled_dot_product_attention was found"
+            rows.append({"backend": backend.name, "runs": False, "max_abs_difference_from_default": float("nan"),
+                         "note": "no kernel for this device and input"})
+    return pd.DataFrame(rows)
+
+
+# %% [markdown]
 # ## 练习
 #
 # 1. 读指数表：从零实现的时间指数是多少？为什么比 2 小？(提示：固定开销、缓存、短序列。)
@@ -286,6 +353,8 @@ def _run(args: argparse.Namespace) -> int:
           f"d_k={args.head_dim}", file=sys.stderr)
     frame = measure(sorted(lengths), args.batch, args.heads, args.head_dim, args.out, args.threads, args.quick)
     fitted = exponents(frame)
+    backends = sdpa_backends()
+    print(backends.to_string(index=False))
     slope_rows = [{text("attention", "注意力实现", args.lang): kind,
                    text("exponent: elements", "指数：元素数", args.lang): values["elements"],
                    text("exponent: time", "指数：时间", args.lang): values["ms"],
@@ -303,11 +372,15 @@ def _run(args: argparse.Namespace) -> int:
         *write_table(pd.DataFrame(slope_rows), args.out, "exponents",
                      text("Fitted log-log exponents (2 = quadratic)", "对数-对数拟合指数 (2 = 平方增长)", args.lang),
                      float_format="{:.2f}"),
+        *write_table(backends, args.out, "sdpa_backends",
+                     text("PyTorch's scaled_dot_product_attention kernels on this CPU (T = 256): which run, and how far "
+                          "each is from the default call", "本机 CPU 上 PyTorch scaled_dot_product_attention 的各算子"
+                          " (T = 256)：能否运行，与默认调用差多少", args.lang), float_format="{:.3g}"),
         save_figure(cost_figure(frame, args.lang), args.out / "attention_cost.png"),
         atomic_write_json(args.out / "summary.json", {
             "batch": args.batch, "heads": args.heads, "head_dim": args.head_dim,
             "threads": torch.get_num_threads(), "torch": torch.__version__, "exponents": fitted,
-            "rows": frame.to_dict(orient="records"),
+            "rows": frame.to_dict(orient="records"), "sdpa_backends": backends.to_dict(orient="records"),
             "memory_method": "VmHWM minus VmRSS around one call, reset via /proc/self/clear_refs, in a child "
                              f"process with MALLOC_MMAP_THRESHOLD_={MMAP_THRESHOLD}; matrix bytes computed",
         }),

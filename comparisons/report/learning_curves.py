@@ -150,7 +150,12 @@ def size_table(curve: pd.DataFrame, size: int, lang: str) -> pd.DataFrame:
     return table
 
 
-def plot_curves(curve: pd.DataFrame, full_size: int, lang: str, path: Path) -> Path:
+TRAINING_MESSAGES = ("training messages", "训练样本数")  # what a size counts; a caller under the label budget
+LABELLED_MESSAGES = ("labelled messages (training + validation)", "标注短信数（训练 + 验证）")  # passes this one
+
+
+def plot_curves(curve: pd.DataFrame, full_size: int, lang: str, path: Path,
+                size_words: tuple[str, str] = TRAINING_MESSAGES) -> Path:
     """AP and macro-F1 against training messages (log x): mean per variant, its 95% item interval as a band."""
     setup_matplotlib(lang)
     import matplotlib.pyplot as plt
@@ -169,12 +174,12 @@ def plot_curves(curve: pd.DataFrame, full_size: int, lang: str, path: Path) -> P
         ax.set_xscale("log")
         ax.set_xticks(sizes, [size_label(s, full_size, lang) for s in sizes])
         ax.xaxis.set_minor_formatter(NullFormatter())
-        ax.set_xlabel(text("training messages (log scale)", "训练样本数（对数刻度）", lang))
+        ax.set_xlabel(text(f"{size_words[0]} (log scale)", f"{size_words[1]}（对数刻度）", lang))
         ax.set_ylabel(metric_label(metric, metrics, lang))
         ax.grid(alpha=0.3)
     axes[0].legend(loc="lower right", fontsize=8)
-    fig.suptitle(text("Test quality against training messages: mean over seeds, band = 95% interval over test items",
-                      "测试集质量随训练样本数的变化：多种子均值，阴影 = 测试样本上的 95% 区间", lang))
+    fig.suptitle(text(f"Test quality against {size_words[0]}: mean over seeds, band = 95% interval over test items",
+                      f"测试集质量随{size_words[1]}的变化：多种子均值，阴影 = 测试样本上的 95% 区间", lang))
     return save_figure(fig, path)
 
 
@@ -187,13 +192,14 @@ def size_verdicts_markdown(pairs: pd.DataFrame, size: int, full_size: int, lang:
     return "\n".join(lines)
 
 
-def headline_markdown(headline: pd.DataFrame, full_size: int, lang: str) -> str:
+def headline_markdown(headline: pd.DataFrame, full_size: int, lang: str,
+                      size_words: tuple[str, str] = TRAINING_MESSAGES) -> str:
     words = {"pretrained better": ("pretrained better", "预训练模型更好"),
              "pretrained worse": ("pretrained worse", "预训练模型更差"),
              "equivalent": ("equivalent within the margin", "在容差内等价"),
              "inconclusive": ("inconclusive", "无定论")}
     shown = pd.DataFrame({
-        text("training messages", "训练样本数", lang): [size_label(s, full_size, lang) for s in headline["train_size"]],
+        text(*size_words, lang): [size_label(s, full_size, lang) for s in headline["train_size"]],
         text("pretrained", "预训练模型", lang): headline["pretrained"],
         text("best without pretraining", "不用预训练的最佳模型", lang): headline["best_without_pretraining"],
         text("ΔAP [95% interval over seeds and test items]", "ΔAP [种子与测试样本上的 95% 区间]", lang):
@@ -220,22 +226,24 @@ def write_learning_curves(out: Path, summary: pd.DataFrame, test_ids: np.ndarray
 
 
 def write_curve_outputs(target: Path, curve: pd.DataFrame, pairs: pd.DataFrame, full_size: int,
-                        lang: str, figure_dir: str = "figures") -> list[Path]:
-    """The curve table, the verdicts of every size, the headline, a table per size and the figure, in `target`."""
+                        lang: str, figure_dir: str = "figures",
+                        size_words: tuple[str, str] = TRAINING_MESSAGES) -> list[Path]:
+    """The curve table, the verdicts of every size, the headline, a table per size and the figure, in `target`;
+    size_words: what a size counts (TRAINING_MESSAGES, or LABELLED_MESSAGES under the train+valid label budget)."""
     headline = pretrained_vs_scratch(curve, pairs)
     paths = write_table(curve, target, "learning_curve")
     paths.append(atomic_write_text(target / "learning_curve_verdicts.csv", pairs.to_csv(index=False, float_format="%.6g")))
     if not headline.empty:
         paths.append(atomic_write_text(target / "pretrained_vs_scratch.csv",
                                        headline.to_csv(index=False, float_format="%.6g")))
-        paths.append(atomic_write_text(target / "pretrained_vs_scratch.md", headline_markdown(headline, full_size, lang)))
+        paths.append(atomic_write_text(target / "pretrained_vs_scratch.md", headline_markdown(headline, full_size, lang, size_words)))
     for size in sorted(curve["train_size"].unique()):
         name = "all" if size == full_size else str(size)
-        title = text(f"Training messages: {size_label(size, full_size)} (mean ± std over seeds "
+        title = text(f"{size_words[0].capitalize()}: {size_label(size, full_size)} (mean ± std over seeds "
                      "[95% interval over test items])",
-                     f"训练样本数：{size_label(size, full_size, lang)}（多种子均值 ± 标准差 [测试样本上的 95% 区间]）", lang)
+                     f"{size_words[1]}：{size_label(size, full_size, lang)}（多种子均值 ± 标准差 [测试样本上的 95% 区间]）", lang)
         paths += write_table(size_table(curve, size, lang), target / "learning_curves", f"size_{name}", title=title)
         paths.append(atomic_write_text(target / "learning_curves" / f"verdicts_{name}.md",
                                        size_verdicts_markdown(pairs, size, full_size, lang, curve_metrics(curve))))
-    paths.append(plot_curves(curve, full_size, lang, target / figure_dir / "learning_curves.png"))
+    paths.append(plot_curves(curve, full_size, lang, target / figure_dir / "learning_curves.png", size_words))
     return paths
