@@ -21,19 +21,19 @@ def test_cv_runs_every_partition_resumes_and_reports_recipe_verdicts(tmp_path, c
     assert all(p["test_texts_in_training"] == 0 for p in design["partitions"])
     assert design["margins"]["average_precision"] == 0.005
     tested = []
-    for name in ("r0f0", "r0f1", "r0f2"):
+    for index, name in enumerate(("r0f0", "r0f1", "r0f2")):  # each partition its own model seed
         folder = out / "partitions" / name
-        assert (folder / "runs" / "tfidf_logreg__seed0.json").exists()
+        assert (folder / "runs" / f"tfidf_logreg__seed{index}.json").exists()
         tested += json.loads((folder / "splits.json").read_text())["test"]
     assert sorted(tested) == list(range(120)), "every text tested once"
     again = run_main(capfd, "run", *SMALL, "--cv", "3", "--out", str(out))
     assert again.returncode == 0 and again.stderr.count("finished earlier, kept") == 3
     # a second "variant" with the very same scores on every partition: equivalent, never better
     # (written into the plan too: a record of a variant the plan does not name is left out of the verdicts)
-    for name in ("r0f0", "r0f1", "r0f2"):
+    for index, name in enumerate(("r0f0", "r0f1", "r0f2")):
         runs = out / "partitions" / name / "runs"
-        record = json.loads((runs / "tfidf_logreg__seed0.json").read_text())
-        (runs / "torch_scratch__seed0.json").write_text(json.dumps({**record, "variant": "torch_scratch"}))
+        record = json.loads((runs / f"tfidf_logreg__seed{index}.json").read_text())
+        (runs / f"torch_scratch__seed{index}.json").write_text(json.dumps({**record, "variant": "torch_scratch"}))
         manifest = json.loads((runs.parent / "manifest.json").read_text())
         manifest["variants"]["torch_scratch"] = manifest["variants"]["tfidf_logreg"]
         (runs.parent / "manifest.json").write_text(json.dumps(manifest))

@@ -200,7 +200,7 @@ def test_the_family_interval_agrees_with_every_verdict_and_covers_the_truth_simu
 
     rng = np.random.default_rng(7)
     pairs = [(f"A{c}", "B") for c in range(truth.shape[0])]
-    covered, n_sim, seen = 0, 500, set()
+    covered, n_sim, seen = 0, 250, set()
     for _ in range(n_sim):
         out = correct_family(_curve_rows(rng, truth, se, 9, 0.005, correlation), pairs, family="natural-order")
         for row in out.itertuples():

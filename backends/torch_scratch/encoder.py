@@ -151,7 +151,9 @@ class TransformerBlock(nn.Module):
 
         def attend(h: torch.Tensor) -> torch.Tensor:
             nonlocal weights
-            attended, weights = self.attn(h, h, h, key_padding_mask, causal=causal, need_weights=need_weights)
+            # causal by position, as forward(query, key, value, key_padding_mask, causal) has it: lesson causal_mask's
+            # forward pre-hook sets that fifth argument
+            attended, weights = self.attn(h, h, h, key_padding_mask, causal, need_weights=need_weights)
             return attended
 
         x = self.sublayer(x, self.norm1, attend)
