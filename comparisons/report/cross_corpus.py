@@ -35,6 +35,9 @@ CSV_COLUMNS = ("corpus", "status", "reason", "design", "texts", "texts_before_ca
                "better_than", "worse_than", "equivalent_to", "inconclusive_with")
 
 
+TABLE_CSV, TABLE_JSON = "cross_corpus.csv", "cross_corpus.json"  # the benchmark's tables (read back for its pages)
+
+
 @dataclass
 class CorpusResult:
     """One corpus of the benchmark, as its run folder holds it."""
@@ -145,12 +148,25 @@ class BenchmarkReport(NamedTuple):
 
 
 def build(parent: Path) -> BenchmarkReport:
-    """Everything the table and the page show, read once."""
+    """Everything the table and the page show, computed once from the corpora's written reports (the test across
+    corpora, the ranks); write_cross_corpus_tables writes it, read_benchmark_report reads it back."""
     plan, results = read_benchmark(parent)
     scores = score_table(results, plan.get("variants") or [])
     test = across_corpora(scores)
     ranks = corpus_ranks(scores.dropna(axis=0, how="any")) if len(scores) else pd.DataFrame()
     return BenchmarkReport(Path(parent), plan, results, long_rows(results, ranks), test)
+
+
+def read_benchmark_report(parent: Path) -> BenchmarkReport:
+    """The benchmark's report as its written files hold it (cross_corpus.csv, cross_corpus.json; the corpora's own
+    reports): what its pages are drawn from, nothing recomputed."""
+    import json
+
+    parent = Path(parent)
+    plan, results = read_benchmark(parent)
+    fields = json.loads((parent / TABLE_JSON).read_text())
+    fields.pop("conclusion", None)
+    return BenchmarkReport(parent, plan, results, pd.read_csv(parent / TABLE_CSV), AcrossCorpora(**fields))
 
 
 def corpora_rows(results: list[CorpusResult], lang: str) -> list[list]:
@@ -249,8 +265,8 @@ def write_cross_corpus_tables(report: BenchmarkReport, lang: str) -> Path:
     """cross_corpus.csv and .json in the parent folder (en), cross_corpus.md in it (en) or in DIR/zh/ (zh)."""
     parent, plan, results, table, test = report
     if lang == "en":
-        atomic_write_text(parent / "cross_corpus.csv", table.to_csv(index=False, float_format="%.6g"))
-        atomic_write_json(parent / "cross_corpus.json", {**asdict(test), "conclusion": conclusion(test, "en")})
+        atomic_write_text(parent / TABLE_CSV, table.to_csv(index=False, float_format="%.6g"))
+        atomic_write_json(parent / TABLE_JSON, {**asdict(test), "conclusion": conclusion(test, "en")})
         atomic_write_text(parent / "cross_corpus_verdicts.csv",  # the across-corpora pairs in the one verdict schema
                           verdict_rows(test).to_csv(index=False, float_format="%.6g"))
         atomic_write_text(parent / "scores.csv", benchmark_scores(parent, plan).to_csv(index=False, float_format="%.6g"))

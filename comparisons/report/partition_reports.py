@@ -16,7 +16,7 @@ from comparisons.run_folder.writers import write_design
 from comparisons.report.i18n import LANGUAGES, text
 from common.splits import RECORDED_BEFORE_SEEDING
 from comparisons.report.pair_tables import dropped_line, seeding_line, verdicts_markdown
-from comparisons.report.partition_curves import labels_saved_markdown
+from comparisons.report.partition_curves import has_sizes, labels_saved_markdown, write_curve_tables
 from comparisons.run_folder.scores import COSTS, wide_runs
 from comparisons.run_folder.open_folder import scores_table
 from comparisons.report.sequential_section import sequential_lines
@@ -103,6 +103,8 @@ def write_recipe_reports(out: Path, margins: dict | None = None, order: list[str
     atomic_write_text(out / "scores.csv", long.to_csv(index=False, float_format="%.6g"))
     atomic_write_text(out / "recipe_variants.csv", variants.to_csv(index=False, float_format="%.6g"))
     atomic_write_text(out / "verdicts.csv", pairs.to_csv(index=False, float_format="%.6g"))
+    if has_sizes(scores):  # the curves and labels saved, once, beside the tables the pages read
+        write_curve_tables(out, long, variance)
     saved = labels_saved(long, overlaps=size_overlaps(sets), variance=variance) \
         if long["train_size"].nunique() > 1 else None
     for language in LANGUAGES:  # English in the folder, Chinese under zh/, as the pages are (whatever --lang)

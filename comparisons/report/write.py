@@ -34,7 +34,7 @@ def write_reports(folder: "Path | SplitFolder | DesignFolder | BenchmarkFolder",
         report = build(opened.path)  # its corpora read once, for the tables and the pages of every language
         for language in languages:
             write_cross_corpus_tables(report, language)
-        return draw_pages(report, languages, price)[0]
+        return draw_pages(read_report(opened), languages, price)[0]  # drawn from what was written, as below
     if isinstance(opened, DesignFolder):
         if write_recipe_reports(opened.path, contrasts=contrasts, variance=variance) is None:
             return None
