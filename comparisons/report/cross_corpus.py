@@ -29,13 +29,12 @@ from comparisons.run_folder.records import BenchmarkPlan
 from comparisons.run_folder.scores import SCORE_COLUMNS
 from comparisons.report.verdicts_file import largest_group, read_verdicts
 from comparisons.stats.family import PRIMARY
+from comparisons.report.names import (AGGREGATE_CSV, CROSS_CORPUS_CSV, CROSS_CORPUS_JSON, CROSS_CORPUS_MD,
+                                      CROSS_CORPUS_VERDICTS_CSV, RECIPE_VARIANTS_CSV, SCORES_CSV)
 
 CSV_COLUMNS = ("corpus", "status", "reason", "design", "texts", "texts_before_cap", "capped", "classes",
                "primary_metric", "variant", "mean", "ci_low", "ci_high", "interval", "rank",
                "better_than", "worse_than", "equivalent_to", "inconclusive_with")
-
-
-TABLE_CSV, TABLE_JSON = "cross_corpus.csv", "cross_corpus.json"  # the benchmark's tables (read back for its pages)
 
 
 @dataclass
@@ -65,7 +64,7 @@ def read_corpus(parent: Path, entry: dict) -> CorpusResult:
     opened = open_folder(folder)
     partitions = isinstance(opened, DesignFolder)
     manifests = opened.manifests() if opened is not None else []
-    variants_file = folder / ("recipe_variants.csv" if partitions else "aggregate.csv")
+    variants_file = folder / (RECIPE_VARIANTS_CSV if partitions else AGGREGATE_CSV)
     if not manifests or not variants_file.exists():
         return CorpusResult(entry["corpus"], "not run yet", "no finished runs in its folder")
     data = manifests[0].data
@@ -164,9 +163,9 @@ def read_benchmark_report(parent: Path) -> BenchmarkReport:
 
     parent = Path(parent)
     plan, results = read_benchmark(parent)
-    fields = json.loads((parent / TABLE_JSON).read_text())
+    fields = json.loads((parent / CROSS_CORPUS_JSON).read_text())
     fields.pop("conclusion", None)
-    return BenchmarkReport(parent, plan, results, pd.read_csv(parent / TABLE_CSV), AcrossCorpora(**fields))
+    return BenchmarkReport(parent, plan, results, pd.read_csv(parent / CROSS_CORPUS_CSV), AcrossCorpora(**fields))
 
 
 def corpora_rows(results: list[CorpusResult], lang: str) -> list[list]:
@@ -265,13 +264,13 @@ def write_cross_corpus_tables(report: BenchmarkReport, lang: str) -> Path:
     """cross_corpus.csv and .json in the parent folder (en), cross_corpus.md in it (en) or in DIR/zh/ (zh)."""
     parent, plan, results, table, test = report
     if lang == "en":
-        atomic_write_text(parent / TABLE_CSV, table.to_csv(index=False, float_format="%.6g"))
-        atomic_write_json(parent / TABLE_JSON, {**asdict(test), "conclusion": conclusion(test, "en")})
-        atomic_write_text(parent / "cross_corpus_verdicts.csv",  # the across-corpora pairs in the one verdict schema
+        atomic_write_text(parent / CROSS_CORPUS_CSV, table.to_csv(index=False, float_format="%.6g"))
+        atomic_write_json(parent / CROSS_CORPUS_JSON, {**asdict(test), "conclusion": conclusion(test, "en")})
+        atomic_write_text(parent / CROSS_CORPUS_VERDICTS_CSV,  # the across-corpora pairs in the one verdict schema
                           verdict_rows(test).to_csv(index=False, float_format="%.6g"))
-        atomic_write_text(parent / "scores.csv", benchmark_scores(parent, plan).to_csv(index=False, float_format="%.6g"))
+        atomic_write_text(parent / SCORES_CSV, benchmark_scores(parent, plan).to_csv(index=False, float_format="%.6g"))
     target = parent if lang == "en" else parent / "zh"
-    return atomic_write_text(target / "cross_corpus.md", cross_corpus_markdown(plan, results, table, test, lang))
+    return atomic_write_text(target / CROSS_CORPUS_MD, cross_corpus_markdown(plan, results, table, test, lang))
 
 
 def _chi(result: AcrossCorpora) -> str:

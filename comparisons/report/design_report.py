@@ -22,6 +22,7 @@ from comparisons.run_folder.records import Design
 from comparisons.report.measured_on import folder_manifest
 from comparisons.report.partition_curves import has_sizes, read_curve_tables
 from comparisons.report.partition_figures import pooled_predictions
+from comparisons.report.names import RECIPE_VARIANTS_CSV, SCORES_CSV, VERDICTS_CSV
 
 
 @dataclass(frozen=True, eq=False)  # tables inside: compared by identity
@@ -38,9 +39,9 @@ class DesignReport:
     @classmethod
     def read(cls, folder: Path) -> "DesignReport":
         folder = Path(folder)
-        scores_file = folder / "scores.csv"
-        return cls(folder, Design.read(folder), pd.read_csv(folder / "recipe_variants.csv"),
-                   pd.read_csv(folder / "verdicts.csv"), read_verdicts(folder), read_scores(folder),
+        scores_file = folder / SCORES_CSV
+        return cls(folder, Design.read(folder), pd.read_csv(folder / RECIPE_VARIANTS_CSV),
+                   pd.read_csv(folder / VERDICTS_CSV), read_verdicts(folder), read_scores(folder),
                    pd.read_csv(scores_file, dtype={"train_size": str}) if scores_file.exists() else None,
                    folder_manifest(folder))
 

@@ -19,9 +19,9 @@ from comparisons.stats.corrected_t import design_interval
 from comparisons.stats.design_variance import DEFAULT_VARIANCE, resample_frame, sets_at, size_overlaps
 from comparisons.stats.family import PRIMARY
 from comparisons.outputs import atomic_write_text
+from comparisons.report.names import LABELS_SAVED_CSV, LEARNING_CURVE_CSV
 from comparisons.run_folder.training_sets import training_sets
 
-CURVE_FILE, LABELS_SAVED_FILE = "learning_curve.csv", "labels_saved.csv"
 MARKS = {"A better": "▲", "B better": "▼", "equivalent": "=", "inconclusive": "?"}
 
 
@@ -94,20 +94,20 @@ def write_curve_tables(out: Path, long: pd.DataFrame, variance: str | None = Non
     sets, variance = training_sets(out, long), variance or DEFAULT_VARIANCE
     curve = curve_table(long, sets=sets, variance=variance)
     saved = labels_saved(long, overlaps=size_overlaps(sets), variance=variance)
-    atomic_write_text(out / CURVE_FILE, curve.to_csv(index=False, float_format="%.6g"))
-    atomic_write_text(out / LABELS_SAVED_FILE, saved.to_csv(index=False, float_format="%.6g"))
+    atomic_write_text(out / LEARNING_CURVE_CSV, curve.to_csv(index=False, float_format="%.6g"))
+    atomic_write_text(out / LABELS_SAVED_CSV, saved.to_csv(index=False, float_format="%.6g"))
 
 
 def read_curve_tables(out: Path) -> tuple[pd.DataFrame, pd.DataFrame] | None:
     """(the curve, labels saved) as learning_curve.csv and labels_saved.csv hold them; None when not written."""
-    if not (out / CURVE_FILE).exists():
+    if not (out / LEARNING_CURVE_CSV).exists():
         return None
-    saved = out / LABELS_SAVED_FILE
+    saved = out / LABELS_SAVED_CSV
     try:
         labels = pd.read_csv(saved) if saved.exists() else pd.DataFrame()
     except pd.errors.EmptyDataError:  # a design whose recipes all need pretraining or none does: nothing saved
         labels = pd.DataFrame()
-    return pd.read_csv(out / CURVE_FILE, dtype={"train_size": str}), labels
+    return pd.read_csv(out / LEARNING_CURVE_CSV, dtype={"train_size": str}), labels
 
 
 def curve_figures(out: Path, curve: pd.DataFrame, saved: pd.DataFrame, pairs: pd.DataFrame,

@@ -26,6 +26,7 @@ from comparisons.run_folder.training_sets import training_sets
 from comparisons.stats.design_variance import DEFAULT_VARIANCE, size_overlaps
 from comparisons.stats.graphical import dropped_nodes
 from comparisons.stats.partition_verdicts import CALIBRATION_METRICS, METRICS, recipe_verdicts, design_sequential_verdicts
+from comparisons.report.names import RECIPE_VARIANTS_CSV, SCORES_CSV, VERDICTS_CSV, VERDICTS_MD
 
 
 def partition_scores(out: Path) -> pd.DataFrame:
@@ -100,9 +101,9 @@ def write_recipe_reports(out: Path, margins: dict | None = None, order: list[str
                                       dropped_nodes(design.get("family_graph")))  # and its unreachable chains
     if design.get("sequential"):  # run --until-decided: the group-sequential rule over the looks (issue 51)
         pairs = design_sequential_verdicts(scores, sets, design, margins, order)
-    atomic_write_text(out / "scores.csv", long.to_csv(index=False, float_format="%.6g"))
-    atomic_write_text(out / "recipe_variants.csv", variants.to_csv(index=False, float_format="%.6g"))
-    atomic_write_text(out / "verdicts.csv", pairs.to_csv(index=False, float_format="%.6g"))
+    atomic_write_text(out / SCORES_CSV, long.to_csv(index=False, float_format="%.6g"))
+    atomic_write_text(out / RECIPE_VARIANTS_CSV, variants.to_csv(index=False, float_format="%.6g"))
+    atomic_write_text(out / VERDICTS_CSV, pairs.to_csv(index=False, float_format="%.6g"))
     if has_sizes(scores):  # the curves and labels saved, once, beside the tables the pages read
         write_curve_tables(out, long, variance)
     saved = labels_saved(long, overlaps=size_overlaps(sets), variance=variance) \
@@ -110,7 +111,7 @@ def write_recipe_reports(out: Path, margins: dict | None = None, order: list[str
     for language in LANGUAGES:  # English in the folder, Chinese under zh/, as the pages are (whatever --lang)
         target = out if language == "en" else out / language
         target.mkdir(parents=True, exist_ok=True)
-        atomic_write_text(target / "verdicts.md", design_verdicts_markdown(variants, pairs, design, language)
+        atomic_write_text(target / VERDICTS_MD, design_verdicts_markdown(variants, pairs, design, language)
                           + "".join("\n\n" + line if i == 0 else "\n" + line
                                     for i, line in enumerate(sequential_lines(design, language)))
                           + ("\n" + "\n".join(labels_saved_markdown(saved))
