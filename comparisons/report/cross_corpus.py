@@ -165,7 +165,9 @@ def read_benchmark_report(parent: Path) -> BenchmarkReport:
     plan, results = read_benchmark(parent)
     fields = json.loads((parent / CROSS_CORPUS_JSON).read_text())
     fields.pop("conclusion", None)
-    return BenchmarkReport(parent, plan, results, pd.read_csv(parent / CROSS_CORPUS_CSV), AcrossCorpora(**fields))
+    table = pd.read_csv(parent / CROSS_CORPUS_CSV, dtype={"corpus": str, "variant": str, "interval": str},
+                        keep_default_na=False, na_values=[""])
+    return BenchmarkReport(parent, plan, results, table, AcrossCorpora(**fields))
 
 
 def corpora_rows(results: list[CorpusResult], lang: str) -> list[list]:

@@ -4,7 +4,7 @@
 computes its statistics once for every language and writes its tables and figures, each file once:
 
 - a single split: report/folder_reports.py (summary, aggregate and verdicts, serving, curves, figures);
-- a partition design: report/partition_reports.py (scores, recipe verdicts, verdicts.md) and the numerics line;
+- a partition design: report/partition_reports.py (scores, recipe verdicts, verdicts.md, the curve tables);
 - a benchmark: report/cross_corpus.py (its corpora read once; the cross-corpus tables).
 
 Then the pages, one a language, from the report those files make (report/report.py: read once, nothing recomputed).
