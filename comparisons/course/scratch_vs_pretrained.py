@@ -67,6 +67,7 @@ from comparisons.report.i18n import label, setup_matplotlib, text
 from comparisons.report.learning_curves import LABELLED_MESSAGES, PRETRAINED, curve_and_pairs, write_curve_outputs
 from comparisons.outputs import atomic_write_json, atomic_write_text, write_table
 from comparisons.run.profiles import variant_overrides
+from comparisons.report.names import LABELS_SAVED_CSV, VERDICTS_CSV
 
 MODULE = "scratch_vs_pretrained"
 DEFAULT_VARIANTS = "tfidf_logreg,torch_scratch,hf_bert:frozen,hf_bert:full"
@@ -335,9 +336,9 @@ COMMITTED = ROOT / "results" / "learning_curve_powered"  # the checkout's (a not
 def committed_curve(folder: Path = COMMITTED) -> tuple[pd.DataFrame, pd.DataFrame] | None:
     """(the declared contrasts' AP verdicts at every size, the labels-saved table) of a partition learning
     curve's folder; None where the folder has no verdicts (not committed in this checkout)."""
-    if not (folder / "verdicts.csv").is_file():
+    if not (folder / VERDICTS_CSV).is_file():
         return None
-    verdicts = pd.read_csv(folder / "verdicts.csv", dtype={"train_size": str})
+    verdicts = pd.read_csv(folder / VERDICTS_CSV, dtype={"train_size": str})
     rows = verdicts[(verdicts["metric"] == "average_precision") & (verdicts["contrast"] == "declared")]
     shown = pd.DataFrame({
         "train_size": rows["train_size"], "pair": rows["variant_a"] + " − " + rows["variant_b"],
@@ -346,7 +347,7 @@ def committed_curve(folder: Path = COMMITTED) -> tuple[pd.DataFrame, pd.DataFram
         "p_holm": rows["p_holm"].round(4), "p_equivalence_holm": rows["p_equivalence_holm"].round(4),
         "verdict": rows["verdict"],
         **({"variance": rows["variance_method"]} if "variance_method" in rows else {})})
-    saved_path = folder / "labels_saved.csv"
+    saved_path = folder / LABELS_SAVED_CSV
     saved = pd.read_csv(saved_path, dtype={"train_size": str}) if saved_path.is_file() else pd.DataFrame()
     return shown.reset_index(drop=True), saved
 

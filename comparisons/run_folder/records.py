@@ -243,6 +243,17 @@ class Design(PlanRecord):
         """The driver's numerics identity when the design was planned (designs before issue 40: None)."""
         return self.fields.get("numerics")
 
+    def with_report_choices(self, contrasts: list[tuple[str, str]] | None = None,
+                            variance: str | None = None) -> "Design":
+        """The record with what `report` chose after the runs: declared contrasts (marked as declared at report
+        time, which the pages say) and the variance estimate (so that the pages and curves read the same choice)."""
+        fields = dict(self.fields)
+        if contrasts is not None:
+            fields.update(contrasts=[list(pair) for pair in contrasts], contrasts_declared="at report time")
+        if variance is not None:
+            fields["variance"] = variance
+        return Design(fields)
+
     @property
     def numerics_line(self) -> str | None:
         """The line saying whether its runs mix numerics identities (comparisons/numerics.py; None before it ran)."""

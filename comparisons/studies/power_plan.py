@@ -35,15 +35,16 @@ from comparisons.stats.power import LARGEST_REPEATS, repeats_for_power
 from comparisons.stats.family import FAMILIES, PRIMARY
 from comparisons.studies.cluster_projection import makespan, run_seconds
 from comparisons.studies.power_sizes import draws_markdown, draws_table, gap_markdown, gap_plan, size_components
+from comparisons.report.names import VERDICTS_CSV
 
 
 def pilot_contrasts(pilot: Path) -> tuple[dict, pd.DataFrame]:
     """(design.json, the declared contrasts' primary rows of verdicts.csv at the largest size); one-line errors."""
-    if not isinstance(open_folder(pilot), DesignFolder) or not (pilot / "verdicts.csv").exists():
+    if not isinstance(open_folder(pilot), DesignFolder) or not (pilot / VERDICTS_CSV).exists():
         raise UserInputError(f"{pilot} is not a reported partition design (no design.json / verdicts.csv); the power "
                              "planner needs a pilot run with --cv K")
     design = Design.read(pilot).to_dict()
-    verdicts = pd.read_csv(pilot / "verdicts.csv")
+    verdicts = pd.read_csv(pilot / VERDICTS_CSV)
     if len(design.get("partitions") or []) < 2 or verdicts.get("partitions", pd.Series([0])).max() < 2:
         raise UserInputError(f"{pilot} has fewer than 2 partitions: no spread to plan from; run the pilot with --cv 2 or more")
     if not design.get("contrasts") or "contrast" not in verdicts:

@@ -26,6 +26,7 @@ from scipy.stats import t as student_t
 
 from comparisons.stats.power import (ALPHA, LARGEST_FOLDS, POWER, assurance, draws_for_power, folds_for_power,
                                      power)
+from comparisons.report.names import VERDICTS_CSV
 
 BOUNDS = ("optimistic", "pessimistic")
 PLAN_DRAWS = (1, 2, 3)  # draws a fold the proposal considers
@@ -44,7 +45,7 @@ def size_components(pilot: Path, design: dict) -> pd.DataFrame:
     from comparisons.stats.family import PRIMARY
 
     runs = partition_scores(pilot)
-    verdicts = pd.read_csv(pilot / "verdicts.csv")
+    verdicts = pd.read_csv(pilot / VERDICTS_CSV)
     sets, found = training_sets(pilot, runs), []
     sizes = sorted((s for s in runs["train_size"].unique() if as_train_size(s) is not None
                     and as_train_size(s) <= DRAWS_UP_TO), key=size_key)
