@@ -119,7 +119,6 @@ def run_selection(p, executor, delta: float, confidence: float, budget: float) -
     """The selection's loop over the folds; returns selection.json's record (also written after every fold)."""
     from comparisons.carry_out import run_in_folder
     from comparisons.comparability import code_state
-    from comparisons.outputs import atomic_write_json
     from comparisons.plan_records import design_record
     from comparisons.run_folder.writers import write_design
     from comparisons.stats.recipe_selection import CONTINUE, FIRST, SelectionPlan, decide, most_partitions
@@ -152,8 +151,19 @@ def run_selection(p, executor, delta: float, confidence: float, budget: float) -
         rows.append([scores.get(n, np.nan) for n in plan.candidates])
         looks.append({"partition": partition.name, "ran": runs, "minutes": {n: round(m, 4) for n, m in minutes.items()}})
         record = selection_record(plan, rows, looks, decide(np.array(rows), plan))
-        atomic_write_json(out / SELECTION_FILE, record)
+        write_selection(out, record)
     return record
+
+
+def write_selection(out: Path, record: dict) -> None:
+    """selection.json, selection.md and zh/selection.md (report/selection_report.py), each written whole."""
+    from comparisons.outputs import atomic_write_json, atomic_write_text
+    from comparisons.report.selection_report import selection_markdown
+
+    atomic_write_json(out / SELECTION_FILE, record)
+    atomic_write_text(out / "selection.md", selection_markdown(record, "en"))
+    (out / "zh").mkdir(exist_ok=True)
+    atomic_write_text(out / "zh" / "selection.md", selection_markdown(record, "zh"))
 
 
 def selection_record(plan, rows, looks, final) -> dict:
