@@ -156,14 +156,12 @@ def run_selection(p, executor, delta: float, confidence: float, budget: float) -
 
 
 def write_selection(out: Path, record: dict) -> None:
-    """selection.json, selection.md and zh/selection.md (report/selection_report.py), each written whole."""
-    from comparisons.outputs import atomic_write_json, atomic_write_text
-    from comparisons.report.selection_report import selection_markdown
+    """selection.json, then its report in each language (report/selection_report.py), each file written whole."""
+    from comparisons.outputs import atomic_write_json
+    from comparisons.report.selection_report import write_selection_report
 
     atomic_write_json(out / SELECTION_FILE, record)
-    atomic_write_text(out / "selection.md", selection_markdown(record, "en"))
-    (out / "zh").mkdir(exist_ok=True)
-    atomic_write_text(out / "zh" / "selection.md", selection_markdown(record, "zh"))
+    write_selection_report(out, record)
 
 
 def selection_record(plan, rows, looks, final) -> dict:

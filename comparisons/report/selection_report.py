@@ -3,7 +3,22 @@ with how far below the best each can be, those eliminated and by whom, the budge
 and each candidate's predicted cost, from selection.json alone (comparisons/select.py writes both)."""
 from __future__ import annotations
 
-from comparisons.report.i18n import text
+from pathlib import Path
+
+from comparisons.outputs import atomic_write_text
+from comparisons.report.i18n import LANGUAGES, text
+
+REPORT_FILE = "selection.md"
+
+
+def write_selection_report(out: Path, record: dict) -> list[Path]:
+    """selection.md in the folder (English) and under zh/ (Chinese)."""
+    written = []
+    for language in LANGUAGES:
+        target = Path(out) if language == "en" else Path(out) / language
+        target.mkdir(parents=True, exist_ok=True)
+        written.append(atomic_write_text(target / REPORT_FILE, selection_markdown(record, language)))
+    return written
 
 
 def selection_markdown(record: dict, lang: str = "en") -> str:
