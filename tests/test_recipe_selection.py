@@ -18,19 +18,20 @@ def plan_of(k=3, costs=None, **kwargs) -> SelectionPlan:
     return SelectionPlan(names, tuple(costs or [float(10 ** i) for i in range(k)]), **kwargs)
 
 
-def test_pair_bounds_are_the_corrected_t_times_the_sequential_boundary():
+def test_pair_bounds_are_the_corrected_t_times_the_sequential_boundary_at_the_look_reached():
     rng = np.random.default_rng(1)
     plan = plan_of(3, ratio=0.1, most=20)
+    assert plan.looks == (3, 4, 5, 6, 8, 10, 12, 15, 18, 20)
     scores = 0.9 + 0.02 * rng.standard_normal((8, 3))
-    scores[5, 2] = np.nan  # c2 sat out one partition: its pairs use the 7 both ran
+    scores[5, 2] = np.nan  # c2 sat out one partition: its pairs have 7 common partitions, look 6 reached
     look = decide(scores, plan)
-    for a, b in [(0, 1), (2, 0), (1, 2)]:
-        both = ~np.isnan(scores[:, a]) & ~np.isnan(scores[:, b])
+    for a, b, reached in [(0, 1, 8), (2, 0, 6), (1, 2, 6)]:
+        both = np.flatnonzero(~np.isnan(scores[:, a]) & ~np.isnan(scores[:, b]))[:reached]
         mean, se, df = corrected_t(scores[both, a] - scores[both, b], 0.1)
-        assert look.common[a, b] == both.sum() == df + 1
+        assert look.common[a, b] == reached == df + 1
         assert look.mean[a, b] == pytest.approx(mean, abs=1e-14)
-        assert look.bound[a, b] == pytest.approx(plan.boundaries[both.sum() - plan.first] * se, rel=1e-12)
-    # the boundary shrinks as partitions accrue (alpha spent), and is above the fixed-sample one-sided t at the end
+        assert look.bound[a, b] == pytest.approx(plan.boundaries[plan.looks.index(reached)] * se, rel=1e-12)
+    # the boundary shrinks as the looks go on, and stays above the fixed-sample one-sided t at the last look
     from scipy.stats import t as student_t
     assert plan.boundaries[0] > plan.boundaries[-1] > student_t.isf(plan.level, plan.most - 1)
 

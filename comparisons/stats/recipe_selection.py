@@ -4,13 +4,17 @@ The procedure (docs/statistics.md, "Selecting a recipe") runs the candidates on 
 at a time, every candidate that runs on a partition trained on the same texts with the same seed (paired), and
 decides after each partition from the per-partition differences of the primary metric:
 
-- Bounds. For an ordered pair (a, b) with J >= `first` partitions both ran, m_ab is the mean of a's score minus b's
-  and se_ab the design's corrected standard error s x sqrt(1/J + r) (Nadeau & Bengio; comparisons/stats/corrected_t.py).
-  d_ab = c_J x se_ab, c_J the one-sided group-sequential t boundary at look J of total level alpha / (k - 1)
-  (comparisons/stats/t_boundaries.py: Lan-DeMets spending of the Pocock shape over the looks J = first .. most, so
-  that a losing candidate can be dropped early, under the design's equicorrelated model). For the best candidate B (unknown), the event E: "for every other l and
-  at every look, m_lB - (mu_l - mu_B) <= d_lB" has probability at least 1 - alpha (Bonferroni over the k - 1 pairs,
-  each bound valid over all its looks at once).
+- Looks. A pair is looked at when the partitions both of its candidates ran reach a count of the schedule
+  `look_schedule(first, most)` (first, first + 1, ... growing by about a fifth each time, to most): a look after every
+  partition would split alpha over too many looks to decide early.
+- Bounds. For an ordered pair (a, b) at look J (the first J partitions both ran; any beyond the last look reached
+  wait for the next), m_ab is the mean of a's score minus b's and se_ab the design's corrected standard error
+  s x sqrt(1/J + r) (Nadeau & Bengio; comparisons/stats/corrected_t.py). d_ab = c_J x se_ab, c_J the one-sided
+  group-sequential t boundary at look J of total level alpha / (k - 1) (comparisons/stats/t_boundaries.py:
+  Lan-DeMets spending of the Pocock shape, so that a losing candidate can go early, under the design's
+  equicorrelated model). For the best candidate B (unknown), the event E: "for every other l and at every look,
+  m_lB - (mu_l - mu_B) <= d_lB" has probability at least 1 - alpha (Bonferroni over the k - 1 pairs, each bound
+  valid over all its looks at once).
 - Elimination. i is out once some l has m_li - d_li > 0 (l shown better). Under E, B is never out.
 - Claim. A candidate i still in is claimable once m_li + d_li <= delta for every other l still in: then, under E,
   mu_B - mu_i <= m_Bi + d_Bi <= delta, i.e. i is the best or within delta of it. If the best leads every other by at
@@ -83,7 +87,7 @@ class SelectionPlan:
 
     @property
     def looks(self) -> tuple[int, ...]:
-        return tuple(range(self.first, self.most + 1))
+        return look_schedule(self.first, self.most)
 
     def to_dict(self) -> dict:
         return {"candidates": list(self.candidates), "run_costs": list(self.run_costs), "delta": self.delta,
@@ -94,6 +98,15 @@ class SelectionPlan:
     def from_dict(cls, record: dict) -> "SelectionPlan":
         return cls(tuple(record["candidates"]), tuple(record["run_costs"]), record["delta"], record["alpha"],
                    record["ratio"], record["first"], record["most"], record["budget"], tuple(record["boundaries"]))
+
+
+def look_schedule(first: int, most: int) -> tuple[int, ...]:
+    """The partition counts a pair is looked at: first, then each about a fifth more than the last (at least one
+    more), ending at most: 3, 4, 5, 6, 8, 10, 12, 15, 18, 22, 27, 33, 40 for (3, 40)."""
+    looks = [first]
+    while looks[-1] < most:
+        looks.append(min(most, max(looks[-1] + 1, int(np.ceil(looks[-1] * 1.2)))))
+    return tuple(looks)
 
 
 def most_partitions(run_costs, budget: float, first: int = FIRST, cap: int = MOST) -> int:
@@ -113,11 +126,11 @@ def _bounds(looks: tuple[int, ...], ratio: float, level: float) -> np.ndarray:
     return t_boundaries(looks, ratio, level, sides=1, shape=POCOCK)
 
 
-def boundary(plan: SelectionPlan, partitions: int) -> float:
-    """c_J: the one-sided t boundary at the look that has seen `partitions` partitions (inf before the first look)."""
-    if partitions < plan.first:
-        return float("inf")
-    return float(plan.boundaries[min(partitions, plan.most) - plan.first])
+def look_reached(plan: SelectionPlan, partitions) -> np.ndarray:
+    """The last look of the schedule at or below each count of common partitions (0 before the first look)."""
+    looks = np.asarray(plan.looks)
+    index = np.searchsorted(looks, np.asarray(partitions), side="right") - 1
+    return np.where(index >= 0, looks[np.clip(index, 0, None)], 0)
 
 
 @dataclass(frozen=True)
@@ -128,7 +141,7 @@ class Look:
     spent: float                       # predicted minutes of the runs so far
     mean: np.ndarray                   # (k, k): m_ab, a's score minus b's over their common partitions
     bound: np.ndarray                  # (k, k): d_ab (inf when fewer than `first` common partitions)
-    common: np.ndarray                 # (k, k): partitions both ran
+    common: np.ndarray                 # (k, k): the look each pair reached (partitions of its figures; 0: none yet)
     eliminated: dict = field(default_factory=dict)   # candidate -> the candidate shown better
     claimable: tuple[str, ...] = ()
     outcome: str = CONTINUE
@@ -147,22 +160,24 @@ class Look:
 
 
 def _pair_statistics(scores: np.ndarray, plan: SelectionPlan) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(m, d, J) of every ordered pair over the partitions both ran: each pair's m and se are corrected_t's of its
-    differences (tests/test_recipe_selection.py checks them against it), computed elementwise (no BLAS, whose kernels
-    differ between CPU kinds) so that a replay on another machine gives the same bits."""
+    """(m, d, J) of every ordered pair at its last look: J the look reached by the partitions both ran, m and se over
+    the first J of them (a pair's m and se are corrected_t's of those differences, tests/test_recipe_selection.py
+    checks it), computed elementwise (no BLAS, whose kernels differ between CPU kinds) so that a replay on another
+    machine gives the same bits."""
     differences = scores[:, :, None] - scores[:, None, :]   # (partitions, k, k): a's score minus b's
     both = ~np.isnan(differences)
-    common = both.sum(axis=0)
-    filled = np.where(both, differences, 0.0)
+    look = look_reached(plan, both.sum(axis=0))                # (k, k): J, 0 before the first look
+    used = both & (np.cumsum(both, axis=0) <= look)           # the first J common partitions of each pair
+    filled = np.where(used, differences, 0.0)
     with np.errstate(invalid="ignore", divide="ignore"):
-        mean = filled.sum(axis=0) / np.maximum(common, 1)
-        squares = np.where(both, (filled - mean) ** 2, 0.0).sum(axis=0)
-        se = np.sqrt(squares / np.maximum(common - 1, 1) * (1.0 / np.maximum(common, 1) + plan.ratio))
+        mean = filled.sum(axis=0) / np.maximum(look, 1)
+        squares = np.where(used, (filled - mean) ** 2, 0.0).sum(axis=0)
+        se = np.sqrt(squares / np.maximum(look - 1, 1) * (1.0 / np.maximum(look, 1) + plan.ratio))
     c = np.asarray(plan.boundaries)
-    index = np.clip(common - plan.first, 0, len(c) - 1)
-    bound = np.where(common >= plan.first, c[index] * se, np.inf)
+    index = np.clip(np.searchsorted(np.asarray(plan.looks), look), 0, len(c) - 1)
+    bound = np.where(look >= plan.first, c[index] * se, np.inf)
     np.fill_diagonal(bound, np.inf)
-    return mean, bound, common
+    return mean, bound, look
 
 
 def decide(scores: np.ndarray, plan: SelectionPlan) -> Look:
