@@ -68,6 +68,8 @@ def check_settings(args) -> None:
         raise UserInputError(f"--confidence {args.confidence}: give a probability between 0.5 and 1, e.g. 0.95")
     if args.folds < 3:
         raise UserInputError(f"--folds {args.folds}: a selection needs at least 3 partitions (e.g. --folds 20)")
+    if args.labels is not None and args.labels < 10:
+        raise UserInputError(f"--labels {args.labels}: give at least 10 labelled texts (leave it out for all of them)")
 
 
 def selection_plan_of(args):
@@ -99,11 +101,12 @@ def design_ratio(p) -> float:
     return float(rho / (1 - rho)) if rho < 1 else math.inf
 
 
-def fold_scores(folder: Path, names) -> tuple[dict[str, float], dict[str, float]]:
-    """({candidate: test AP}, {candidate: wall minutes}) of a partition's finished runs; a failed one stops."""
+def fold_scores(folder: Path, names) -> tuple[dict[str, float], dict[str, float], dict[str, float]]:
+    """({candidate: test AP}, {candidate: training minutes}, {candidate: wall minutes}) of a partition's runs of
+    `names`; a failed or missing run stops the selection in one line."""
     from comparisons.run_folder import read_runs
 
-    scores, minutes = {}, {}
+    scores, training, wall = {}, {}, {}
     for record in read_runs(folder):
         if record["variant"] not in names:
             continue
@@ -111,12 +114,25 @@ def fold_scores(folder: Path, names) -> tuple[dict[str, float], dict[str, float]
             raise UserInputError(f"{record['variant']} failed in {folder} ({record.get('reason')}); its log is "
                                  f"in {folder}/logs; fix it or leave it out of --candidates")
         scores[record["variant"]] = float(record["average_precision"])
-        minutes[record["variant"]] = float(record.get("wall_seconds") or record.get("train_seconds") or 0.0) / 60
-    return scores, minutes
+        training[record["variant"]] = float(record.get("train_seconds") or 0.0) / 60
+        wall[record["variant"]] = float(record.get("wall_seconds") or record.get("train_seconds") or 0.0) / 60
+    missing = [n for n in names if n not in scores]
+    if missing:
+        raise UserInputError(f"{', '.join(missing)} left no record in {folder}; run the same command again to resume")
+    return scores, training, wall
 
 
-def run_selection(p, executor, delta: float, confidence: float, budget: float) -> dict:
-    """The selection's loop over the folds; returns selection.json's record (also written after every fold)."""
+def predicted_costs(training: dict[str, float], wall: dict[str, float]) -> dict[str, float]:
+    """Each candidate's predicted minutes a run, from the pilot fold: its training time plus the smallest overhead
+    any pilot run had outside training (a warm worker's; the first run of a backend also paid its start-up and
+    imports, which later runs do not)."""
+    overhead = max(0.0, min(wall[n] - training[n] for n in training))
+    return {n: training[n] + overhead for n in training}
+
+
+def run_selection(p, executor, delta: float, confidence: float, budget: float) -> tuple[int, dict | None]:
+    """The selection's loop over the folds: (0 and selection.json's record, also written after every fold), or an
+    interruption's exit code and None."""
     from comparisons.carry_out import run_in_folder
     from comparisons.comparability import code_state
     from comparisons.plan_records import design_record
@@ -135,12 +151,13 @@ def run_selection(p, executor, delta: float, confidence: float, budget: float) -
         folder = out / "partitions" / partition.name
         exit_code = run_in_folder(replace(p, variants=runs), folder, partition.split, executor, reports=False,
                                   code=code, partition_index=index)
-        if exit_code not in (0, 1):
-            raise KeyboardInterrupt
-        scores, minutes = fold_scores(folder, runs)
-        if plan is None:  # the pilot fold: its minutes are the predicted costs, recorded before any decision
-            order = sorted(names, key=lambda n: (minutes[n], names.index(n)))
-            costs = tuple(round(minutes[n], 4) for n in order)
+        if exit_code not in (0, 1):  # interrupted: the finished runs are kept, the same command resumes
+            return exit_code, None
+        scores, training, minutes = fold_scores(folder, runs)
+        if plan is None:  # the pilot fold: its minutes predict every later run's, recorded before any decision
+            predicted = predicted_costs(training, minutes)
+            order = sorted(names, key=lambda n: (predicted[n], names.index(n)))
+            costs = tuple(round(predicted[n], 4) for n in order)
             most = min(len(p.partitions), most_partitions(costs, budget, FIRST, len(p.partitions)))
             if sum(costs) * FIRST > budget:
                 raise UserInputError(f"--budget-minutes {budget:g} is below the first {FIRST} folds of every "
@@ -152,7 +169,7 @@ def run_selection(p, executor, delta: float, confidence: float, budget: float) -
         looks.append({"partition": partition.name, "ran": runs, "minutes": {n: round(m, 4) for n, m in minutes.items()}})
         record = selection_record(plan, rows, looks, decide(np.array(rows), plan))
         write_selection(out, record)
-    return record
+    return 0, record
 
 
 def write_selection(out: Path, record: dict) -> None:
@@ -207,14 +224,17 @@ def command_select(args) -> int:
     check_settings(args)
     if args.replay is not None:
         return replay_folder(args.replay)
-    p = prepare(selection_plan_of(args), ["select", *getattr(args, "argv", [])])
+    p = prepare(selection_plan_of(args), list(getattr(args, "argv", None) or ["select"]))
     executor = open_executor("local", None, None, 2 * sum(map(len, p.data.texts)), p.variants, True)
     p.out.mkdir(parents=True, exist_ok=True)
     try:
         with RunFolderLock(p.out).acquire():
-            record = run_selection(p, executor, args.delta, args.confidence, args.budget_minutes)
+            code, record = run_selection(p, executor, args.delta, args.confidence, args.budget_minutes)
     finally:
         executor.close()
+    if record is None:
+        print(f"interrupted: finished runs are kept in {p.out}; run the same command again to resume", file=sys.stderr)
+        return code
     decision = record["decision"]
     if decision["outcome"] == "selected":
         others = [c for c in decision["claimable"] if c != decision["pick"]]

@@ -15,18 +15,22 @@ decides after each partition from the per-partition differences of the primary m
   equicorrelated model). For the best candidate B (unknown), the event E: "for every other l and at every look,
   m_lB - (mu_l - mu_B) <= d_lB" has probability at least 1 - alpha (Bonferroni over the k - 1 pairs, each bound
   valid over all its looks at once).
-- Elimination. i is out once some l has m_li - d_li > 0 (l shown better). Under E, B is never out.
+- Elimination. i is out once some l still in has m_li - d_li > 0 (l shown better; `eliminations`). Under E, B is
+  never out.
 - Claim. A candidate i still in is claimable once m_li + d_li <= delta for every other l still in: then, under E,
-  mu_B - mu_i <= m_Bi + d_Bi <= delta, i.e. i is the best or within delta of it. If the best leads every other by at
-  least delta, only B can be claimed (probability of correct selection >= 1 - alpha); in every configuration a
-  claimed candidate is within delta of the best with probability >= 1 - alpha (good selection). The pick is the
-  cheapest claimable candidate (the candidates come in preference order), all claimable ones are reported.
+  mu_B - mu_i <= m_Bi + d_Bi <= delta, i.e. i is the best or within delta of it. So in every configuration the
+  chance that a pick is made and is not within delta of the best is at most alpha; if the best leads every other by
+  at least delta, the chance that a pick is made and is not the best is at most alpha. A selection stopped by its
+  budget makes no pick (unlike KN, which always ends with one), so the chance of a correct pick is at least
+  1 - alpha minus the chance of running out. The pick is the cheapest claimable candidate (the candidates come in
+  preference order), all claimable ones are reported.
 - Allocation (cost-aware). The target is the cheapest candidate still in. On the next partition run the target and
   every candidate still in whose advantage over the target is not yet bounded by delta (m_lt + d_lt > delta): the
   others cannot change the target's claim and sit out, so an expensive recipe shown within delta of a cheaper one
   stops consuming CPU. Sitting out depends only on past partitions, and the partitions are exchangeable under the
-  design's model, so each pair's sequence of statistics over its common partitions keeps the law the boundaries
-  assume (optional skipping); the target runs every partition, so the procedure never stalls.
+  design's model (the per-partition score vectors are exchangeable), so each pair's sequence of statistics over its
+  common partitions keeps the law the boundaries assume (predictable sampling, Kallenberg 1988); the target runs
+  every partition, so the procedure never stalls.
 - Stopping. Claimable: selected. Else stop when the next partition's predicted cost would pass the budget, or at the
   most partitions planned: "cannot say within this budget", the candidates still in with their bounds.
 
@@ -51,6 +55,14 @@ MOST = 40           # the most partitions a selection plans (the boundaries' las
 SELECTED, BUDGET, MOST_REACHED, CONTINUE = "selected", "budget", "most partitions", "continue"
 
 
+RECORDED_DECIMALS = 6  # the decimals selection.json keeps: the plan decides with exactly what it records
+
+
+def _recorded(value: float) -> float:
+    value = float(value)
+    return round(value, RECORDED_DECIMALS) if np.isfinite(value) else value
+
+
 @dataclass(frozen=True)
 class SelectionPlan:
     """What the decisions depend on besides the scores, fixed before the first look and recorded."""
@@ -66,6 +78,9 @@ class SelectionPlan:
     boundaries: tuple[float, ...] = ()  # c_J for J = first..most; computed once when not given, then recorded
 
     def __post_init__(self):
+        for name in ("ratio", "budget"):  # as selection.json holds them (comparisons/outputs.atomic_write_json)
+            object.__setattr__(self, name, _recorded(getattr(self, name)))
+        object.__setattr__(self, "run_costs", tuple(_recorded(c) for c in self.run_costs))
         if len(self.candidates) < 2 or len(set(self.candidates)) != len(self.candidates):
             raise ValueError("a selection needs at least two distinct candidates")
         if len(self.run_costs) != len(self.candidates) or min(self.run_costs) < 0:
@@ -76,7 +91,7 @@ class SelectionPlan:
             raise ValueError(f"first ({self.first}) must be at least 2 and at most most ({self.most})")
         if not self.boundaries:  # the t boundaries (a seeded simulation): recorded with the plan, so that a replay
             object.__setattr__(self, "boundaries",  # never depends on the machine's floating point
-                               tuple(float(c) for c in _bounds(self.looks, float(self.ratio), float(self.level))))
+                               tuple(_recorded(c) for c in _bounds(self.looks, float(self.ratio), float(self.level))))
         elif len(self.boundaries) != len(self.looks):
             raise ValueError(f"{len(self.boundaries)} boundaries for {len(self.looks)} looks")
 
@@ -123,7 +138,7 @@ def most_partitions(run_costs, budget: float, first: int = FIRST, cap: int = MOS
 
 @lru_cache(maxsize=256)
 def _bounds(looks: tuple[int, ...], ratio: float, level: float) -> np.ndarray:
-    return t_boundaries(looks, ratio, level, sides=1, shape=POCOCK)
+    return t_boundaries(looks, ratio, level, sides=1, shape=POCOCK, by_partitions=True)
 
 
 def look_reached(plan: SelectionPlan, partitions) -> np.ndarray:
@@ -180,6 +195,23 @@ def _pair_statistics(scores: np.ndarray, plan: SelectionPlan) -> tuple[np.ndarra
     return mean, bound, look
 
 
+def eliminations(mean: np.ndarray, bound: np.ndarray, names) -> dict[str, str]:
+    """{candidate: the candidate shown better}: repeatedly, the candidate still in that one still in beats by the
+    widest margin (m_li - d_li > 0) goes out, until none still in is beaten by another still in. Only candidates
+    still in eliminate, so pairs measured on different partitions cannot eliminate everyone in a cycle (the last of
+    a cycle stays); on E the best is never beaten, so it is never out."""
+    k = len(names)
+    alive, out = list(range(k)), {}
+    while True:
+        margins = [(mean[l, i] - bound[l, i], -i, i, l) for i in alive for l in alive if l != i]
+        beaten = [m for m in margins if m[0] > 0]
+        if not beaten:
+            return out
+        _, _, i, l = max(beaten)
+        out[names[i]] = names[l]
+        alive.remove(i)
+
+
 def decide(scores: np.ndarray, plan: SelectionPlan) -> Look:
     """The look after the partitions in `scores` ((partitions, k) primary-metric scores, NaN where a candidate did
     not run), with what to do next. Pure: the same scores and plan give the same look on any machine."""
@@ -190,11 +222,7 @@ def decide(scores: np.ndarray, plan: SelectionPlan) -> Look:
     mean, bound, common = _pair_statistics(scores, plan)
     names = plan.candidates
     k = len(names)
-    eliminated = {}
-    for i in range(k):
-        better = [l for l in range(k) if l != i and mean[l, i] - bound[l, i] > 0]
-        if better:
-            eliminated[names[i]] = names[max(better, key=lambda l: mean[l, i] - bound[l, i])]
+    eliminated = eliminations(mean, bound, names)
     alive = [i for i in range(k) if names[i] not in eliminated]
     claimable = tuple(names[i] for i in alive if all(mean[l, i] + bound[l, i] <= plan.delta for l in alive if l != i))
     state = dict(partitions=partitions, spent=spent, mean=mean, bound=bound, common=common, eliminated=eliminated,

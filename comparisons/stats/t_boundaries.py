@@ -62,12 +62,16 @@ def null_statistics(counts: tuple[int, ...], ratio: float) -> np.ndarray:
     return np.column_stack(columns).astype(np.float32)  # (SEQUENCES, looks): 0.2 MB a look
 
 
-def t_boundaries(counts, ratio: float, level: float, sides: int = 2, shape: str = OBRIEN_FLEMING) -> np.ndarray:
+def t_boundaries(counts, ratio: float, level: float, sides: int = 2, shape: str = OBRIEN_FLEMING,
+                 by_partitions: bool = False) -> np.ndarray:
     """The t boundaries b_1..b_K (two-sided: |T_k| >= b_k; one-sided: T_k >= b_k) of a test at total `level` whose
     looks see counts[k] partitions (the last: the most the design plans), correction ratio `ratio`, alpha spent
-    with `shape` (spending.spent)."""
+    with `shape` (spending.spent) by information fraction, or with by_partitions by the share of the partitions
+    (J_k / J_K: a design whose correlation makes the first look carry most of the information would otherwise spend
+    most of alpha where a t on 2 degrees of freedom can decide nothing). Either way each look's share is found for
+    the looks' statistics under the design's model, so the total is `level`."""
     counts, ratio = _key(counts, ratio)
-    fractions = information_fractions(counts, ratio)
+    fractions = [j / counts[-1] for j in counts] if by_partitions else information_fractions(counts, ratio)
     statistics = null_statistics(counts, ratio)
     values = np.abs(statistics) if sides == 2 else statistics
     side_level = level / 2 if sides == 2 else level
