@@ -52,7 +52,7 @@ def test_near_equal_candidates_pick_the_cheapest_claimable_and_the_target_runs_e
     truth = np.array([0.903, 0.90, 0.90])  # the cheapest a little ahead, every gap inside delta
     look, scores = select(plan, lambda p, runs: {n: truth[int(n[1])] + 0.002 * rng.standard_normal() for n in runs})
     assert look.outcome == SELECTED and look.pick == look.claimable[0] == "c0"
-    assert np.isnan(scores).sum() >= 0 and (~np.isnan(scores[:, 0])).all()  # the target runs every partition
+    assert (~np.isnan(scores[:, 0])).all()  # the target runs every partition
     assert look.behind_best(plan)["c0"] <= 0.01
     assert set(look.claimable) <= set(plan.candidates) - set(look.eliminated)
 

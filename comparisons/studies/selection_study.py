@@ -31,6 +31,7 @@ from common.arguments import OneLineParser
 from comparisons.outputs import atomic_write_text
 from comparisons.report.scores import read_scores
 from comparisons.stats.recipe_selection import DELTA, SELECTED, SelectionPlan, select
+from comparisons.studies.selection_replay import design_ratio
 
 ALPHA = 0.05
 KN_FIRST = 10        # Kim & Nelson's first-stage size in their experiments
@@ -71,7 +72,8 @@ def design_covariance(folder: Path, size: str, metric: str = "average_precision"
 
 def extended(sigma: np.ndarray, k: int) -> np.ndarray:
     """A k x k covariance from a measured one: its standard deviations repeated in turn, its correlations where
-    measured and their mean elsewhere (positive definite by construction: mixed with the mean correlation)."""
+    measured (shrunk half-way to their mean) and their mean elsewhere; eigenvalues below a millionth of the largest
+    are raised to it, so that the draws' Cholesky factor exists."""
     sd = np.sqrt(np.diag(sigma))
     corr = sigma / np.outer(sd, sd)
     m = len(sd)
@@ -83,6 +85,9 @@ def extended(sigma: np.ndarray, k: int) -> np.ndarray:
                 out[i, j] = 1.0
             elif i < m and j < m:
                 out[i, j] = 0.5 * corr[i, j] + 0.5 * mean_corr
+    values, vectors = np.linalg.eigh(out)
+    out = vectors @ np.diag(np.maximum(values, 1e-6 * values.max())) @ vectors.T
+    out = out / np.sqrt(np.outer(np.diag(out), np.diag(out)))  # back to a correlation matrix
     sds = np.array([sd[i % m] for i in range(k)])
     return out * np.outer(sds, sds)
 
@@ -187,14 +192,19 @@ def simulate(config: Configuration, reps: int, most: int, seed: int = SEED) -> l
     return rows
 
 
-def study(sources: list[tuple[Path, str]], reps: int, ks=(4, 6, 8), rhos=(0.0, 0.05), most: int = 200,
+def study(sources: list[tuple[Path, str]], reps: int, ks=(4, 6, 8), most: int = 200,
           ratio: float = 1000.0) -> pd.DataFrame:
+    """Every configuration of every source: k candidates with costs up to `ratio`:1, partitions independent (rho 0)
+    and correlated as the source design's were (its own rho; the measured covariance over its partitions is the
+    within part, (1 - rho) Sigma)."""
     rows = []
     for folder, size in sources:
-        sigma, variants, _seconds = design_covariance(folder, size)
-        for k in ks:
-            costs = np.geomspace(1.0, ratio, k)  # cost ratios up to `ratio`:1, cheapest first
-            for rho in rhos:
+        measured, _variants, _seconds = design_covariance(folder, size)
+        r = design_ratio(folder, read_scores(folder), size)
+        for rho in sorted({0.0, round(r / (1 + r), 3)}):
+            sigma = measured / (1 - rho)
+            for k in ks:
+                costs = np.geomspace(1.0, ratio, k)  # cost ratios up to `ratio`:1, cheapest first
                 for config in configurations(sigma, k, rho, costs, f"{folder.name} at {size}"):
                     rows.extend(simulate(config, reps, most))
     return pd.DataFrame(rows)
