@@ -14,7 +14,7 @@ OUT ?= runs/fast
 # (8 min 39 s -> 8 min 2 s measured on 1 December 2026).
 TEST_WORKERS ?= 2
 
-.PHONY: coverage-powered learning-curve-run learning-curve-5x3 source-bridge few-shot-schedule recipe-audit small-budgets replay sequential-tweets power-plan coverage compare test reference reproduce-reference cross-corpus cross-corpus-preview single-split serving calibration learning-curve notebooks clean-venv precision-study
+.PHONY: selection-study coverage-powered learning-curve-run learning-curve-5x3 source-bridge few-shot-schedule recipe-audit small-budgets replay sequential-tweets power-plan coverage compare test reference reproduce-reference cross-corpus cross-corpus-preview single-split serving calibration learning-curve notebooks clean-venv precision-study
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -178,6 +178,13 @@ coverage: $(STAMP)
 coverage-powered: $(STAMP)
 	$(BIN)/python -m comparisons.studies.curve_coverage --sizes 50 100 200 --samples 100 --draws 1 --folds 10 \
 	  --out results/calibration
+
+# The selection procedure (docs/statistics.md, "Selecting a recipe") simulated where the best is known, beside
+# textbook KN and the fixed 10-partition design (results/selection/simulation.*), and replayed on the committed
+# designs' own records (results/selection/replays.*).
+selection-study: $(STAMP)
+	$(BIN)/python -m comparisons.studies.selection_study --reps 2000 --out results/selection
+	$(BIN)/python -m comparisons.studies.selection_replay --out results/selection
 
 # The committed reference checked against a rerun here (issue 40; docs/cli.md): TF-IDF and torch_scratch on its 5
 # partitions, quality only, into a fresh folder; reproduce.md says per run what moved, whether the numerics identity

@@ -165,6 +165,9 @@ def build_parser() -> argparse.ArgumentParser:
     reproduce.add_argument("--out", type=Path, required=True, help="the fresh folder for the rerun and reproduce.md")
     reproduce.add_argument("--backends", help="comma-separated variants of its plan (default: all of them)")
     reproduce.add_argument("--partitions", help="comma-separated partitions of a --cv design, e.g. r0f0,r0f1 (default: all)")
+    from comparisons.select import add_select_parser
+
+    add_select_parser(commands)
     track = commands.add_parser("track", help="log an existing run folder to MLflow")
     track.add_argument("dir", type=Path, help="the run folder (a --cv folder: each partition)")
     track.add_argument("--mlflow-uri", help="tracking URI (default sqlite:///<DIR>/mlflow.db)")
@@ -218,6 +221,10 @@ def dispatch(args) -> int:
             from comparisons.reproduce import command_reproduce
 
             return command_reproduce(args)
+        if args.command == "select":
+            from comparisons.select import command_select
+
+            return command_select(args)
         if args.command == "track":
             from comparisons.tracking import command_track
 
