@@ -157,7 +157,9 @@ def train_grid(lengths, seeds: int, steps: int, eval_every: int, hidden: int, qu
 #
 # 对每个长度和种子，取差 $d = \text{MSE}_{\text{最后状态}} - \text{MSE}_{\text{注意力}}$ (正数：注意力更好)。
 # 区间是这些差在种子间的 95% $t$ 区间 $\bar d \pm t_{0.975,\,n-1}\, s_d/\sqrt{n}$：它反映训练种子的波动
-# (不含测试窗口的抽样)。只有 3 个种子时 $t_{0.975,2} = 4.30$，区间很宽；区间跨过 0 就是"没有定论"，不是"一样好"。
+# (不含测试窗口的抽样)。只有 3 个种子时 $t_{0.975,2} = 4.30$，区间很宽。三个长度就是三次检验：结论看配对 $t$ 检验的 p
+# 在三个长度上做 Holm 校正后的值 (与第 6、7、14 课对各对比较做校正一样)，所以单独看不跨 0 的区间也可能"没有定论"；
+# "没有定论"不是"一样好"。
 #
 # <!-- en -->
 # ## 3. The paired verdict: one interval per length
@@ -165,29 +167,39 @@ def train_grid(lengths, seeds: int, steps: int, eval_every: int, hidden: int, qu
 # At each length and seed, the difference $d = \text{MSE}_{\text{final state}} - \text{MSE}_{\text{attention}}$
 # (positive: attention is better). The interval is the 95% $t$ interval of these differences over seeds,
 # $\bar d \pm t_{0.975,\,n-1}\, s_d/\sqrt{n}$: it reflects training seeds (not the sampling of test windows). With
-# 3 seeds $t_{0.975,2} = 4.30$ and the interval is wide; an interval across 0 is "inconclusive", not "equal".
+# 3 seeds $t_{0.975,2} = 4.30$ and the interval is wide. Three lengths are three tests: the verdict reads the paired
+# $t$-test's p corrected by Holm over the lengths (as lessons 6, 7 and 14 correct over their pairs), so an interval
+# that excludes 0 on its own can still be "inconclusive"; and "inconclusive" is not "equal".
 
 # %%
 def paired_verdicts(runs: pd.DataFrame, lang: str) -> pd.DataFrame:
-    """Per length: mean test MSE of each model, the mean paired difference and its 95% t interval over seeds."""
+    """Per length: mean test MSE of each model, the mean paired difference, its 95% t interval over seeds, the paired
+    t-test's p and Holm's p over the lengths (comparisons/stats/family.holm); the verdict reads Holm's p."""
     from scipy import stats
+
+    from comparisons.stats.family import holm
 
     rows = []
     for length, group in runs.groupby("length", sort=True):
         wide = group.pivot(index="seed", columns="model", values="test_mse")
         differences = (wide[MODELS[1]] - wide[MODELS[0]]).to_numpy()
         n, mean = len(differences), float(differences.mean())
-        half = float(stats.t.ppf(0.975, n - 1) * differences.std(ddof=1) / np.sqrt(n)) if n > 1 else np.nan
-        low, high = mean - half, mean + half
-        verdict = (text("attention lower", "注意力更低", lang) if low > 0 else
-                   text("final state lower", "最后状态更低", lang) if high < 0 else
-                   text("inconclusive", "没有定论", lang))
+        spread = differences.std(ddof=1) / np.sqrt(n) if n > 1 else np.nan
+        half = float(stats.t.ppf(0.975, n - 1) * spread) if n > 1 else np.nan
+        p = float(2 * stats.t.sf(abs(mean) / spread, n - 1)) if n > 1 and spread > 0 else np.nan
         rows.append({"S": int(length), text("seeds", "种子数", lang): n,
                      text("test MSE, attention", "测试 MSE，注意力", lang): float(wide[MODELS[0]].mean()),
                      text("test MSE, final state", "测试 MSE，最后状态", lang): float(wide[MODELS[1]].mean()),
                      text("difference (final − attention)", "差 (最后状态 − 注意力)", lang): mean,
-                     "95% low": low, "95% high": high, text("verdict", "结论", lang): verdict})
-    return pd.DataFrame(rows)
+                     "95% low": mean - half, "95% high": mean + half, "p": p})
+    table = pd.DataFrame(rows)
+    table[text("p (Holm over lengths)", "p（按长度 Holm 校正）", lang)] = holm(table["p"].fillna(1.0).to_numpy())
+    adjusted = table.columns[-1]
+    difference = table.columns[4]
+    table[text("verdict", "结论", lang)] = [
+        (text("attention lower", "注意力更低", lang) if d > 0 else text("final state lower", "最后状态更低", lang))
+        if q < 0.05 else text("inconclusive", "没有定论", lang) for d, q in zip(table[difference], table[adjusted])]
+    return table
 
 
 # %% [markdown]
@@ -310,9 +322,9 @@ def run(args: argparse.Namespace) -> int:
                                 "interval over seeds", "每个输入长度的配对结论：无注意力减有注意力的 MSE，种子间 95% t 区间",
                                 lang), float_format="{:.4f}")
     readings = [text(f"S = {row['S']}: final state − attention test MSE {row.iloc[4]:+.4f} "
-                     f"[{row['95% low']:+.4f}, {row['95% high']:+.4f}], {row.iloc[7]}",
+                     f"[{row['95% low']:+.4f}, {row['95% high']:+.4f}], Holm p {row.iloc[-2]:.3g}: {row.iloc[-1]}",
                      f"S = {row['S']}：最后状态 − 注意力 测试 MSE {row.iloc[4]:+.4f} "
-                     f"[{row['95% low']:+.4f}, {row['95% high']:+.4f}]，{row.iloc[7]}", lang)
+                     f"[{row['95% low']:+.4f}, {row['95% high']:+.4f}]，Holm p {row.iloc[-2]:.3g}：{row.iloc[-1]}", lang)
                  for _, row in verdicts.iterrows()]
     for line in readings:
         print(line)
