@@ -205,42 +205,48 @@ def paired_verdicts(runs: pd.DataFrame, lang: str) -> pd.DataFrame:
 # %% [markdown]
 # ## 4. 提交的运行显示了什么
 #
-# (`results/course/<语言>/rnn_bottleneck/`，每个模型 1000 步，3 个种子。) 测试集 MSE 之差 (最后状态 − 注意力) 与种子间 95% 区间：
+# (`results/course/<语言>/rnn_bottleneck/`，每个模型 1000 步，3 个种子。) 测试集 MSE 之差 (最后状态 − 注意力)、种子间 95% 区间、
+# 配对 $t$ 检验的 p 与三个长度上 Holm 校正后的 p：
 #
-# | S | 注意力 | 只用最后状态 | 差 [95% 区间] | 结论 |
-# |---:|---:|---:|---|---|
-# | 30 | 0.0396 | 0.0608 | +0.0212 [+0.0022, +0.0402] | 注意力更低 |
-# | 60 | 0.0260 | 0.0488 | +0.0228 [+0.0016, +0.0440] | 注意力更低 |
-# | 120 | 0.0215 | 0.0385 | +0.0170 [+0.0067, +0.0273] | 注意力更低 |
+# | S | 注意力 | 只用最后状态 | 差 [95% 区间] | p | Holm p | 结论 |
+# |---:|---:|---:|---|---:|---:|---|
+# | 30 | 0.0396 | 0.0608 | +0.0212 [+0.0022, +0.0402] | 0.041 | 0.081 | 没有定论 |
+# | 60 | 0.0260 | 0.0488 | +0.0228 [+0.0016, +0.0440] | 0.044 | 0.081 | 没有定论 |
+# | 120 | 0.0215 | 0.0385 | +0.0170 [+0.0067, +0.0273] | 0.019 | 0.058 | 没有定论 |
 #
-# 三个长度上注意力都更好，但**差没有随长度变大** (0.021、0.023、0.017)，两个模型的 MSE 都随 $S$ 变长而下降：
-# 在这个任务上，输入变长并没有让瓶颈更紧。这与 Bahdanau 等人的图 2 并不矛盾：预测正弦只需要周期、相位和幅度，
-# 32 个数装得下；翻译要把整句话装进去。没有注意力的模型少 2,080 个参数 (9,857 对 11,937)。
-# 两个模型在第 1000 步都还没有停止进步 (每次都是最后一步最好)；表中的训练秒数是在机器很忙时测的，不能用来比较速度。
+# 每个长度单独看，区间都在 0 之上；但三个长度是三次检验，Holm 校正后没有一个长度的 p 低于 0.05：3 个种子还不能判定
+# 注意力在哪个长度上更好 ("没有定论"不是"一样好"，差的点估计都偏向注意力)。点估计 (0.021、0.023、0.017) 没有随长度变大，
+# 两个模型的 MSE 都随 $S$ 变长而下降：在这个任务上没有看到输入变长让瓶颈更紧的迹象，但这只是点估计的读法，不是结论。
+# 这与 Bahdanau 等人的图 2 并不矛盾：预测正弦只需要周期、相位和幅度，32 个数装得下；翻译要把整句话装进去。
+# 没有注意力的模型少 2,080 个参数 (9,857 对 11,937)。两个模型在第 1000 步都还没有停止进步 (每次都是最后一步最好)；
+# 表中的训练秒数是在机器很忙时测的，不能用来比较速度。
 #
 # <!-- en -->
 # ## 4. What the committed run shows
 #
 # (`results/course/<lang>/rnn_bottleneck/`, 1000 steps a model, 3 seeds.) Test MSE difference (final state −
-# attention) with its 95% interval over seeds:
+# attention) with its 95% interval over seeds, the paired $t$-test's p and Holm's p over the three lengths:
 #
-# | S | attention | final state only | difference [95% interval] | verdict |
-# |---:|---:|---:|---|---|
-# | 30 | 0.0396 | 0.0608 | +0.0212 [+0.0022, +0.0402] | attention lower |
-# | 60 | 0.0260 | 0.0488 | +0.0228 [+0.0016, +0.0440] | attention lower |
-# | 120 | 0.0215 | 0.0385 | +0.0170 [+0.0067, +0.0273] | attention lower |
+# | S | attention | final state only | difference [95% interval] | p | Holm p | verdict |
+# |---:|---:|---:|---|---:|---:|---|
+# | 30 | 0.0396 | 0.0608 | +0.0212 [+0.0022, +0.0402] | 0.041 | 0.081 | inconclusive |
+# | 60 | 0.0260 | 0.0488 | +0.0228 [+0.0016, +0.0440] | 0.044 | 0.081 | inconclusive |
+# | 120 | 0.0215 | 0.0385 | +0.0170 [+0.0067, +0.0273] | 0.019 | 0.058 | inconclusive |
 #
-# Attention is better at all three lengths, but **the difference does not grow with length** (0.021, 0.023, 0.017),
-# and both models' MSE falls as $S$ grows: on this task a longer input did not tighten the bottleneck. That does not
-# contradict Bahdanau et al.'s figure 2: a sine forecast needs a period, a phase and an amplitude, which fit in 32
-# numbers; a translation must carry the whole sentence. The model without attention has 2,080 fewer parameters
-# (9,857 against 11,937). Neither model had stopped improving at step 1000 (the last step was the best in every
-# run); the table's training seconds were measured on a busy machine and do not compare speeds.
+# Each interval alone excludes 0, but three lengths are three tests, and after Holm's correction no length's p is
+# below 0.05: three seeds cannot yet say at which length attention is better ("inconclusive" is not "equal"; every
+# point estimate leans towards attention). The point estimates (0.021, 0.023, 0.017) do not grow with length, and both
+# models' MSE falls as $S$ grows: on this task nothing suggests a longer input tightened the bottleneck, but that is a
+# reading of point estimates, not a verdict. It does not contradict Bahdanau et al.'s figure 2: a sine forecast needs
+# a period, a phase and an amplitude, which fit in 32 numbers; a translation must carry the whole sentence. The model
+# without attention has 2,080 fewer parameters (9,857 against 11,937). Neither model had stopped improving at step
+# 1000 (the last step was the best in every run); the table's training seconds were measured on a busy machine and do
+# not compare speeds.
 
 # %% [markdown]
 # ## 练习
 #
-# 1. 哪些长度上区间在 0 之上？差随 $S$ 变大还是变小？与 Bahdanau 等人的图 2 相比，这里的任务有什么不同
+# 1. 哪些长度上区间单独看在 0 之上？Holm 校正后呢？差随 $S$ 变大还是变小？与 Bahdanau 等人的图 2 相比，这里的任务有什么不同
 #    (预测正弦只需要周期、相位和幅度，翻译要记住整句话)？
 # 2. 没有注意力的模型每步训练快了多少？它的参数少了多少？
 # 3. 只有 3 个种子时 $t$ 区间为什么这么宽？用 `--seeds 6` 重跑一个长度，区间缩短了多少？
@@ -250,7 +256,8 @@ def paired_verdicts(runs: pd.DataFrame, lang: str) -> pd.DataFrame:
 # <!-- en -->
 # ## Exercises
 #
-# 1. At which lengths is the interval above 0? Does the difference grow or shrink with $S$? How does this task differ
+# 1. At which lengths is the interval alone above 0, and after Holm's correction? Does the difference grow or shrink
+#    with $S$? How does this task differ
 #    from Bahdanau et al.'s figure 2 (a sine forecast needs its period, phase and amplitude; a translation must keep
 #    the whole sentence)?
 # 2. How much faster does a training step of the model without attention run? How many parameters does it lack?
