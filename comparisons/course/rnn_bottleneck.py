@@ -41,7 +41,7 @@ import numpy as np
 import pandas as pd
 
 from common.errors import UserInputError
-from comparisons.course.shared import course_parser, report_written, run_course
+from comparisons.course.shared import course_parser, paired_seed_tests, report_written, run_course
 from comparisons.course.sine_task import HORIZON, NORMALISE, make_splits, mse_autoregressive, train_model
 from comparisons.outputs import atomic_write_json, save_figure, write_table
 from comparisons.report.i18n import setup_matplotlib, text
@@ -174,32 +174,22 @@ def train_grid(lengths, seeds: int, steps: int, eval_every: int, hidden: int, qu
 # %%
 def paired_verdicts(runs: pd.DataFrame, lang: str) -> pd.DataFrame:
     """Per length: mean test MSE of each model, the mean paired difference, its 95% t interval over seeds, the paired
-    t-test's p and Holm's p over the lengths (comparisons/stats/family.holm); the verdict reads Holm's p."""
-    from scipy import stats
-
-    from comparisons.stats.family import holm
-
-    rows = []
+    t-test's p and Holm's p over the lengths (shared.paired_seed_tests); the verdict reads Holm's p."""
+    cells, rows = [], []
     for length, group in runs.groupby("length", sort=True):
         wide = group.pivot(index="seed", columns="model", values="test_mse")
-        differences = (wide[MODELS[1]] - wide[MODELS[0]]).to_numpy()
-        n, mean = len(differences), float(differences.mean())
-        spread = differences.std(ddof=1) / np.sqrt(n) if n > 1 else np.nan
-        half = float(stats.t.ppf(0.975, n - 1) * spread) if n > 1 else np.nan
-        p = float(2 * stats.t.sf(abs(mean) / spread, n - 1)) if n > 1 and spread > 0 else np.nan
-        rows.append({"S": int(length), text("seeds", "种子数", lang): n,
+        cells.append((wide[MODELS[1]] - wide[MODELS[0]]).to_numpy())
+        rows.append({"S": int(length), text("seeds", "种子数", lang): len(wide),
                      text("test MSE, attention", "测试 MSE，注意力", lang): float(wide[MODELS[0]].mean()),
-                     text("test MSE, final state", "测试 MSE，最后状态", lang): float(wide[MODELS[1]].mean()),
-                     text("difference (final − attention)", "差 (最后状态 − 注意力)", lang): mean,
-                     "95% low": mean - half, "95% high": mean + half, "p": p})
-    table = pd.DataFrame(rows)
-    table[text("p (Holm over lengths)", "p（按长度 Holm 校正）", lang)] = holm(table["p"].fillna(1.0).to_numpy())
-    adjusted = table.columns[-1]
-    difference = table.columns[4]
-    table[text("verdict", "结论", lang)] = [
-        (text("attention lower", "注意力更低", lang) if d > 0 else text("final state lower", "最后状态更低", lang))
-        if q < 0.05 else text("inconclusive", "没有定论", lang) for d, q in zip(table[difference], table[adjusted])]
-    return table
+                     text("test MSE, final state", "测试 MSE，最后状态", lang): float(wide[MODELS[1]].mean())})
+    for row, test in zip(rows, paired_seed_tests(cells)):
+        row.update({text("difference (final − attention)", "差 (最后状态 − 注意力)", lang): test["mean"],
+                    "95% low": test["low"], "95% high": test["high"], "p": test["p"],
+                    text("p (Holm over lengths)", "p（按长度 Holm 校正）", lang): test["p_holm"],
+                    text("verdict", "结论", lang): (text("attention lower", "注意力更低", lang) if test["mean"] > 0 else
+                                                  text("final state lower", "最后状态更低", lang))
+                    if test["p_holm"] < 0.05 else text("inconclusive", "没有定论", lang)})
+    return pd.DataFrame(rows)
 
 
 # %% [markdown]
