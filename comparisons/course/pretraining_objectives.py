@@ -408,7 +408,7 @@ def minilm_facts(lang: str) -> pd.DataFrame:
 # | 模型 | 50 条标注 | 200 条标注 |
 # |---|---|---|
 # | 编码器 (掩码语言模型) | +0.128 [−0.024, +0.280]，Holm p 0.079，没有定论 | +0.033 [+0.027, +0.038]，Holm p 0.0003，预训练更高 |
-# | 解码器 (下一个词) | +0.160 [+0.068, +0.252]，Holm p 0.026，预训练更高 | +0.033 [+0.011, +0.054]，Holm p 0.030，预训练更高 |
+# | 解码器 (下一个词) | +0.160 [+0.068, +0.252]，Holm p 0.025，预训练更高 | +0.033 [+0.011, +0.054]，Holm p 0.030，预训练更高 |
 #
 # (四格是四次检验：结论看配对 $t$ 检验的 p 在四格上做 Holm 校正后的值。)
 #
@@ -429,7 +429,7 @@ def minilm_facts(lang: str) -> pd.DataFrame:
 # | model | 50 labels | 200 labels |
 # |---|---|---|
 # | encoder (masked LM) | +0.128 [−0.024, +0.280], Holm p 0.079, inconclusive | +0.033 [+0.027, +0.038], Holm p 0.0003, pretrained higher |
-# | decoder (next token) | +0.160 [+0.068, +0.252], Holm p 0.026, pretrained higher | +0.033 [+0.011, +0.054], Holm p 0.030, pretrained higher |
+# | decoder (next token) | +0.160 [+0.068, +0.252], Holm p 0.025, pretrained higher | +0.033 [+0.011, +0.054], Holm p 0.030, pretrained higher |
 #
 # (Four cells are four tests: each verdict reads the paired $t$-test's p corrected by Holm over the four.)
 #

@@ -7,7 +7,8 @@ state through attention, and reported (their figure 2) that the fixed-vector mod
 sentences grew longer while the attention model's held up. This lesson asks the same question on lesson 13's sine
 task: both models (backends/torch_scratch/rnn_seq2seq.py, GRUSeq2Seq with attention=True / False) train with the same
 loop, steps and seeds (comparisons/course/sine_task.py) at input lengths of 30, 60 and 120 past steps; the verdict
-per length is the paired difference of test MSE, seed by seed, with a 95% t interval over seeds.
+per length is the paired difference of test MSE, seed by seed, with a 95% t interval over seeds and the paired t-test's
+p corrected by Holm over the lengths.
 
 Run: python -m comparisons.course.rnn_bottleneck [--steps N] [--lengths 30 60 120] [--seeds N] [--lang en|zh] [--quick]
 """
@@ -316,7 +317,8 @@ def run(args: argparse.Namespace) -> int:
                                                   "once", f"每次运行 ({steps} 步)：验证集选步，测试集只评一次", lang))
     written += write_table(verdicts, out, "verdicts",
                            text("Paired verdict per input length: MSE without attention minus MSE with it, 95% t "
-                                "interval over seeds", "每个输入长度的配对结论：无注意力减有注意力的 MSE，种子间 95% t 区间",
+                                "interval over seeds, Holm over the lengths",
+                                "每个输入长度的配对结论：无注意力减有注意力的 MSE，种子间 95% t 区间，按长度 Holm 校正",
                                 lang), float_format="{:.4f}")
     readings = [text(f"S = {row['S']}: final state − attention test MSE {row.iloc[4]:+.4f} "
                      f"[{row['95% low']:+.4f}, {row['95% high']:+.4f}], Holm p {row.iloc[-2]:.3g}: {row.iloc[-1]}",

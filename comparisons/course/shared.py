@@ -201,7 +201,12 @@ def paired_seed_tests(differences: Sequence[np.ndarray]) -> list[dict]:
         n, mean = len(values), float(values.mean())
         spread = float(values.std(ddof=1) / np.sqrt(n)) if n > 1 else float("nan")
         half = float(stats.t.ppf(0.975, n - 1) * spread) if n > 1 else float("nan")
-        p = float(2 * stats.t.sf(abs(mean) / spread, n - 1)) if n > 1 and spread > 0 else float("nan")
+        if n < 2:
+            p = float("nan")
+        elif spread > 0:
+            p = float(2 * stats.t.sf(abs(mean) / spread, n - 1))
+        else:  # every seed gave the same difference: no spread to doubt it by
+            p = 0.0 if mean != 0 else 1.0
         rows.append({"mean": mean, "low": mean - half, "high": mean + half, "p": p})
     for row, adjusted in zip(rows, holm(np.nan_to_num(np.array([r["p"] for r in rows]), nan=1.0))):
         row["p_holm"] = float(adjusted)

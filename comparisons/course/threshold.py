@@ -269,8 +269,9 @@ def run(args: argparse.Namespace) -> int:
         raise UserInputError(f"--precision-floor {floor} must be in (0, 1], e.g. 0.98")
     if args.epochs is not None and args.epochs < 1:
         raise UserInputError(f"--epochs {args.epochs} must be at least 1")
-    if args.backend == "tfidf_logreg":
-        raise UserInputError("--backend tfidf_logreg fits on the training and validation texts together, so a "
+    backend, params = resolve_variant(args.backend)
+    if backend == "tfidf_logreg" and params.get("choose_on", "inner_cv") != "validation":
+        raise UserInputError(f"--backend {args.backend} fits on the training and validation texts together, so a "
                              "threshold chosen on validation would be chosen on texts it learned from; use "
                              "tfidf_logreg:seed (the default: fitted on the training part only)")
     if args.seeds > 1 and resolve_variant(args.backend)[0] == "tfidf_logreg":
