@@ -98,7 +98,7 @@ def write_recipe_reports(out: Path, margins: dict | None = None, order: list[str
                                       as_pairs(design.get("contrasts")), design.get("folds"), COSTS, sets, variance,
                                       design.get("family") or "holm",  # declared before the runs (run --family)
                                       dropped_nodes(design.get("family_graph")))  # and its unreachable chains
-    if design.get("sequential"):  # run --until-decided: the group-sequential rule over the looks (issue 51)
+    if design.get("sequential"):  # run --until-decided: the group-sequential rule over the looks
         pairs = design_sequential_verdicts(scores, sets, design, margins, order)
     atomic_write_text(out / "scores.csv", long.to_csv(index=False, float_format="%.6g"))
     atomic_write_text(out / "recipe_variants.csv", variants.to_csv(index=False, float_format="%.6g"))

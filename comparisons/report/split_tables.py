@@ -36,7 +36,7 @@ from common.datasets import DataSpec, load
 # accuracy and macro-F1 at the 0.5 cut (the arg-max) and at the threshold chosen on validation
 QUALITY = list(SUMMARY_QUALITY)
 COST = list(SUMMARY_COSTS)
-# what the model could not read: the share of its tokens of the test texts that are unknown (issue 25)
+# what the model could not read: the share of its tokens of the test texts that are unknown
 INPUT = list(INPUT_METRICS)
 SUMMARY_COLUMNS = [
     "variant", "seed", "status", "reason", "train_size", *QUALITY, "positive_precision", "positive_recall",
