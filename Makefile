@@ -217,7 +217,7 @@ learning-curve-run: $(STAMP)
 	$(BIN)/python -m comparisons.studies.power_check --from $(CURVE_OUT)
 	$(BIN)/python -m comparisons.studies.cluster_projection --out $(CURVE_OUT) --nodes 1 4 16
 
-# The issue-36 curve (the recipes chosen at full size; 5 partitions x 3 draws, one Holm family over every size): kept
+# The earlier curve (the recipes chosen at full size; 5 partitions x 3 draws, one Holm family over every size): kept
 # in results/learning_curve because the recipe audit reruns its draws. About 2 h on 2 cores.
 learning-curve-5x3: $(STAMP)
 	$(BIN)/python -m comparisons run --profile full --cv 5 --seeds 1 --train-sizes 50,100,200,500,1000,all --draws 3 \
