@@ -1,4 +1,4 @@
-"""The Python API (issue 39; docs/api.md): build a plan, run it here or on Ray, get DataFrames back.
+"""The Python API (docs/api.md): build a plan, run it here or on Ray, get DataFrames back.
 
     from comparisons import api
     plan = api.Plan(backends=("tfidf_logreg", "torch_scratch"), cv=5, contrasts="torch_scratch-tfidf_logreg")

@@ -95,7 +95,7 @@ def run_partitions(p: Prepared, executor) -> int:
 def run_in_folder(p: Prepared, out: Path, split, executor, reports: bool = True, code: dict | None = None,
                   partition_index: int | None = None) -> int:
     """The plan's runs on one split, in a run folder this process holds the lock of (reports: write its tables and
-    page); partition_index: the partition's place in its design (its draws' seeds, issue 50)."""
+    page); partition_index: the partition's place in its design (its draws' seeds)."""
     from common.splits import duplicate_report, train_subsets_record
     from comparisons.comparability import code_state
     from comparisons.run_folder.records import SplitsRecord

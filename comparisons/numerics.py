@@ -1,4 +1,4 @@
-"""The numerics identity of a run: what decides its floating-point path on a CPU (issue 40).
+"""The numerics identity of a run: what decides its floating-point path on a CPU.
 
 On CPUs the kernels a library dispatches to depend on the processor and on a few environment
 variables, and a different kernel sums in another order: the same code, data and seeds then give

@@ -1,5 +1,5 @@
 """Rebuilding an existing folder's reports: what `report --out FOLDER` does and what `api.report` calls (the command
-line wraps this, not the reverse; issue 64). It checks the arguments against the folder's kind
+line wraps this, not the reverse). It checks the arguments against the folder's kind
 (comparisons/run_folder/open_folder.py), then writes through comparisons/report/write.py: a benchmark gets its
 cross-corpus table and page, a partition design its recipe verdicts and page, a single split its tables, verdicts
 and page. A refusal raises UserInputError (one line; the command line exits 2, the API raises ValueError)."""

@@ -1,4 +1,4 @@
-"""A sequential partition design (`run --cv K --until-decided --max-repeats R [--budget-minutes M]`, issue 51): one
+"""A sequential partition design (`run --cv K --until-decided --max-repeats R [--budget-minutes M]`): one
 repeat of the K partitions at a time; after each (a look) the declared contrasts are tested by the group-sequential
 rule (comparisons/stats/sequential.py) and the next repeat runs only the variants of the contrasts still open. Each
 look, what it decided and why the design stopped go in design.json's "sequential" and on the page.

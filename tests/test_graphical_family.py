@@ -72,7 +72,7 @@ def test_the_simulation_catches_a_family_that_does_not_hold():
 
 
 def test_the_natural_order_decides_more_of_the_closing_gaps_than_holm_over_every_row():
-    """What the order buys (issue 65): where the gaps are widest at the smallest budgets, the graph rejects more of
+    """What the order buys: where the gaps are widest at the smallest budgets, the graph rejects more of
     the false nulls than Holm over all 2CK hypotheses, at the same error control."""
     graph = simulate(SCENARIOS["closing gaps"], 300, curve_procedure, se=0.01)[1]  # a noisier curve: the study's
     flat = simulate(SCENARIOS["closing gaps"], 300, holm_procedure, se=0.01)[1]    # se decides nearly every row

@@ -136,7 +136,7 @@ def interval(row) -> str:
 
 
 class BenchmarkReport(NamedTuple):
-    """A benchmark's report (issue 64): everything its tables and pages show, built once for every language from its
+    """A benchmark's report: everything its tables and pages show, built once for every language from its
     corpora's folders (each read once: their written variants and verdicts, report/cross_corpus.read_corpus)."""
 
     path: Path                    # the benchmark's folder

@@ -1,4 +1,4 @@
-"""A partition design's report as one object (issue 64): what its pages, figures and curves are drawn from, read once.
+"""A partition design's report as one object: what its pages, figures and curves are drawn from, read once.
 
 `write_recipe_reports` (partition_reports.py) computes the statistics and writes the design's tables; `DesignReport.read`
 then reads each of them once (design.json, scores.csv, recipe_variants.csv, verdicts.csv, the first partition's

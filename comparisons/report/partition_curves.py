@@ -1,4 +1,4 @@
-"""Learning curves of a partition design with several training sizes (issue 36): each recipe's test AP at each
+"""Learning curves of a partition design with several training sizes: each recipe's test AP at each
 size over the partitions (mean, corrected 95% interval with that size's own n_test / n_train), each size's
 verdict of the declared contrasts marked on the curves, and the labels-saved reading (stats/labels_saved.py).
 

@@ -1,4 +1,4 @@
-"""A folder's report, whatever its kind, and its pages (issue 64): `read_report` gives the one object a folder's pages
+"""A folder's report, whatever its kind, and its pages: `read_report` gives the one object a folder's pages
 are drawn from, `draw_pages` draws them, one page skeleton (html.report_page) with the sections the kind has.
 
 - a single split: report/split_report.SplitReport (its written tables read once; the decision made once), drawn by

@@ -1,4 +1,4 @@
-"""The serving table and figure (issue 24): every serving path of every variant, with its verdict against native.
+"""The serving table and figure: every serving path of every variant, with its verdict against native.
 
 Reads serving/<run>.json and predictions/<run>.serving.npz (comparisons/run/serving/measure_paths.py) of the plan's finished
 runs. Per (variant, path), means over seeds: b1 p50 latency, b32 throughput, cold start, serving

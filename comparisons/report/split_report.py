@@ -1,4 +1,4 @@
-"""A single split's report as one object (issue 64): what its pages are drawn from, read once for every language.
+"""A single split's report as one object: what its pages are drawn from, read once for every language.
 
 report/split_tables.py computes the aggregate and the verdicts and writes the tables; `SplitReport.read` then reads
 the language-neutral ones once (aggregate.csv, verdicts.csv, summary.csv, pretrained_vs_scratch.csv) with the

@@ -37,7 +37,7 @@ from comparisons.report.names import AGGREGATE_CSV, SCORES_CSV, SUMMARY_CSV, VER
 # accuracy and macro-F1 at the 0.5 cut (the arg-max) and at the threshold chosen on validation
 QUALITY = list(SUMMARY_QUALITY)
 COST = list(SUMMARY_COSTS)
-# what the model could not read: the share of its tokens of the test texts that are unknown (issue 25)
+# what the model could not read: the share of its tokens of the test texts that are unknown
 INPUT = list(INPUT_METRICS)
 SUMMARY_COLUMNS = [
     "variant", "seed", "status", "reason", "train_size", *QUALITY, "positive_precision", "positive_recall",

@@ -1,4 +1,4 @@
-"""The one way a folder's reports are written (issue 64), whatever its kind and whoever asks: a run when it finishes
+"""The one way a folder's reports are written, whatever its kind and whoever asks: a run when it finishes
 (comparisons/carry_out.py), a benchmark after its corpora (comparisons/benchmark.py), `report --out` and
 `api.report` (comparisons/rebuild.py). The folder is opened once (comparisons/run_folder/open_folder.py); its kind
 computes its statistics once for every language and writes its tables and figures, each file once:

@@ -1,4 +1,4 @@
-"""Alpha spending and its z boundaries (framework-free; the group-sequential rule's first layer, issue 51).
+"""Alpha spending and its z boundaries (framework-free; the group-sequential rule's first layer).
 
 Lan-DeMets alpha spending of the O'Brien-Fleming shape (Lan & DeMets 1983), per side
 alpha(t) = 2 - 2 Phi(Phi^-1(1 - a / 2) / sqrt(t)) for a one-sided level a (gsDesign's sfLDOF, rpact's asOF); the z

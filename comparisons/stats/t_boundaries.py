@@ -1,4 +1,4 @@
-"""Group-sequential boundaries on the t scale (issue 65 item 3): the design's own t statistics, not z's.
+"""Group-sequential boundaries on the t scale: the design's own t statistics, not z's.
 
 comparisons/stats/sequential.py spends alpha with the Lan-DeMets O'Brien-Fleming function and finds z boundaries
 under the canonical joint distribution of the looks' z statistics; comparing the design's t (on J_k - 1 degrees of

@@ -1,4 +1,4 @@
-"""What a powered design expected against what it decided (issue 65): for a partition design run with
+"""What a powered design expected against what it decided: for a partition design run with
 `--power-plan FILE`, each declared contrast at each size of the plan: the chance the plan gave of deciding a true gap
 and the pilot's observed difference, beside the run's difference, interval and verdict.
 

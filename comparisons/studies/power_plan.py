@@ -15,9 +15,9 @@ a design of R repeats on this machine and on Ray clusters of N two-core nodes: t
 per-run wall times, each partition's runs repeated R times, scheduled longest first
 (comparisons/studies/cluster_projection.makespan). The spread is itself estimated on J - 1 degrees of
 freedom: the figures plan a design, they do not promise its verdicts. A pilot with training sizes and several
-draws a partition (`--draws`, issue 50) gets the draws each declared contrast needs at each size up to 1,000, and
+draws a partition (`--draws`) gets the draws each declared contrast needs at each size up to 1,000, and
 with `--gap G` the design of K disjoint folds x D draws that decides a true gap G at every pilot size in the curve's
-family, and what it expects to decide, in power_plan.json (comparisons/studies/power_sizes.py; issue 65).
+family, and what it expects to decide, in power_plan.json (comparisons/studies/power_sizes.py).
 """
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Replay a committed fixed partition design as if it had run until decided (issue 51): its runs in the order they
+"""Replay a committed fixed partition design as if it had run until decided: its runs in the order they
 were made (repeat by repeat), the group-sequential rule after each repeat (comparisons/stats/sequential.py, the
 same `next_look` the runner uses), and what it would have saved: the runs of variants no open contrast needed, and
 their recorded minutes. No run is made.
