@@ -50,6 +50,8 @@ from comparisons.stats.t_boundaries import t_boundaries
 DELTA = 0.01        # the indifference zone: average-precision differences smaller than this do not matter
 CONFIDENCE = 0.95   # 1 - alpha
 FIRST = 3           # partitions every candidate runs before the first look (at least 2: a variance needs 2)
+SEQUENCES = 200_000  # null sequences behind the boundaries: enough that most looks' shares at alpha / (k - 1) are
+                     # read from simulated crossings, not the conservative marginal t quantile
 MOST = 40           # the most partitions a selection plans (the boundaries' last look; the data allow more)
 
 SELECTED, BUDGET, MOST_REACHED, CONTINUE = "selected", "budget", "most partitions", "continue"
@@ -138,7 +140,7 @@ def most_partitions(run_costs, budget: float, first: int = FIRST, cap: int = MOS
 
 @lru_cache(maxsize=256)
 def _bounds(looks: tuple[int, ...], ratio: float, level: float) -> np.ndarray:
-    return t_boundaries(looks, ratio, level, sides=1, shape=POCOCK, by_partitions=True)
+    return t_boundaries(looks, ratio, level, sides=1, shape=POCOCK, by_partitions=True, sequences=SEQUENCES)
 
 
 def look_reached(plan: SelectionPlan, partitions) -> np.ndarray:

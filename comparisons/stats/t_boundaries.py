@@ -46,13 +46,13 @@ def _key(counts, ratio: float) -> tuple[tuple[int, ...], float]:
 
 
 @lru_cache(maxsize=32)
-def null_statistics(counts: tuple[int, ...], ratio: float) -> np.ndarray:
-    """(SEQUENCES, looks) corrected t statistics of null sequences under the design's equicorrelated model."""
+def null_statistics(counts: tuple[int, ...], ratio: float, sequences: int = SEQUENCES) -> np.ndarray:
+    """(sequences, looks) corrected t statistics of null sequences under the design's equicorrelated model."""
     rng = np.random.default_rng(SEED)
     rho = ratio / (1.0 + ratio)
     total = counts[-1]
-    differences = (np.sqrt(rho) * rng.standard_normal((SEQUENCES, 1))
-                   + np.sqrt(1.0 - rho) * rng.standard_normal((SEQUENCES, total)))
+    differences = (np.sqrt(rho) * rng.standard_normal((sequences, 1))
+                   + np.sqrt(1.0 - rho) * rng.standard_normal((sequences, total)))
     sums, squares = np.cumsum(differences, axis=1), np.cumsum(differences ** 2, axis=1)
     columns = []
     for j in counts:
@@ -63,16 +63,18 @@ def null_statistics(counts: tuple[int, ...], ratio: float) -> np.ndarray:
 
 
 def t_boundaries(counts, ratio: float, level: float, sides: int = 2, shape: str = OBRIEN_FLEMING,
-                 by_partitions: bool = False) -> np.ndarray:
+                 by_partitions: bool = False, sequences: int = SEQUENCES) -> np.ndarray:
     """The t boundaries b_1..b_K (two-sided: |T_k| >= b_k; one-sided: T_k >= b_k) of a test at total `level` whose
     looks see counts[k] partitions (the last: the most the design plans), correction ratio `ratio`, alpha spent
     with `shape` (spending.spent) by information fraction, or with by_partitions by the share of the partitions
     (J_k / J_K: a design whose correlation makes the first look carry most of the information would otherwise spend
     most of alpha where a t on 2 degrees of freedom can decide nothing). Either way each look's share is found for
-    the looks' statistics under the design's model, so the total is `level`."""
+    the looks' statistics under the design's model, so the total is `level`. sequences: how many null sequences
+    are simulated (a small per-look share, below MIN_CROSSINGS of them, falls back to the marginal t quantile,
+    valid but conservative: a selection's many looks at alpha / (k - 1) ask for more)."""
     counts, ratio = _key(counts, ratio)
     fractions = [j / counts[-1] for j in counts] if by_partitions else information_fractions(counts, ratio)
-    statistics = null_statistics(counts, ratio)
+    statistics = null_statistics(counts, ratio, sequences)
     values = np.abs(statistics) if sides == 2 else statistics
     side_level = level / 2 if sides == 2 else level
     running = np.ones(len(values), dtype=bool)
