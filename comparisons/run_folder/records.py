@@ -254,6 +254,14 @@ class Design(PlanRecord):
             fields["variance"] = variance
         return Design(fields)
 
+    def with_numerics_runs(self, summary: dict, line: str | None) -> "Design":
+        """The record with the numerics identities its partitions' runs were made under (comparisons/numerics.py)."""
+        return Design({**self.fields, "numerics_runs": {**summary, "line": line}})
+
+    def with_look(self, looks: list[dict], stopped: str | None) -> "Design":
+        """The record of a sequential design after a look: every look so far and why it stopped (None: it goes on)."""
+        return Design({**self.fields, "sequential": {**(self.sequential or {}), "looks": looks, "stopped": stopped}})
+
     @property
     def numerics_line(self) -> str | None:
         """The line saying whether its runs mix numerics identities (comparisons/numerics.py; None before it ran)."""
