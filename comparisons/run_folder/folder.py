@@ -28,9 +28,8 @@ class RunRecord(JsonRecord):
 
     @classmethod
     def from_dict(cls, fields: Mapping) -> "RunRecord":
-        record = cls({**fields, "train_size": as_train_size(fields.get("train_size"))})  # one spelling from here on
-        record.variant, record.seed  # a record without its identity is refused when read, not later
-        return record
+        int(fields["seed"]), fields["variant"]  # noqa: B018 - a record without its identity fails when read
+        return cls({**fields, "train_size": as_train_size(fields.get("train_size"))})  # one spelling from here on
 
     @property
     def variant(self) -> str:
