@@ -183,3 +183,19 @@ def test_pocock_spending_spends_the_level_evenly_and_the_one_sided_boundaries_ho
     rate = crossed.mean()
     assert rate <= level + 3 * np.sqrt(level * (1 - level) / len(d))  # the one-sided level over every look
     assert rate >= 0.5 * level  # and not far below it: the marginal fallback is conservative, not wasteful
+
+
+def test_every_selection_replays_to_the_same_look_from_its_records():
+    """select() skips the pair figures between looks; replay() recomputes every look: they must agree."""
+    rng = np.random.default_rng(12)
+    for trial in range(30):
+        k = int(rng.integers(2, 6))
+        truth = rng.uniform(0.88, 0.92, k)
+        plan = plan_of(k, costs=list(rng.uniform(0.1, 10, k)), delta=0.01, most=int(rng.integers(6, 40)),
+                       budget=float(rng.uniform(20, 400)))
+        look, scores = select(plan, lambda p, runs: {n: truth[int(n[1])] + 0.01 * rng.standard_normal()
+                                                     for n in runs})
+        again = replay(scores, plan)
+        assert (again.outcome, again.pick, again.claimable, again.partitions) == (
+            look.outcome, look.pick, look.claimable, look.partitions), trial
+        assert again.spent == look.spent and again.eliminated == look.eliminated

@@ -218,45 +218,60 @@ def decide(scores: np.ndarray, plan: SelectionPlan) -> Look:
     """The look after the partitions in `scores` ((partitions, k) primary-metric scores, NaN where a candidate did
     not run), with what to do next. Pure: the same scores and plan give the same look on any machine."""
     scores = np.asarray(scores, dtype=float).reshape(-1, len(plan.candidates))
-    partitions = scores.shape[0]
-    costs = np.asarray(plan.run_costs, dtype=float)
-    spent = float((~np.isnan(scores) * costs).sum())
     mean, bound, common = _pair_statistics(scores, plan)
     names = plan.candidates
     k = len(names)
     eliminated = eliminations(mean, bound, names)
     alive = [i for i in range(k) if names[i] not in eliminated]
     claimable = tuple(names[i] for i in alive if all(mean[l, i] + bound[l, i] <= plan.delta for l in alive if l != i))
-    state = dict(partitions=partitions, spent=spent, mean=mean, bound=bound, common=common, eliminated=eliminated,
-                 claimable=claimable)
+    state = dict(partitions=scores.shape[0], spent=_spent(scores, plan), mean=mean, bound=bound, common=common,
+                 eliminated=eliminated, claimable=claimable)
     if claimable:
         return Look(**state, outcome=SELECTED, pick=claimable[0])
-    if partitions < plan.first:
+    if scores.shape[0] < plan.first:
         runs = list(range(k))
     else:
         target = alive[0]
         runs = [target] + [l for l in alive if l != target and mean[l, target] + bound[l, target] > plan.delta]
-    if partitions >= plan.most:
+    return _next_step(plan, state, tuple(names[i] for i in runs))
+
+
+def _spent(scores: np.ndarray, plan: SelectionPlan) -> float:
+    return float((~np.isnan(scores) * np.asarray(plan.run_costs, dtype=float)).sum())
+
+
+def _next_step(plan: SelectionPlan, state: dict, runs: tuple[str, ...]) -> Look:
+    """Continue with `runs` on the next partition, unless the planned partitions have all run or its predicted cost
+    would take the spending past the budget."""
+    if state["partitions"] >= plan.most:
         return Look(**state, outcome=MOST_REACHED)
-    if spent + float(costs[runs].sum()) > plan.budget:
+    cost = sum(c for name, c in zip(plan.candidates, plan.run_costs) if name in runs)
+    if state["spent"] + cost > plan.budget:
         return Look(**state, outcome=BUDGET)
-    return Look(**state, next_runs=tuple(names[i] for i in runs))
+    return Look(**state, next_runs=runs)
 
 
 def select(plan: SelectionPlan, run_partition) -> tuple[Look, np.ndarray]:
     """Run the procedure: run_partition(index, names) -> {name: score} trains and scores the named candidates on
-    partition `index` (0-based). Returns the final look and the (partitions, k) scores it decided on."""
-    scores = np.empty((0, len(plan.candidates)))
-    while True:
-        look = decide(scores, plan)
-        if look.outcome != CONTINUE:
-            return look, scores
+    partition `index` (0-based). Returns the final look and the (partitions, k) scores it decided on. Between looks
+    no pair's figures change, so only the stopping rules are checked again there (the same look `decide` would
+    make: tests/test_recipe_selection.py replays every selection it runs)."""
+    k = len(plan.candidates)
+    scores, counts = np.empty((0, k)), np.zeros((k, k), dtype=int)
+    look = decide(scores, plan)
+    while look.outcome == CONTINUE:
         results = run_partition(scores.shape[0], look.next_runs)
-        row = np.full(len(plan.candidates), np.nan)
-        for i, name in enumerate(plan.candidates):
-            if name in look.next_runs:
-                row[i] = float(results[name])
+        row = np.array([float(results[name]) if name in look.next_runs else np.nan for name in plan.candidates])
         scores = np.vstack([scores, row])
+        ran = ~np.isnan(row)
+        counts = counts + np.outer(ran, ran)
+        if np.array_equal(look_reached(plan, counts), look.common):  # no pair reached a look: the same figures
+            state = {**{name: getattr(look, name) for name in ("mean", "bound", "common", "eliminated", "claimable")},
+                     "partitions": scores.shape[0], "spent": _spent(scores, plan)}
+            look = _next_step(plan, state, look.next_runs)
+        else:
+            look = decide(scores, plan)
+    return look, scores
 
 
 def replay(scores: np.ndarray, plan: SelectionPlan) -> Look:
