@@ -11,7 +11,7 @@ from comparisons.cli import main
 
 def test_select_runs_folds_until_it_decides_and_replays_to_the_same_pick(tmp_path, capsys):
     out = tmp_path / "selection"
-    code = main(["select", "--candidates", "tfidf_logreg,tfidf_logreg:seed", "--labels", "200", "--folds", "6",
+    code = main(["select", "--candidates", "tfidf_logreg,tfidf_logreg:seed", "--labels", "100", "--folds", "4",
                  "--budget-minutes", "30", "--profile", "fast", "--threads", "1", "--out", str(out)])
     assert code == 0
     record = json.loads((out / "selection.json").read_text())
