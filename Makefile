@@ -14,7 +14,7 @@ OUT ?= runs/fast
 # (8 min 39 s -> 8 min 2 s measured on 1 December 2026).
 TEST_WORKERS ?= 2
 
-.PHONY: coverage-powered learning-curve-run learning-curve-5x3 source-bridge few-shot-schedule recipe-audit small-budgets replay sequential-tweets power-plan coverage compare test reference reproduce-reference cross-corpus cross-corpus-preview single-split serving calibration learning-curve notebooks clean-venv precision-study
+.PHONY: selection-study coverage-powered learning-curve-run learning-curve-5x3 source-bridge few-shot-schedule recipe-audit small-budgets replay sequential-tweets power-plan coverage compare test reference reproduce-reference cross-corpus cross-corpus-preview single-split serving calibration learning-curve notebooks clean-venv precision-study
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -22,7 +22,7 @@ $(STAMP): pyproject.toml constraints.txt
 	$(BIN)/python -m pip install --quiet -c constraints.txt -e ".[all,test]"
 	touch $(STAMP)
 
-# The bridge from the SMS case's published figures to the project's recipes, on the source's split (issue 66):
+# The bridge from the SMS case's published figures to the project's recipes, on the source's split:
 # results/course/source_bridge/. About 2 minutes on 2 cores.
 source-bridge: $(STAMP)
 	$(BIN)/python -m comparisons.studies.source_bridge --seeds 3 --out results/course/source_bridge
@@ -47,7 +47,7 @@ $(BROWSER_STAMP): | $(STAMP)
 	    chromium fonts-noto-cjk fontconfig && touch $@; \
 	else echo "note: chromium or fonts-noto-cjk is missing and this is not root: the browser tests will skip"; fi
 
-# The committed reference (issues 23, 37): every variant on 3 repeats of 5-fold group-aware partitions (every
+# The committed reference: every variant on 3 repeats of 5-fold group-aware partitions (every
 # message tested three times), one seed each, precision auto (MiniLM in bf16 where the CPU has it), the course's
 # four contrasts declared before the runs; verdicts about recipes over the 15 partitions; English and Chinese
 # pages. About 70 min on 2 cores. See results/reference/README.md.
@@ -58,7 +58,7 @@ reference: $(STAMP) $(BROWSER_STAMP)
 	$(BIN)/python -m comparisons.studies.cluster_projection --out results/reference --nodes 1 4 16
 	$(BIN)/python -m comparisons.report.page --out results/reference --screenshot  # the README's pictures
 
-# The committed cross-corpus reference (issue 25): the reference's design (every variant, full budgets, 5-fold
+# The committed cross-corpus reference: the reference's design (every variant, full budgets, 5-fold
 # group-aware partitions, one seed) on each of four corpora, those over CROSS_CAP texts capped by a seeded
 # stratified sample; one run folder per corpus, the cross-corpus table and page in results/cross_corpus
 # (docs/cross_corpus.md). About 2 h on 2 cores at the cap of 4,000 (estimated from results/reference's and the
@@ -80,19 +80,19 @@ cross-corpus-preview: $(STAMP)
 single-split: $(STAMP) $(BROWSER_STAMP)
 	$(BIN)/python -m comparisons run --profile full --seeds 5 --threads $(THREADS) --lang zh --out results/single_split
 
-# Serving paths (issue 24; docs/serving.md): every variant on the single split, one seed, each served natively,
+# Serving paths (docs/serving.md): every variant on the single split, one seed, each served natively,
 # by ONNX Runtime fp32 and int8 and by torch int8; serving_table.md and figures/serving.png. ~20 min on 2 cores.
 serving: $(STAMP) $(BROWSER_STAMP)
 	$(BIN)/python -m comparisons run --profile full --seeds 1 --threads $(THREADS) \
 	  --serve native,onnx,onnx-int8,torch-int8 --lang zh --out results/serving
 
-# hf_bert:full's fixed small-budget schedule (issue 63): candidate schedules on tweets draws of 50 and 200
+# hf_bert:full's fixed small-budget schedule: candidate schedules on tweets draws of 50 and 200
 # labels, paired, scored on 1,000 other tweets (no SMS text informs it); results/recipe_audit/few_shot_schedule.*.
 # About 15 min on 2 cores, nothing else on them.
 few-shot-schedule: $(STAMP)
 	$(BIN)/python -m comparisons.studies.few_shot_schedule --draws 2 --out results/recipe_audit
 
-# The recipe audit (issue 63): each variant with a textbook peer (tfidf_logreg, hf_bert:frozen at every size;
+# The recipe audit: each variant with a textbook peer (tfidf_logreg, hf_bert:frozen at every size;
 # hf_bert:setfit at 50 labels, where the library's default pair count stays affordable) against that peer written
 # plainly in the study, on the committed learning curve's 5 partitions x 3 draws at 50-1,000 labels, paired
 # through the engine; the scratch encoders' fixed schedule pilot on tweets; the SetFit precision check (bf16, fp32,
@@ -104,7 +104,7 @@ recipe-audit: $(STAMP)
 	$(BIN)/python -m comparisons.studies.few_shot_schedule --variant tfidf_logreg --draws 6 --out results/recipe_audit
 	for config in bf16 fp32 defaults; do $(BIN)/python -m comparisons.studies.setfit_precision --config $$config; done
 
-# The curve's 50/100/200-label part rerun with the audited recipes (issue 63 item 6), every variant and SetFit, on the
+# The curve's 50/100/200-label part rerun with the audited recipes every variant and SetFit, on the
 # committed curve's 5 partitions and 3 draws (the same texts: recipe_audit --rerun refuses other draws), quality only;
 # then small_budgets.md sets it beside the committed curve. About 3 h on 2 cores, nothing else on them; it resumes.
 small-budgets: $(STAMP)
@@ -115,13 +115,13 @@ small-budgets: $(STAMP)
 	$(BIN)/python -m comparisons.studies.recipe_audit --curve results/learning_curve \
 	  --rerun results/recipe_audit/curve_small --out results/recipe_audit
 
-# Power before the run (issue 37): from a reported partition design with declared contrasts (PILOT), the repeats each
+# Power before the run: from a reported partition design with declared contrasts (PILOT), the repeats each
 # contrast needs for 80% power and the projected wall time here and on Ray clusters; PILOT/power_plan.md.
 PILOT ?= results/reference
 power-plan: $(STAMP)
 	$(BIN)/python -m comparisons.studies.power_plan --from $(PILOT) --nodes 1 4 16
 
-# bf16 against fp32 (issue 35; docs/measurement.md "Precision"): hf_bert:full and hf_bert:frozen on the
+# bf16 against fp32 (docs/measurement.md "Precision"): hf_bert:full and hf_bert:frozen on the
 # reference's 5 partitions with the same seeds, once --precision fp32 (serving native-bf16 beside native)
 # and once --precision bf16, into results/precision/{fp32,bf16}; then ΔAP per partition, the corrected t-test's
 # verdict with the ±0.005 margin, flipped decisions and time per epoch: results/precision/equivalence.md.
@@ -130,11 +130,11 @@ precision-study: $(STAMP)
 	$(BIN)/python -m comparisons.studies.precision_study --out results/precision --threads $(THREADS) \
 	  --profile full --reference results/reference
 
-# Calibration of the verdicts (A/A and a planted difference; issues 23, 36, 37): the cheap stand-in with disjoint
-# seed pairs (80 seeds, 40 independent comparisons); the scratch encoder over every pair of 10 seeds (issue 23's
+# Calibration of the verdicts (A/A and a planted difference): the cheap stand-in with disjoint
+# seed pairs (80 seeds, 40 independent comparisons); the scratch encoder over every pair of 10 seeds (the earlier
 # figure; pairs share seeds: its interval is optimistic) and over 20 disjoint pairs of 40 seeds, side B of each
-# pair also under other kernels (issues 37, 40: about an hour); then both at 100 labelled texts (issue 36); the
-# sequential rule's A/A (issue 51, t boundaries since issue 65); the curve's family simulated (issue 65, 2 minutes).
+# pair also under other kernels (about an hour); then both at 100 labelled texts; the
+# sequential rule's A/A (on its t boundaries); the curve's family simulated (2 minutes).
 # results/calibration/*.md
 calibration: $(STAMP)
 	$(BIN)/python -m comparisons.studies.calibration --learner sgd_tfidf --pool 80 --folds 5 --out results/calibration
@@ -152,15 +152,15 @@ calibration: $(STAMP)
 	  --out results/calibration
 	$(BIN)/python -m comparisons.studies.family_error --sims 20000 --out results/calibration
 
-# The committed reference replayed as a sequential design (issue 51): at which look each declared contrast would
+# The committed reference replayed as a sequential design: at which look each declared contrast would
 # have been decided, and the runs and minutes saved; no run is made (results/reference/replay.md). Seconds.
 replay: $(STAMP)
 	$(BIN)/python -m comparisons.studies.replay --from results/reference
 
-# Coverage of the verdicts' intervals on independent samples (issue 37): two different cheap recipes (TF-IDF
+# Coverage of the verdicts' intervals on independent samples: two different cheap recipes (TF-IDF
 # words against characters), the true difference from a pool of the tweets corpus, 40 disjoint samples of 600 and
 # of 300 texts through the partition design (5 folds, 3 x 5) and the single split; then at the learning curve's
-# sizes drawn as it draws them (issue 50, about 31 min), and the sequential rule's final interval (issue 51, about
+# sizes drawn as it draws them (about 31 min), and the sequential rule's final interval (about
 # 28 min); quiet cores. Needs the corpora extra.
 coverage: $(STAMP)
 	$(BIN)/python -m comparisons.studies.coverage --sizes 600 300 --samples 40 --out results/calibration
@@ -179,7 +179,14 @@ coverage-powered: $(STAMP)
 	$(BIN)/python -m comparisons.studies.curve_coverage --sizes 50 100 200 --samples 100 --draws 1 --folds 10 \
 	  --out results/calibration
 
-# The committed reference checked against a rerun here (issue 40; docs/cli.md): TF-IDF and torch_scratch on its 5
+# The selection procedure (docs/statistics.md, "Selecting a recipe") simulated where the best is known, beside
+# textbook KN and the fixed 10-partition design (results/selection/simulation.*), and replayed on the committed
+# designs' own records (results/selection/replays.*).
+selection-study: $(STAMP)
+	$(BIN)/python -m comparisons.studies.selection_study --reps 2000 --out results/selection
+	$(BIN)/python -m comparisons.studies.selection_replay --out results/selection
+
+# The committed reference checked against a rerun here (docs/cli.md): TF-IDF and torch_scratch on its 5
 # partitions, quality only, into a fresh folder; reproduce.md says per run what moved, whether the numerics identity
 # matched and whether every verdict stands. About 2 min on 2 quiet cores.
 REPRODUCE_BACKENDS ?= tfidf_logreg,torch_scratch
@@ -187,8 +194,8 @@ reproduce-reference: $(STAMP)
 	$(BIN)/python -m comparisons reproduce --from results/reference --out runs/reproduce_reference \
 	  --backends $(REPRODUCE_BACKENDS)
 
-# The learning curve: a design powered before it runs (issue 65), every fold its own seeds (issue 75). The power plan
-# reads the small-budget pilot (the audited recipes on 5 partitions x 3 draws at 50-200 labels,
+# The learning curve: a design powered before it runs, every fold its own seeds (so its verdicts reach beyond
+# seed 0). The power plan reads the small-budget pilot (the audited recipes on 5 partitions x 3 draws at 50-200 labels,
 # results/recipe_audit/curve_small) and proposes one repeat of K disjoint folds x D draws that decides a true gap of
 # CURVE_GAP AP at every pilot size in the natural-order family with 80% assurance (power averaged over what the
 # pilot's variances could have been), within CURVE_BUDGET run-minutes at the pilot's sizes (above it: the largest
@@ -217,14 +224,14 @@ learning-curve-run: $(STAMP)
 	$(BIN)/python -m comparisons.studies.power_check --from $(CURVE_OUT)
 	$(BIN)/python -m comparisons.studies.cluster_projection --out $(CURVE_OUT) --nodes 1 4 16
 
-# The issue-36 curve (the recipes chosen at full size; 5 partitions x 3 draws, one Holm family over every size): kept
+# The earlier curve (the recipes chosen at full size; 5 partitions x 3 draws, one Holm family over every size): kept
 # in results/learning_curve because the recipe audit reruns its draws. About 2 h on 2 cores.
 learning-curve-5x3: $(STAMP)
 	$(BIN)/python -m comparisons run --profile full --cv 5 --seeds 1 --train-sizes 50,100,200,500,1000,all --draws 3 \
 	  --threads $(THREADS) --precision auto --contrasts course --quality-only --lang zh --out results/learning_curve
 	$(BIN)/python -m comparisons.studies.cluster_projection --out results/learning_curve --nodes 1 4 16
 
-# One sequential design where it pays (issue 51): the tweets corpus (4,000 texts, as the cross-corpus reference),
+# One sequential design where it pays: the tweets corpus (4,000 texts, as the cross-corpus reference),
 # the course's four contrasts declared, a repeat of 5 partitions at a time until every contrast is decided or cannot
 # be within 3 repeats (docs/statistics.md "Run until decided"); quality only. Nothing else on the cores.
 sequential-tweets: $(STAMP)

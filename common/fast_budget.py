@@ -1,5 +1,5 @@
 """The `fast` profile's budget for the fine-tuned MiniLM (hf_bert:full), chosen on validation only,
-with the figures behind the choice (issue 28). The scratch encoders' recipe is in common/recipe.py.
+with the figures behind the choice. The scratch encoders' recipe is in common/recipe.py.
 
 `make compare` (the fast profile, one seed) is the first table a newcomer sees, so each variant's
 fast result should preview its full one. With 1 epoch (its learning rate warmed up over the first
@@ -16,7 +16,7 @@ everything else its defaults: lr 5e-5, warm-up 10%, batch 32), best epoch by val
 0.9937 (epoch 1 of 2 already 0.9911). It costs one epoch more than before (about 50 to 90 s on 2
 cores); `make compare` stays within its 6 minutes. Candidates at the cost of one epoch stayed below
 0.98 on seed 0:
-- 1 epoch, lr 5e-5 (the earlier fast budget): 0.9542 (issue 28's run).
+- 1 epoch, lr 5e-5 (the earlier fast budget): 0.9542 (the run above).
 - 1 epoch, lr 1e-4: 0.9001.
 - 1 epoch, batch 16 (244 steps instead of 122): 0.9756.
 - 1 epoch of the reference's 4-epoch schedule (the learning rate still at 80% of its peak when it

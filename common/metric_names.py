@@ -1,4 +1,4 @@
-"""The suite's metric names, defined once (issue 64): every module that lists metrics takes its tuple from here.
+"""The suite's metric names, defined once: every module that lists metrics takes its tuple from here.
 
 Framework-free, so common/, comparisons/stats/, comparisons/run/ and comparisons/report/ all import it. Two orders of
 the same quality metrics exist on purpose: the long scores table and the verdicts read average precision first (the

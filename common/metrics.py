@@ -90,7 +90,7 @@ def choose_threshold(
     }
 
 
-# -- probability calibration (issue 38): are the probabilities AP and the threshold rest on honest? ---------
+# -- probability calibration: are the probabilities AP and the threshold rest on honest? --------------------
 CALIBRATION_BINS = 10  # equal-mass bins of the expected calibration error and the reliability diagram
 
 

@@ -1,4 +1,4 @@
-"""Where Chinese text is cut: the CJK character class, and jieba word segmentation (issue 25).
+"""Where Chinese text is cut: the CJK character class, and jieba word segmentation.
 
 Chinese is written without spaces, so a tokenizer that splits on spaces and punctuation reads a
 whole clause ("这家酒店服务很好") as one word: one token a vocabulary has never seen. Two ways out:

@@ -137,7 +137,7 @@ def train_subset(split: "Split", labels: np.ndarray, size: int | None,
     return np.sort(split.train[subset_order(train_labels, split.seed, min_per_class)[:size]])
 
 
-# -- the label budget of a training size (issue 36) -----------------------------------------------
+# -- the label budget of a training size ----------------------------------------------------------
 # train+valid: at size n a run sees n labelled texts in all, its validation part carved from them by the full
 # split's rule (the full split's validation share, every class at least one text each side, equal texts on one
 # side); train: n training texts and the full validation part at every size (the older, different question:
@@ -180,7 +180,7 @@ def budget_parts(split: "Split", labels: np.ndarray, texts, size: int | None, bu
     the class (at least one text), taken from the end of the subset's order a group of equal texts at a time, so
     that equal texts stay on one side and every class keeps at least one training text. train: `train_subset`
     and the split's whole validation part. The test part is never touched. subset_seed: which draw (a seed of
-    `subset_seed()`; None: the split's own seed, the rule before issue 50)."""
+    `subset_seed()`; None: the split's own seed, as before draws had their own)."""
     if size is None:
         return split.train, split.valid
     if subset_seed is not None:
@@ -219,7 +219,7 @@ def budget_parts(split: "Split", labels: np.ndarray, texts, size: int | None, bu
 def train_subsets_record(split: "Split", labels: np.ndarray, sizes, min_per_class: int = MIN_PER_CLASS,
                          texts=None, budget: str = "train", draws: dict | None = None) -> dict:
     """What splits.json records: the seed, the minimum per class, the label budget and each size's training (and,
-    under train+valid, validation) indices; with draws ({size: [model seeds]}, issue 50), each draw's under
+    under train+valid, validation) indices; with draws ({size: [model seeds]}), each draw's under
     "draws" -> size -> model seed -> {"subset_seed", "train", "valid"}."""
     record = {"seed": split.seed, "min_per_class": min_per_class, "label_budget": budget, "sizes": {}, "valid": {}}
     for size in sorted(s for s in sizes if s is not None):

@@ -1,4 +1,4 @@
-"""The unknown-token rate: how much of the input a model could not see (issue 25).
+"""The unknown-token rate: how much of the input a model could not see.
 
 The share of a tokenizer's tokens of the test texts that are its unknown token (`<unk>` for the
 suite's own vocabularies, `[UNK]` for BERT-style WordPiece). Framework-free: the Hugging Face

@@ -1,4 +1,4 @@
-"""The Python API (issue 39; docs/api.md): build a plan, run it here or on Ray, get DataFrames back.
+"""The Python API (docs/api.md): build a plan, run it here or on Ray, get DataFrames back.
 
     from comparisons import api
     plan = api.Plan(backends=("tfidf_logreg", "torch_scratch"), cv=5, contrasts="torch_scratch-tfidf_logreg")
@@ -27,6 +27,7 @@ import pandas as pd
 from comparisons.plan import Plan
 from comparisons.run_folder.open_folder import DesignFolder, SplitFolder, open_folder
 from comparisons.run_folder.records import BenchmarkPlan, Design, Manifest
+from comparisons.report.names import CROSS_CORPUS_CSV, RECIPE_VARIANTS_CSV, VERDICTS_CSV
 
 __all__ = ["Plan", "Result", "Benchmark", "benchmark", "load", "report", "run"]
 
@@ -70,7 +71,7 @@ class Result:
     def verdicts(self) -> pd.DataFrame:
         """The verdict rows of the folder's design, in the one schema (VERDICT_COLUMNS), as verdicts.csv holds them."""
         if self.is_design:
-            return pd.read_csv(self.folder / "verdicts.csv")
+            return pd.read_csv(self.folder / VERDICTS_CSV)
         found = self.report.verdicts
         return found if found is not None else pd.DataFrame()
 
@@ -78,7 +79,7 @@ class Result:
     def variants(self) -> pd.DataFrame:
         """Per variant: each metric's mean, spread and interval (over partitions, or over seeds and test items)."""
         if self.is_design:
-            return pd.read_csv(self.folder / "recipe_variants.csv")
+            return pd.read_csv(self.folder / RECIPE_VARIANTS_CSV)
         found = self.report.aggregate  # aggregate.csv: the largest training size's variants
         return found if found is not None else pd.DataFrame()
 
@@ -111,7 +112,7 @@ class Benchmark:
     @property
     def table(self) -> pd.DataFrame:
         """The cross-corpus table (cross_corpus.csv): one row per corpus and variant."""
-        return pd.read_csv(self.folder / "cross_corpus.csv")
+        return pd.read_csv(self.folder / CROSS_CORPUS_CSV)
 
 
 @contextlib.contextmanager

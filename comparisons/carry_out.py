@@ -50,6 +50,7 @@ def run_partitions(p: Prepared, executor) -> int:
     """The partition design: every partition is a run folder of its own under out/partitions/rRfF, run in
     turn through the same runner, executor, resume and checks; the recipe verdicts go in `out`."""
     from comparisons.comparability import code_state
+    from comparisons.numerics import note_design_identities
     from comparisons.report.write import write_reports
     from comparisons.run_folder.records import Design
     from comparisons.run_folder.writers import write_design
@@ -81,6 +82,8 @@ def run_partitions(p: Prepared, executor) -> int:
         if code_exit not in (0, 1):  # interrupted: the finished runs are kept, the next call resumes
             return code_exit
         failed += code_exit
+    if any(out.glob("partitions/r*f*/runs/*.json")):  # design.json: do its runs mix numerics identities?
+        note_design_identities(out)
     write_reports(out, [p.plan.lang], p.cpu_hour_price)  # none yet when no run finished
     ran = len(partitions)
     if p.plan.until_decided:  # the partitions of the looks made, not the most the plan allows
@@ -92,7 +95,7 @@ def run_partitions(p: Prepared, executor) -> int:
 def run_in_folder(p: Prepared, out: Path, split, executor, reports: bool = True, code: dict | None = None,
                   partition_index: int | None = None) -> int:
     """The plan's runs on one split, in a run folder this process holds the lock of (reports: write its tables and
-    page); partition_index: the partition's place in its design (its draws' seeds, issue 50)."""
+    page); partition_index: the partition's place in its design (its draws' seeds)."""
     from common.splits import duplicate_report, train_subsets_record
     from comparisons.comparability import code_state
     from comparisons.run_folder.records import SplitsRecord

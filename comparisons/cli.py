@@ -48,7 +48,7 @@ def add_plan_options(command: argparse.ArgumentParser, out_help: str = "runs/<pr
     command.add_argument("--power-plan", metavar="FILE",
                          help="a power plan's power_plan.json (python -m comparisons.studies.power_plan --from PILOT "
                               "--gap 0.10): one repeat of its K folds, its draws and its family; design.json records "
-                              "what it expected to decide (issue 65)")
+                              "what it expected to decide, to be set beside what it decided")
     command.add_argument("--margin-ap", type=float, default=DEFAULT_MARGINS["average_precision"],
                          help="equivalence margin declared for average precision (default %(default)s)")
     command.add_argument("--margin-f1", type=float, default=DEFAULT_MARGINS["macro_f1"],
@@ -156,7 +156,7 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("--variance", choices=VARIANCE_METHODS,
                         help="a partition design's variance estimate: overlap (the default: Nadeau-Bengio's correlation "
                              "capped at the training overlap the recorded subsets allow, docs/statistics.md) or "
-                             "nadeau_bengio (the correction before issue 50); recorded in design.json")
+                             "nadeau_bengio (the former default, uncapped); recorded in design.json")
     report.add_argument("--cpu-hour-price", metavar="USD",
                          help="USD per CPU-hour for the pages' cost of a million predictions (default 0.05)")
     reproduce = commands.add_parser("reproduce", help="rerun a committed folder's plan in a fresh folder and compare "
@@ -165,6 +165,9 @@ def build_parser() -> argparse.ArgumentParser:
     reproduce.add_argument("--out", type=Path, required=True, help="the fresh folder for the rerun and reproduce.md")
     reproduce.add_argument("--backends", help="comma-separated variants of its plan (default: all of them)")
     reproduce.add_argument("--partitions", help="comma-separated partitions of a --cv design, e.g. r0f0,r0f1 (default: all)")
+    from comparisons.select import add_select_parser
+
+    add_select_parser(commands)
     track = commands.add_parser("track", help="log an existing run folder to MLflow")
     track.add_argument("dir", type=Path, help="the run folder (a --cv folder: each partition)")
     track.add_argument("--mlflow-uri", help="tracking URI (default sqlite:///<DIR>/mlflow.db)")
@@ -218,6 +221,10 @@ def dispatch(args) -> int:
             from comparisons.reproduce import command_reproduce
 
             return command_reproduce(args)
+        if args.command == "select":
+            from comparisons.select import command_select
+
+            return command_select(args)
         if args.command == "track":
             from comparisons.tracking import command_track
 

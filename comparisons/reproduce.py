@@ -1,4 +1,4 @@
-"""`python -m comparisons reproduce --from FOLDER --out FRESH`: a committed folder checked against a rerun (issue 40).
+"""`python -m comparisons reproduce --from FOLDER --out FRESH`: a committed folder checked against a rerun.
 
 Reads the committed folder's plan (a `--cv` design's design.json and partition manifests, or a single
 split's manifest.json): the same data, split or partitions, seeds, profile, threads and model choice;

@@ -1,4 +1,4 @@
-"""A sequential partition design (`run --cv K --until-decided --max-repeats R [--budget-minutes M]`, issue 51): one
+"""A sequential partition design (`run --cv K --until-decided --max-repeats R [--budget-minutes M]`): one
 repeat of the K partitions at a time; after each (a look) the declared contrasts are tested by the group-sequential
 rule (comparisons/stats/sequential.py) and the next repeat runs only the variants of the contrasts still open. Each
 look, what it decided and why the design stopped go in design.json's "sequential" and on the page.
@@ -59,6 +59,7 @@ def current_verdicts(out: Path, design: dict, looks: int):
 def run_sequential(p: Prepared, executor, code: dict, design: dict, run_in_folder) -> int:
     """Run the design a repeat at a time until the rule stops it (run_in_folder: comparisons/carry_out's, which runs
     one partition's folder); 0, 1 (a run failed) or an interruption's code."""
+    from comparisons.run_folder.records import Design
     from comparisons.run_folder.writers import write_design
     from comparisons.stats.contrasts import pair_order
     from comparisons.stats.sequential import next_look
@@ -82,7 +83,7 @@ def run_sequential(p: Prepared, executor, code: dict, design: dict, run_in_folde
         decision = next_look(current_verdicts(out, design, look), contrasts, most, look, p.variants, spent,
                              p.plan.budget_minutes, per_repeat)
         looks.append(look_record(look, folds, running, decision, spent))
-        design["sequential"] = {**design["sequential"], "looks": looks, "stopped": decision["stop"]}
+        design = Design(design).with_look(looks, decision["stop"]).to_dict()
         write_design(out, design)
         for (a, b), (state, reason) in decision["states"].items():
             print(f"  {a} vs {b}: {state} ({reason})", file=sys.stderr)

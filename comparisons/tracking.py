@@ -31,6 +31,7 @@ from common.errors import UserInputError
 from common.redaction import redact
 from comparisons.run_folder.records import Manifest
 from comparisons.run_folder.open_folder import DesignFolder, SplitFolder, open_folder
+from comparisons.report.names import REPORT_HTML
 
 INSTALL = 'pip install -c constraints.txt -e ".[tracking]"'
 EXPERIMENT = "transformer-compare"
@@ -185,7 +186,7 @@ class Tracker:
                 continue
             self._log_record(out, path, json.loads(content), digest, parent, folder_id)
             new += 1
-        for page in ("report.html",):
+        for page in (REPORT_HTML,):
             if (out / page).exists():
                 self.client.log_artifact(parent, str(out / page))
         self.client.set_terminated(parent, "FINISHED")

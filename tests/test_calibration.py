@@ -63,7 +63,7 @@ def test_partition_pair_is_the_production_corrected_t_of_a_minus_b():
 
 
 def test_drawn_calibration_finds_the_planted_gap_that_nadeau_bengio_misses_at_100_labels():
-    """Issue 50: at 100 labelled texts with 3 draws a partition, the overlap-capped estimate finds the weakened
+    """At 100 labelled texts with 3 draws a partition, the overlap-capped estimate finds the weakened
     recipe worse in every comparison, where Nadeau-Bengio's factor (11 at 100 labels) misses it mostly; the A/A calls
     nothing different; every subset and seed is the comparison's, partition's and draw's own."""
     from comparisons.studies.drawn_calibration import FOLDS, run_study as drawn_study, seeds_of

@@ -262,7 +262,7 @@ def test_another_budget_is_rerun_not_kept(tmp_path, capfd):
     assert json.loads((out / "runs" / "tfidf_logreg__seed0.json").read_text())["profile"] == "fast"
 
 
-# --- the orchestrator owns its workers and its run folder (issue 16) ---------------------------
+# --- the orchestrator owns its workers and its run folder --------------------------------------
 def start_cli(*args, env=None) -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-m", "comparisons", *args], cwd=ROOT, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, env={**os.environ, **(env or {})})
@@ -492,7 +492,7 @@ def test_an_unusable_validation_split_is_a_failed_row_with_its_reason(tmp_path, 
 ])
 def test_every_bad_option_is_one_line_and_exit_2(argv, named, capsys):
     """argparse's own refusals (an invalid choice, a bad number, an unknown or missing option, an unknown command) are
-    one line saying what is wrong and where the help is, never the usage block before it (issue 49)."""
+    one line saying what is wrong and where the help is, never the usage block before it."""
     with pytest.raises(SystemExit) as stopped:
         main(argv)
     err = capsys.readouterr().err

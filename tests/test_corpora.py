@@ -1,4 +1,4 @@
-"""common/corpora.py: named corpora read from their installed packages (issue 25).
+"""common/corpora.py: named corpora read from their installed packages.
 
 Each corpus loads from its package, with the checksum of its files, duplicates dropped and
 conflicting labels removed (both counted); a missing package is one line naming the install

@@ -58,3 +58,16 @@ def test_the_gru_trains_by_teacher_forcing_and_forecasts_step_by_step():
 def test_an_edge_output_of_a_k3_convolution_needs_n_minus_1_layers_and_attention_one():
     assert lesson.layers_to_connect(lambda: lesson._conv_layer(8), 9, 8, limit=9) == 8
     assert lesson.layers_to_connect(lambda: lesson._attention_layer(8), 9, 8, limit=9) == 1
+
+
+def test_the_head_table_tells_a_head_that_looks_one_period_back_from_a_uniform_one():
+    horizon, history, period = 4, 20, 10.0
+    focused = np.zeros((horizon, history))
+    for step in range(horizon):
+        focused[step, history + step - int(period)] = 1.0  # all weight one period back
+    uniform = np.full((horizon, history), 1.0 / history)
+    table = lesson.head_table(np.stack([focused, uniform])[None], period, "en")
+    entropy, share = table.columns[2], table.columns[3]
+    assert table[share].tolist() == pytest.approx([1.0, 5 / history])
+    assert table[entropy].tolist() == pytest.approx([0.0, np.log(history)], abs=1e-9)
+    assert lesson.plot_heads(np.stack([focused, uniform])[None], period, "en") is not None

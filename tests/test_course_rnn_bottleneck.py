@@ -49,6 +49,26 @@ def test_the_verdict_is_a_paired_t_interval_over_seeds():
     assert first["95% low"] == pytest.approx(0.012 - half, rel=1e-5)
     assert first["verdict"] == "attention lower"
     assert verdicts.iloc[1]["verdict"] == "inconclusive"
+    # the verdict reads Holm over the lengths: p's from scipy's paired t-test, corrected by statsmodels' Holm
+    from scipy.stats import ttest_rel
+    from statsmodels.stats.multitest import multipletests
+
+    wide = pd.DataFrame(rows).pivot_table(index=["length", "seed"], columns="model", values="test_mse")
+    p = [ttest_rel(wide.loc[n][lesson.MODELS[1]], wide.loc[n][lesson.MODELS[0]]).pvalue for n in (30, 60)]
+    assert verdicts["p"].to_numpy() == pytest.approx(p, rel=1e-9)
+    assert verdicts["p (Holm over lengths)"].to_numpy() == pytest.approx(multipletests(p, method="holm")[1], rel=1e-9)
+
+
+def test_an_interval_that_excludes_zero_alone_can_be_inconclusive_after_holm():
+    rows = []
+    for length, diffs in {30: [0.015, 0.020, 0.025], 60: [0.014, 0.020, 0.026], 120: [0.013, 0.020, 0.027]}.items():
+        for seed, d in enumerate(diffs):
+            rows += [{"length": length, "seed": seed, "model": lesson.MODELS[0], "test_mse": 0.05},
+                     {"length": length, "seed": seed, "model": lesson.MODELS[1], "test_mse": 0.05 + d}]
+    verdicts = lesson.paired_verdicts(pd.DataFrame(rows), "en")
+    assert (verdicts["95% low"] > 0).all()  # each interval alone excludes 0
+    assert (verdicts["p"] < 0.05).all() and (verdicts["p (Holm over lengths)"] > 0.05).all()
+    assert set(verdicts["verdict"]) == {"inconclusive"}
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])

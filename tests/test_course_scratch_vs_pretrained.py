@@ -43,7 +43,7 @@ def test_the_lesson_reads_the_declared_contrasts_of_the_committed_curve(tmp_path
 
 
 def test_at_n_labels_every_model_fits_and_chooses_on_those_n_texts_only(monkeypatch):
-    """The label budget (issue 78): a model at "50 labels" receives 50 texts in all, training and validation
+    """The label budget: a model at "50 labels" receives 50 texts in all, training and validation
     together, none of them a test text. The lesson used to hand every model the split's whole validation part
     (836 messages) beside its 50 training ones, so TF-IDF's inner CV fitted on 886 labels."""
     import numpy as np

@@ -50,7 +50,8 @@ def test_threshold_quick_torch_scratch(tmp_path):
     assert "阈值" in pd.read_csv(tmp_path / "threshold.csv").columns
 
 
-@pytest.mark.parametrize("argv", [["--precision-floor", "1.5"], ["--backend", "no_such_model"], ["--epochs", "0"]])
+@pytest.mark.parametrize("argv", [["--precision-floor", "1.5"], ["--backend", "no_such_model"], ["--epochs", "0"],
+                                  ["--backend", "tfidf_logreg"]])  # fitted on validation: refused
 def test_bad_input_is_one_line_exit_2(tmp_path, capsys, argv):
     assert threshold.main(["--quick", "--out", str(tmp_path), *argv]) == 2
     err = capsys.readouterr().err

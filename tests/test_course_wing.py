@@ -16,7 +16,7 @@ from comparisons.course.notebooks import (COURSE_DIR, ENGLISH_MARKER, REPO_ROOT,
                                           language_part)
 
 # written under another issue; until its file exists it is skipped by name, any other missing lesson fails
-PENDING: set[str] = set()  # scratch_vs_pretrained landed (issue 13)
+PENDING: set[str] = set()  # none pending: every listed lesson is written
 CJK = re.compile(r"[\u4e00-\u9fff]")
 MIN_CJK_PER_CELL, MIN_CJK_PER_LESSON = 8, 300
 
@@ -54,7 +54,7 @@ def test_lessons_in_teaching_order():
     assert LESSONS[:2] == ["eda", "attention_by_hand"]
     assert LESSONS[11:16] == ["sine_forecast", "attention_before_transformers", "keras_and_bert",
                               "scratch_vs_pretrained", "chinese_reviews"]
-    assert LESSONS[16:] == ["rnn_bottleneck", "pretraining_objectives", "attention_heads"]  # issue 78, appended
+    assert LESSONS[16:] == ["rnn_bottleneck", "pretraining_objectives", "attention_heads"]  # appended: numbers kept
     assert len(LESSONS) == len(set(LESSONS)) == 19
     # the list names the lesson files that exist, and every lesson file is in the list (no stray, no missing one)
     course = Path(lesson_file(LESSONS[0])).parent

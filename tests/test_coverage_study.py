@@ -1,4 +1,4 @@
-"""The coverage study on independent samples (comparisons/studies/coverage.py, issue 37): disjoint samples beside
+"""The coverage study on independent samples (comparisons/studies/coverage.py): disjoint samples beside
 the pool, the truth with its standard error, the production verdicts, and the refusal of a size that does not fit."""
 import numpy as np
 import pytest

@@ -1,4 +1,4 @@
-"""The coverage study at small training sizes (comparisons/studies/curve_coverage.py, issue 50): a tiny run writes
+"""The coverage study at small training sizes (comparisons/studies/curve_coverage.py): a tiny run writes
 every output with both variances, the samples differ by size and number, and the A/A's sides share their training
 texts but no model seed."""
 import json

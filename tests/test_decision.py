@@ -116,7 +116,7 @@ def test_a_folder_without_cost_figures_still_gets_its_page_and_the_decision_name
 
 
 def test_a_cheap_recipe_merely_not_shown_worse_is_not_recommended(tmp_path):
-    """The committed tweets page's case (issue 49): the fine-tuned MiniLM best at 0.816, TF-IDF at 0.726 inconclusive
+    """The committed tweets page's case: the fine-tuned MiniLM best at 0.816, TF-IDF at 0.726 inconclusive
     against it. TF-IDF was 'not shown worse' and so recommended; now it stays open, with the loss it may carry."""
     means = {"tfidf_logreg": 0.726, "torch_scratch": 0.670, "hf_bert:full": 0.816}
     folder = design_folder(tmp_path / "d", [("torch_scratch", "tfidf_logreg", "inconclusive", (-0.2, 0.08)),

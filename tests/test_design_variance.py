@@ -1,4 +1,4 @@
-"""The variance estimate that follows the design (comparisons/stats/design_variance.py, issue 50), checked against
+"""The variance estimate that follows the design (comparisons/stats/design_variance.py), checked against
 independent computations: a brute-force overlap, Monte Carlo simulations with a known answer, and the old
 Nadeau-Bengio corrected t where the design is full-size k-fold."""
 from __future__ import annotations

@@ -72,7 +72,7 @@ def test_worker_with_a_spec_needs_no_file_of_the_drivers(tmp_path):
     log, _ = worker.communicate(inputs.to_json_bytes(), timeout=300)
     assert worker.returncode == 0, log.decode()[-2000:]
     written = sorted(str(p.relative_to(out)) for p in out.rglob("*") if p.is_file())
-    # the record left for the orchestrator, not runs/NAME.json: the executor writes that once (issue 64)
+    # the record left for the orchestrator, not runs/NAME.json: the executor writes that once
     assert written == ["predictions/tfidf_logreg__seed0.npz", "runs/tfidf_logreg__seed0.json.worker"]
     record = json.loads((out / "runs/tfidf_logreg__seed0.json.worker").read_text())
     assert record["status"] == "ok" and record["data_sha256"] == spec.data_sha256
@@ -191,7 +191,7 @@ def looks_without_minutes(design: dict) -> list:
 
 def test_a_sequential_design_runs_under_ray_records_its_looks_resumes_locally_and_refuses_to_mix(
         tmp_path, ray_address, capfd):
-    """`run --cv K --until-decided` (comparisons/sequential_run.py, issue 51) through the Ray executor: a repeat at a
+    """`run --cv K --until-decided` (comparisons/sequential_run.py) through the Ray executor: a repeat at a
     time, the looks recorded and shown, only open contrasts' variants run on; an interrupted sequence resumed by the
     same command on the local executor makes the same looks; refusals in one line."""
     from tests.test_plugins import SMALL as PLUGIN_SMALL

@@ -286,7 +286,7 @@ def test_bf16_gives_finite_probabilities_and_keeps_padding_invariance(mode, tiny
 
 def test_frozen_default_is_a_logistic_regression_on_normalised_features_chosen_by_inner_cv(tiny_model_dir,
                                                                                           tiny_splits, tmp_path):
-    """Issue 63: the compared frozen variant: L2-normalised masked mean, LogisticRegression with C by inner CV on the
+    """The compared frozen variant: L2-normalised masked mean, LogisticRegression with C by inner CV on the
     whole budget, copied into the linear head; the threshold from out-of-fold predictions; save and load agree."""
     from common.scoring import score_fitted
 

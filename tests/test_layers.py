@@ -66,7 +66,7 @@ STATS_MAY_NOT_IMPORT = ("matplotlib", "html", "mlflow", "playwright", "pathlib",
 
 def test_stats_imports_nothing_above_it():
     """comparisons.stats is the statistics alone: it imports common and itself, never the report, the run half, the
-    plan, the run folder or a backend (issue 49)."""
+    plan, the run folder or a backend."""
     offenders = [(m, d) for m, deps in graph().items() if m.startswith("comparisons.stats")
                  for d in deps if not d.startswith(("comparisons.stats", "common"))]
     assert not offenders, offenders
@@ -128,7 +128,7 @@ def test_the_check_sees_an_import():
 
 
 def test_the_run_path_imports_neither_scikit_learn_nor_pandas():
-    """A Ray task process and the cluster probe import comparisons.run.executors: it stays cheap (issue 49; 1.53 s ->
+    """A Ray task process and the cluster probe import comparisons.run.executors: it stays cheap (1.53 s ->
     0.17 s when scikit-learn and pandas moved to where they are used). A fresh interpreter, so nothing is cached."""
     import subprocess
     import sys
@@ -140,7 +140,7 @@ def test_the_run_path_imports_neither_scikit_learn_nor_pandas():
 
 
 def test_the_code_hash_names_every_package_a_run_executes():
-    """comparability.code_sha256 hashes the packages it names (issue 64), so a new package under comparisons/ must
+    """comparability.code_sha256 hashes the packages it names, so a new package under comparisons/ must
     be named there (hashed) or among the lessons and studies no run executes; the tracked files it hashes are the
     .py files of those packages and comparisons/*.py, never a lesson's or a study's."""
     import subprocess
@@ -167,7 +167,7 @@ def library_sources():
 
 
 def test_a_folder_s_files_are_named_and_its_kind_decided_in_one_place_each():
-    """Issue 64: a plan file's path is joined from run_folder/names.py's names, never spelled; which kind a folder is
+    """A plan file's path is joined from run_folder/names.py's names, never spelled; which kind a folder is
     (benchmark, design, split) is decided by run_folder/open_folder.py alone; verdicts.md has one renderer."""
     spelled = [f"{name}: {m.group(0)}" for name, source in library_sources() for m in PLAN_FILE_JOIN.finditer(source)]
     sniffed = [f"{name}: {m.group(0)}" for name, source in library_sources() for m in KIND_SNIFF.finditer(source)

@@ -1,4 +1,4 @@
-"""Training sizes inside the partition design, under a label budget (issue 36): nested stratified subsets of each
+"""Training sizes inside the partition design, under a label budget: nested stratified subsets of each
 partition's labelled part, the validation part carved from the n texts, each size reported apart and corrected
 together, and sizes that do not fit refused in one line."""
 import json
@@ -115,7 +115,7 @@ def test_a_design_with_two_sizes_reports_each_apart_and_corrects_over_both(tmp_p
 
 
 def test_draws_give_each_partition_and_draw_its_own_subset_and_seed(tmp_path, capfd):
-    """--draws 2 at a size up to 1,000 (issue 50): each partition trains 2 draws, each with its own model seed (none
+    """--draws 2 at a size up to 1,000: each partition trains 2 draws, each with its own model seed (none
     shared across partitions) and its own recorded subset; the full size the partition's own seed; the verdict rows average the
     draws inside a partition and say how many there were; a rerun keeps them all."""
     out = tmp_path / "drawn"
@@ -232,8 +232,8 @@ def test_the_a_a_check_runs_at_a_small_training_size_through_the_production_budg
 
 
 def test_up_to_runs_a_variant_only_at_the_sizes_it_can_afford_and_the_reports_keep_the_rest(tmp_path, capfd):
-    """--up-to torch_scratch=30 (issue 65: SetFit where its cost is affordable): no torch_scratch run at all; the
-    reports pair it at 30 and report TF-IDF alone at all; a bad cap is one line and writes nothing."""
+    """--up-to torch_scratch=30 (what lets SetFit run only where its cost is affordable): no torch_scratch run at
+    all; the reports pair it at 30 and report TF-IDF alone at all; a bad cap is one line and writes nothing."""
     out = tmp_path / "capped"
     result = run_main(capfd, *SMALL, "--backends", "tfidf_logreg,torch_scratch", "--cv", "2", "--train-sizes", "30,all",
                       "--draws", "1", "--up-to", "torch_scratch=30", "--out", str(out))

@@ -1,4 +1,4 @@
-"""--precision auto|fp32|bf16 (issue 35): the choice per variant with the hardware's capability faked both
+"""--precision auto|fp32|bf16: the choice per variant with the hardware's capability faked both
 ways, the one-line refusals, and bf16 runs never resumed or averaged with fp32 ones."""
 from __future__ import annotations
 
@@ -71,7 +71,7 @@ def test_cli_refusals_are_one_line_exit_2_and_write_nothing(tmp_path, capsys, mo
 
 
 def test_building_a_plan_probes_no_hardware(monkeypatch):
-    """Plan construction only checks its fields (issue 64): the bf16 probe, a process that imports torch, is
+    """Plan construction only checks its fields: the bf16 probe, a process that imports torch, is
     prepare's; a bad precision word is still refused at once."""
     from comparisons.plan import Plan
 

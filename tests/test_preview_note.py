@@ -1,4 +1,4 @@
-"""Issue 28: a fast (or tiny) run says, on its page and at the end of its terminal summary, that it is
+"""A fast (or tiny) run says, on its page and at the end of its terminal summary, that it is
 a preview (its budget, its seeds) and where the reference is; a full-budget run does not."""
 from html import escape
 

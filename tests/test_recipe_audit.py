@@ -1,4 +1,4 @@
-"""The recipe audit (comparisons/studies/recipe_audit.py, issue 63) on 2 of the committed curve's partitions at 50
+"""The recipe audit (comparisons/studies/recipe_audit.py) on 2 of the committed curve's partitions at 50
 labels, TF-IDF only: a row per draw, the peer fitted on the draw's budget and scored on the partition's test fold,
 the verdict's difference the mean paired difference, a rerun that refits nothing, and a one-line refusal."""
 import json

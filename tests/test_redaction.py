@@ -56,7 +56,7 @@ def test_the_check_itself_sees_what_the_old_rules_let_through():
     ("see you at 7.30, 2 of us", "see you at 7.30, 2 of us"),
     ("staff.science.nus.edu.sg/~phyhcmk/teaching/pc1323 ok", "<URL> ok"),
     ("call 0800.123.4567", "call <NUM>"),
-    # what the list-based rules let through (issue 16)
+    # what the list-based rules let through
     ("call 0871.2345678 now", "call <NUM> now"),
     ("ring 09061.701461", "ring <NUM>"),
     ("087/1234/5678", "<NUM>"),

@@ -1,4 +1,4 @@
-"""Redaction over the named corpora (issue 25): no raw handle, link, address or long number of any
+"""Redaction over the named corpora: no raw handle, link, address or long number of any
 whole text survives, the same property as the SMS data's in tests/test_redaction.py, plus <USER>."""
 import re
 

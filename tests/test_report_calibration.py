@@ -48,7 +48,7 @@ def test_the_reliability_diagram_pools_the_runs_and_is_drawn(tmp_path):
 
 
 def test_the_worker_records_each_runs_brier_and_ece_and_the_reports_read_them_from_the_record(tmp_path):
-    """Issue 64 item 2: the worker records Brier and ECE as the reports computed them from the stored predictions
+    """The worker records Brier and ECE as the reports computed them from the stored predictions
     (to the records' 6 decimals); the reports take a record's own figures, and compute them only for an older record."""
     import json
 

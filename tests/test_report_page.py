@@ -373,7 +373,7 @@ def test_the_cross_corpus_page_shows_its_critical_difference_diagram_and_verdict
     assert page.evaluate("document.querySelector('section').id") == "decision"
     assert [row[0] for row in decisions] == ["sms", "zh-reviews", "bbc-news", "tweets"]
     zh_reviews = decisions[1]  # TF-IDF on characters better than every other recipe there (results/cross_corpus)
-    # torch_scratch is not shown worse than tfidf_logreg there, nor within the margin of it: it does not join (issue 49)
+    # torch_scratch is not shown worse than tfidf_logreg there, nor within the margin of it: it does not join
     cannot = "cannot say (largest loss: " if lang == "en" else "无法判断（最大损失："
     assert zh_reviews[1] == "tfidf_logreg" and zh_reviews[2].startswith(cannot) and zh_reviews[3] == "—", zh_reviews
     assert "torch_scratch" in zh_reviews[2]

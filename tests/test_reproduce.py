@@ -45,7 +45,7 @@ def test_an_exact_rerun_passes_other_kernels_rerun_and_a_tampered_figure_is_repo
     page = (fresh / "reproduce.md").read_text()
     assert "same numerics identity: 2 of 2 run(s) reproduced to 1e-6" in page
     assert "twins' (torch_scratch - keras_layers) per-partition differences over 2 partitions" in page
-    # 3 pairs x 5 metrics: AP, macro-F1 and accuracy at the threshold, and (recorded by the worker since issue 64;
+    # 3 pairs x 5 metrics: AP, macro-F1 and accuracy at the threshold, and (recorded by the worker;
     # the twins copy TF-IDF's record, so they carry them too) Brier and ECE
     assert "verdicts: 15 of 15 stand with the rerun figures" in page
     record = json.loads((fresh / "partitions" / "r0f0" / "runs" / "tfidf_logreg__seed0.json").read_text())

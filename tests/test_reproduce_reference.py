@@ -1,19 +1,19 @@
-"""The guard (issue 40): the committed reference's cheap runs are made again and must come back, so that a code
+"""The guard: the committed reference's cheap runs are made again and must come back, so that a code
 change that moves a committed result fails the tests until the result is remade.
 
-TF-IDF on partition r0f0 of results/reference (15 partitions since issue 37), through `python -m
-comparisons reproduce` (its main, in this process: tests/test_cli.run_main; quality only; since issue 63's inner CV about
+TF-IDF on partition r0f0 of results/reference (15 partitions: 3 repeats of 5 folds), through `python -m
+comparisons reproduce` (its main, in this process: tests/test_cli.run_main; quality only; with TF-IDF's inner CV about
 30 s a partition inside the suite). torch_scratch on r0f0 at the full budget was part of it (20 s alone, but about 80 s inside
 `make test`, where the other xdist worker's frameworks share the two cores: it took the suite from about 7.5 to
 8.9 minutes); it is checked by `make reproduce-reference` (all 5 partitions, results/reproduce_reference/), whose
 tolerance below stays the one a torch_scratch rerun is held to. Under the committed runs'
-numerics identity every figure must come back to 1e-6 (the reference was remade for issue 63 on a 2-core Intel Xeon
-with AMX, identity ogm74xupop5xchn5). Under another one the test AP must agree within the cross-kernel tolerance
-measured for that recipe:
-- TF-IDF: 1e-6. Measured for the recipe before issue 63: its 5 partitions came back exactly (AP and macro-F1 to 6
+numerics identity every figure must come back to 1e-6 (the reference was remade with the audited recipes on
+a 2-core Intel Xeon with AMX, identity ogm74xupop5xchn5). Under another one the test AP must agree within the
+cross-kernel tolerance measured for that recipe:
+- TF-IDF: 1e-6. Measured for the earlier recipe: its 5 partitions came back exactly (AP and macro-F1 to 6
   decimals) on a 2-core AMD EPYC against Intel Xeon runs (2026-12-01); the audited recipe's inner cross-validation
   was not yet measured across CPUs (a failure here on another CPU says it moves).
-- torch_scratch: 0.0036, the largest per-partition move of test AP seen across kernels (issue 40's table: Xeon
+- torch_scratch: 0.0036, the largest per-partition move of test AP seen across kernels (docs/statistics.md's table: Xeon
   against AMD EPYC with the default kernels and with ONEDNN_MAX_CPU_ISA=AVX2 MKL_CBWR=COMPATIBLE); on r0f0 the
   EPYC moved it by 0.000195 and the AVX2 kernels by 0.000996. Its macro-F1 at the threshold is not held to a
   tolerance (no cross-kernel figure was measured for it); it is reported in reproduce.md.

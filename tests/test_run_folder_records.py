@@ -1,4 +1,4 @@
-"""The typed plan records (issue 64 step 2): every committed plan file and run record parses, gives its dict back
+"""The typed plan records: every committed plan file and run record parses, gives its dict back
 key for key, and its typed properties agree with the raw keys (with an older schema's defaults where a key is
 absent)."""
 import json

@@ -1,4 +1,4 @@
-"""Chinese text handling (issue 25): the subword vocabulary splits CJK characters (a no-op on text
+"""Chinese text handling: the subword vocabulary splits CJK characters (a no-op on text
 without them), jieba words as a vocabulary option, and a one-line error without jieba."""
 import pytest
 from tokenizers import pre_tokenizers

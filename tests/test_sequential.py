@@ -1,4 +1,4 @@
-"""The group-sequential rule (comparisons/stats/sequential.py, issue 51): boundaries against published values and an
+"""The group-sequential rule (comparisons/stats/sequential.py): boundaries against published values and an
 independent multivariate-normal integration, the error rate under peeking by simulation (the sequential rule holds
 alpha where the naive rule's rises), repeated p-values, and the family's decisions over looks."""
 import numpy as np

@@ -1,4 +1,4 @@
-"""The replay of a fixed folder as a sequential design (comparisons/studies/replay.py, issue 51). The sequential run
+"""The replay of a fixed folder as a sequential design (comparisons/studies/replay.py). The sequential run
 itself (`run --cv K --until-decided`, comparisons/sequential_run.py) is tested under the Ray executor with a local
 resume in tests/test_executors.py."""
 import json
@@ -20,8 +20,8 @@ def test_the_replay_of_the_committed_reference_gives_its_committed_looks_and_sav
     assert replay.main(["--from", str(out)]) == 0
     result = json.loads((out / "replay.json").read_text())
     assert result["looks"] == committed["looks"]
-    # the reference remade for issue 63: after look 1 no contrast can be decided within 3 repeats, so the replay
-    # stops there (the earlier reference ran a second look of the open contrasts' variants: 35 runs)
+    # the reference remade with the audited recipes: after look 1 no contrast can be decided within 3 repeats, so
+    # the replay stops there (the earlier reference ran a second look of the open contrasts' variants: 35 runs)
     assert (result["runs_used"], result["runs_fixed"]) == (committed["runs_used"], committed["runs_fixed"]) == (25, 75)
     assert abs(result["minutes_used"] - committed["minutes_used"]) < 1e-6
     assert result["looks"][0]["variants_run"] == ["tfidf_logreg", "torch_scratch", "keras_layers", "hf_bert:frozen",

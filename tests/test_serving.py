@@ -1,4 +1,4 @@
-"""Serving paths (issue 24): ONNX Runtime fp32 equals native for every backend on a tiny model (accents and
+"""Serving paths: ONNX Runtime fp32 equals native for every backend on a tiny model (accents and
 CJK included); TF-IDF's graph refuses what it cannot match; int8 records its flips and batch dependence;
 a path that cannot be exported is a row with its reason; the ONNX probe imports no torch or TensorFlow."""
 from __future__ import annotations

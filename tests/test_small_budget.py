@@ -1,4 +1,4 @@
-"""The small-budget policy (common/small_budget.py, issue 63): where it triggers, inner CV, the heads it fits."""
+"""The small-budget policy (common/small_budget.py): where it triggers, inner CV, the heads it fits."""
 from __future__ import annotations
 
 import numpy as np

@@ -113,7 +113,7 @@ def test_auto_lets_every_analyzer_compete_on_chinese_and_keeps_words_on_english(
 
 
 def test_inner_cv_chooses_on_the_budget_refits_on_all_of_it_and_never_sees_the_test_part(tiny_splits, monkeypatch):
-    """The default recipe (issue 63): C chosen by inner CV (min_df 1, not a choice) on training + validation texts, the choice
+    """The default recipe: C chosen by inner CV (min_df 1, not a choice) on training + validation texts, the choice
     refitted on all of them, the threshold from out-of-fold probabilities; no test text reaches any fit."""
     import numpy as np
 

@@ -1,4 +1,4 @@
-"""MLflow tracking (issue 27) against a real SQLite store: parent and nested runs, metrics equal to the
+"""MLflow tracking against a real SQLite store: parent and nested runs, metrics equal to the
 records, stepped history, artefacts, no duplicate on resume, failed runs, `track DIR`, redaction, and
 the exit-2 line without mlflow."""
 import json

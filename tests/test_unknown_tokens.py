@@ -1,4 +1,4 @@
-"""common/unknown_tokens.py: the share of the test texts' tokens a model could not see (issue 25).
+"""common/unknown_tokens.py: the share of the test texts' tokens a model could not see.
 
 Hand-made Chinese and English examples, for the scratch twins' vocabularies (ids, <unk>) and
 for the shipped all-MiniLM-L6-v2 WordPiece vocabulary ([UNK]), whose 244 CJK characters leave

@@ -1,4 +1,4 @@
-"""The backends' `unknown_tokens(texts)` (issue 25): the scratch twins count <unk> ids of what the
+"""The backends' `unknown_tokens(texts)`: the scratch twins count <unk> ids of what the
 model sees, hf_bert its tokenizer's [UNK] pieces; hand-made Chinese and English texts, no training."""
 from types import SimpleNamespace
 

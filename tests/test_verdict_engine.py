@@ -237,7 +237,7 @@ def test_the_power_plan_from_the_committed_reference_and_its_refusals(tmp_path, 
 
 
 def test_a_gap_plan_proposes_the_cheapest_powered_design_and_records_what_it_expects(tmp_path, capsys):
-    """The committed small-budget curve (5 partitions x 3 draws at 50-200 labels) as the pilot of issue 65's curve:
+    """The committed small-budget curve (5 partitions x 3 draws at 50-200 labels) as the pilot of the powered curve:
     --gap 0.10 proposes one repeat of K folds x D draws; the proposal meets 80% for every contrast's chain and one
     fold fewer does not (in the family left once the unreachable chains are dropped); each size's assured power is
     statsmodels' one-sample t power averaged over the pilot variance's chi-square law; a budget caps the design."""

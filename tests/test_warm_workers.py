@@ -1,4 +1,4 @@
-"""Warm workers (issue 65 item 4): a quality-only design keeps one worker process per backend; its runs give the
+"""Warm workers: a quality-only design keeps one worker process per backend; its runs give the
 records and predictions a fresh process a run gives, and a run that does not finish (a crash, a time limit) is the
 same failed row and ends its process, so the next run of that backend starts a fresh one."""
 import json
@@ -73,7 +73,7 @@ def test_a_crashed_or_timed_out_warm_run_is_a_failed_row_and_the_next_run_gets_a
     assert hung["status"] == "failed" and hung["reason"] == "time limit of 10 s exceeded"
     assert after_hang["status"] == "ok" and after_hang["worker_run_number"] == 1
     assert after_hang["worker_pid"] != after_crash["worker_pid"]
-    # the pool hands records back and writes none: the executor writes each once (issue 64); no staged record is left
+    # the pool hands records back and writes none: the executor writes each once; no staged record is left
     assert not list((tmp_path / "runs").glob("*")) and (tmp_path / "predictions" / "tfidf_logreg__seed1.npz").exists()
     assert not alive(after_hang["worker_pid"])  # closed with the pool
 

@@ -8,7 +8,7 @@ What "head" means here (the decision the issue asked for):
   Trainer (fine_tuning.py): validation AP each epoch picks the checkpoint kept.
 - mode "frozen": the encoder (embeddings + layers) is frozen and its pooler is dropped; the feature
   is the attention-masked mean of the last hidden state (what sentence-transformers trained
-  all-MiniLM-L6-v2 for). The head (`head`, issue 63):
+  all-MiniLM-L6-v2 for). The head (`head`):
   - "logreg" (default): the encoder as it is meant to be used: the mean L2-normalised, then
     scikit-learn's LogisticRegression with C chosen by stratified inner cross-validation on the whole
     label budget (training and validation texts, common/small_budget.py), refitted on all of it; its
@@ -356,7 +356,7 @@ class HfBertBackend(Backend):
 
     def unknown_tokens(self, texts: Sequence[str]) -> dict:
         """{"tokens", "unknown", "rate"}: the share of the word pieces the model sees of `texts` (the
-        first max_length - 2, beside [CLS] and [SEP]) that are the tokenizer's unknown token (issue 25)."""
+        first max_length - 2, beside [CLS] and [SEP]) that are the tokenizer's unknown token."""
         self._check_fitted("fit_info_")
         return {**hf_unknown_counts(self.tokenizer_, list(texts), self.max_length - 2),
                 "unknown_token": self.tokenizer_.unk_token}

@@ -265,8 +265,8 @@ class KerasLayersBackend(Backend):
 
     def unknown_tokens(self, texts: Sequence[str]) -> dict:
         """{"tokens", "unknown", "rate"}: the share of the tokens the model sees of `texts` (after
-        truncation, no padding) that are unknown, id 1: <unk>, or TextVectorization's [UNK] (issue 25:
-        how much of the input it could not see)."""
+        truncation, no padding) that are unknown, id 1: <unk>, or TextVectorization's [UNK] (how much
+        of the input it could not see)."""
         self._check_fitted("model_")
         unknown_token = UNK if self.vectorizer == "shared" else "[UNK]"
         return {**ids_unknown_counts(self._encode(texts)), "unknown_token": unknown_token}

@@ -1,4 +1,4 @@
-"""SetFit (Tunstall et al. 2022) through the `setfit` library, on the shipped all-MiniLM-L6-v2 (issue 63).
+"""SetFit (Tunstall et al. 2022) through the `setfit` library, on the shipped all-MiniLM-L6-v2.
 
 The field's few-shot recipe: the sentence encoder is fine-tuned contrastively on pairs of the labelled texts
 (same class: similar; different classes: dissimilar; CosineSimilarityLoss), then scikit-learn's

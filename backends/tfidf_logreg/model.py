@@ -1,6 +1,6 @@
 """TF-IDF (20,000 features, sublinear tf) + balanced LogisticRegression, its choices made by inner CV on the budget.
 
-What the vectorizer counts is a choice made inside fit, like every other recipe choice (issue 25): each
+What the vectorizer counts is a choice made inside fit, like every other recipe choice: each
 candidate analyzer is scored by inner cross-validation on the budget (or, with choose_on="validation", fitted on
 the training texts and scored once on validation); the best is kept (ties keep the earlier candidate), and
 fit_info_ records every candidate's score and the choice. The test split is never seen.
@@ -22,7 +22,7 @@ analyzers=ALL_ANALYZERS to let English choose too.)
 
 A candidate that keeps no n-gram (none seen min_df times) is recorded as skipped.
 
-How choices are made (`choose_on`, issue 63; common/small_budget.py):
+How choices are made (`choose_on`; common/small_budget.py):
 - "inner_cv" (the default, at every budget): the analyzer and C (CHOICES_C unless set) are chosen by stratified
   inner cross-validation on the whole label budget (training and validation texts together), the chosen pipeline
   is refitted on all of it (GridSearchCV's refit), and the decision threshold comes from the chosen candidate's

@@ -218,7 +218,7 @@ class TorchScratchBackend(Backend):
 
     def unknown_tokens(self, texts: Sequence[str]) -> dict:
         """{"tokens", "unknown", "rate"}: the share of the tokens the model sees of `texts` (after
-        truncation, no padding) that are <unk> (issue 25: how much of the input it could not see)."""
+        truncation, no padding) that are <unk> (how much of the input it could not see)."""
         self._check_fitted("model_")
         return {**ids_unknown_counts(self._encode(texts)), "unknown_token": UNK}
 

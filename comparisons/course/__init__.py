@@ -4,9 +4,8 @@ Each lesson is a script with `# %%` cells (Markdown cells in Chinese and English
 turns into a notebook: `python -m comparisons.course notebooks`.
 """
 
-# Teaching order. scratch_vs_pretrained is written under issue 13, chinese_reviews under issue 25,
-# transformer_block, attention_before_transformers and keras_and_bert under issue 66; rnn_bottleneck,
-# pretraining_objectives and attention_heads under issue 78 (appended, so earlier lessons keep their numbers).
+# Teaching order. The last three (rnn_bottleneck, pretraining_objectives, attention_heads) were written after the
+# rest and appended, so earlier lessons keep their numbers.
 LESSONS = [
     "eda",
     "attention_by_hand",

@@ -9,7 +9,8 @@ backends/torch_scratch/language_model.py: bidirectional with the masked-language
 labels hidden; a run at n labels sees n labelled texts in all (the suite's label budget: training and validation
 together, common/splits.budget_parts), trains for a fixed number of steps and keeps the last (validation at these
 budgets is too small to choose, common/small_budget.py); the test part is scored once. The verdict per model and
-budget is the paired difference of test AP (pretrained minus random weights), a 95% t interval over seeds.
+budget is the paired difference of test AP (pretrained minus random weights), a 95% t interval over seeds, the verdict
+reading the paired t-test's p corrected by Holm over the cells.
 
 Run: python -m comparisons.course.pretraining_objectives [--seeds N] [--lang en|zh] [--quick]
 """
@@ -53,7 +54,7 @@ import numpy as np
 import pandas as pd
 
 from common.redaction import redact
-from comparisons.course.shared import course_parser, report_written, run_course
+from comparisons.course.shared import course_parser, paired_seed_tests, report_written, run_course
 from comparisons.outputs import atomic_write_json, save_figure, write_table
 from comparisons.report.i18n import setup_matplotlib, text
 
@@ -257,22 +258,23 @@ def fine_tune_all(data, split, vocabulary, pretrained: dict, model: dict, settin
 
 
 def verdicts(runs: pd.DataFrame, lang: str) -> pd.DataFrame:
-    """Per (model, labels): mean AP of each start, pretrained − random with its 95% t interval over seeds."""
-    from scipy import stats
-
-    rows = []
+    """Per (model, labels): mean AP of each start, pretrained − random with its 95% t interval over seeds, the paired
+    t-test's p and Holm's p over the cells (shared.paired_seed_tests); the verdict reads Holm's p."""
+    cells, rows = [], []
     for (kind, size), group in runs.groupby(["model", "labels"], sort=False):
         wide = group.pivot(index="seed", columns="start", values="average_precision")
-        diff = (wide["pretrained"] - wide["random"]).to_numpy()
-        n, mean = len(diff), float(diff.mean())
-        half = float(stats.t.ppf(0.975, n - 1) * diff.std(ddof=1) / np.sqrt(n)) if n > 1 else np.nan
-        word = (text("pretrained higher", "预训练更高", lang) if mean - half > 0 else
-                text("random higher", "随机权重更高", lang) if mean + half < 0 else text("inconclusive", "没有定论", lang))
+        cells.append((wide["pretrained"] - wide["random"]).to_numpy())
         rows.append({text("model", "模型", lang): kind, text("labels", "标注数", lang): int(size),
-                     text("seeds", "种子数", lang): n, text("AP pretrained", "AP 预训练", lang): float(wide["pretrained"].mean()),
-                     text("AP random weights", "AP 随机权重", lang): float(wide["random"].mean()),
-                     text("pretrained − random", "预训练 − 随机", lang): mean, "95% low": mean - half,
-                     "95% high": mean + half, text("verdict", "结论", lang): word})
+                     text("seeds", "种子数", lang): len(wide),
+                     text("AP pretrained", "AP 预训练", lang): float(wide["pretrained"].mean()),
+                     text("AP random weights", "AP 随机权重", lang): float(wide["random"].mean())})
+    for row, test in zip(rows, paired_seed_tests(cells)):
+        row.update({text("pretrained − random", "预训练 − 随机", lang): test["mean"], "95% low": test["low"],
+                    "95% high": test["high"], "p": test["p"],
+                    text("p (Holm over cells)", "p（各格 Holm 校正）", lang): test["p_holm"],
+                    text("verdict", "结论", lang): (text("pretrained higher", "预训练更高", lang) if test["mean"] > 0
+                                                  else text("random higher", "随机权重更高", lang))
+                    if test["p_holm"] < 0.05 else text("inconclusive", "没有定论", lang)})
     return pd.DataFrame(rows)
 
 
@@ -405,8 +407,10 @@ def minilm_facts(lang: str) -> pd.DataFrame:
 #
 # | 模型 | 50 条标注 | 200 条标注 |
 # |---|---|---|
-# | 编码器 (掩码语言模型) | +0.128 [−0.024, +0.280]，没有定论 | +0.033 [+0.027, +0.038]，预训练更高 |
-# | 解码器 (下一个词) | +0.160 [+0.068, +0.252]，预训练更高 | +0.033 [+0.011, +0.054]，预训练更高 |
+# | 编码器 (掩码语言模型) | +0.128 [−0.024, +0.280]，Holm p 0.079，没有定论 | +0.033 [+0.027, +0.038]，Holm p 0.0003，预训练更高 |
+# | 解码器 (下一个词) | +0.160 [+0.068, +0.252]，Holm p 0.025，预训练更高 | +0.033 [+0.011, +0.054]，Holm p 0.030，预训练更高 |
+#
+# (四格是四次检验：结论看配对 $t$ 检验的 p 在四格上做 Holm 校正后的值。)
 #
 # 50 条时编码器的平均差更大，但随机权重的模型在种子间波动很大 (AP 0.64 到 0.90)，区间跨过 0：没有定论不等于没有帮助。
 # 这些区间不含预训练种子的波动，模型也远小于 MiniLM。生成的文本：贪心重复 ("a a a"、"£ £ £")，束搜索以一长串 "." 结束，
@@ -424,8 +428,10 @@ def minilm_facts(lang: str) -> pd.DataFrame:
 #
 # | model | 50 labels | 200 labels |
 # |---|---|---|
-# | encoder (masked LM) | +0.128 [−0.024, +0.280], inconclusive | +0.033 [+0.027, +0.038], pretrained higher |
-# | decoder (next token) | +0.160 [+0.068, +0.252], pretrained higher | +0.033 [+0.011, +0.054], pretrained higher |
+# | encoder (masked LM) | +0.128 [−0.024, +0.280], Holm p 0.079, inconclusive | +0.033 [+0.027, +0.038], Holm p 0.0003, pretrained higher |
+# | decoder (next token) | +0.160 [+0.068, +0.252], Holm p 0.025, pretrained higher | +0.033 [+0.011, +0.054], Holm p 0.030, pretrained higher |
+#
+# (Four cells are four tests: each verdict reads the paired $t$-test's p corrected by Holm over the four.)
 #
 # At 50 labels the encoder's mean gain is large, but the random-weight model swings across seeds (AP 0.64 to 0.90)
 # and the interval crosses 0: inconclusive is not "no help". These intervals leave out the pretraining seed, and
@@ -514,10 +520,11 @@ def run(args: argparse.Namespace) -> int:
                                                    "每次微调：测试集 AP，只评一次", lang), float_format="{:.4f}")
     table = verdicts(runs, lang)
     written += write_table(table, out, "verdicts",
-                           text("Pretrained minus random weights, test AP, 95% t interval over seeds",
-                                "预训练减随机权重，测试集 AP，种子间 95% t 区间", lang), float_format="{:.4f}")
+                           text("Pretrained minus random weights, test AP, 95% t interval over seeds, Holm over the "
+                                "cells", "预训练减随机权重，测试集 AP，种子间 95% t 区间，各格 Holm 校正", lang),
+                           float_format="{:.4f}")
     readings = [f"{row.iloc[0]}, n = {row.iloc[1]}: {row.iloc[5]:+.4f} [{row['95% low']:+.4f}, "
-                f"{row['95% high']:+.4f}], {row.iloc[8]}" for _, row in table.iterrows()]
+                f"{row['95% high']:+.4f}], Holm p {row.iloc[-2]:.3g}: {row.iloc[-1]}" for _, row in table.iterrows()]
     print("\n".join(readings))
     decoder = pretrained["decoder (next token)"]
     written += write_table(generations(decoder, vocabulary, train_texts, model["max_len"] - 2, lang), out,

@@ -7,7 +7,8 @@ state through attention, and reported (their figure 2) that the fixed-vector mod
 sentences grew longer while the attention model's held up. This lesson asks the same question on lesson 13's sine
 task: both models (backends/torch_scratch/rnn_seq2seq.py, GRUSeq2Seq with attention=True / False) train with the same
 loop, steps and seeds (comparisons/course/sine_task.py) at input lengths of 30, 60 and 120 past steps; the verdict
-per length is the paired difference of test MSE, seed by seed, with a 95% t interval over seeds.
+per length is the paired difference of test MSE, seed by seed, with a 95% t interval over seeds and the paired t-test's
+p corrected by Holm over the lengths.
 
 Run: python -m comparisons.course.rnn_bottleneck [--steps N] [--lengths 30 60 120] [--seeds N] [--lang en|zh] [--quick]
 """
@@ -41,7 +42,7 @@ import numpy as np
 import pandas as pd
 
 from common.errors import UserInputError
-from comparisons.course.shared import course_parser, report_written, run_course
+from comparisons.course.shared import course_parser, paired_seed_tests, report_written, run_course
 from comparisons.course.sine_task import HORIZON, NORMALISE, make_splits, mse_autoregressive, train_model
 from comparisons.outputs import atomic_write_json, save_figure, write_table
 from comparisons.report.i18n import setup_matplotlib, text
@@ -157,7 +158,9 @@ def train_grid(lengths, seeds: int, steps: int, eval_every: int, hidden: int, qu
 #
 # 对每个长度和种子，取差 $d = \text{MSE}_{\text{最后状态}} - \text{MSE}_{\text{注意力}}$ (正数：注意力更好)。
 # 区间是这些差在种子间的 95% $t$ 区间 $\bar d \pm t_{0.975,\,n-1}\, s_d/\sqrt{n}$：它反映训练种子的波动
-# (不含测试窗口的抽样)。只有 3 个种子时 $t_{0.975,2} = 4.30$，区间很宽；区间跨过 0 就是"没有定论"，不是"一样好"。
+# (不含测试窗口的抽样)。只有 3 个种子时 $t_{0.975,2} = 4.30$，区间很宽。三个长度就是三次检验：结论看配对 $t$ 检验的 p
+# 在三个长度上做 Holm 校正后的值 (与第 6、7、14 课对各对比较做校正一样)，所以单独看不跨 0 的区间也可能"没有定论"；
+# "没有定论"不是"一样好"。
 #
 # <!-- en -->
 # ## 3. The paired verdict: one interval per length
@@ -165,70 +168,76 @@ def train_grid(lengths, seeds: int, steps: int, eval_every: int, hidden: int, qu
 # At each length and seed, the difference $d = \text{MSE}_{\text{final state}} - \text{MSE}_{\text{attention}}$
 # (positive: attention is better). The interval is the 95% $t$ interval of these differences over seeds,
 # $\bar d \pm t_{0.975,\,n-1}\, s_d/\sqrt{n}$: it reflects training seeds (not the sampling of test windows). With
-# 3 seeds $t_{0.975,2} = 4.30$ and the interval is wide; an interval across 0 is "inconclusive", not "equal".
+# 3 seeds $t_{0.975,2} = 4.30$ and the interval is wide. Three lengths are three tests: the verdict reads the paired
+# $t$-test's p corrected by Holm over the lengths (as lessons 6, 7 and 14 correct over their pairs), so an interval
+# that excludes 0 on its own can still be "inconclusive"; and "inconclusive" is not "equal".
 
 # %%
 def paired_verdicts(runs: pd.DataFrame, lang: str) -> pd.DataFrame:
-    """Per length: mean test MSE of each model, the mean paired difference and its 95% t interval over seeds."""
-    from scipy import stats
-
-    rows = []
+    """Per length: mean test MSE of each model, the mean paired difference, its 95% t interval over seeds, the paired
+    t-test's p and Holm's p over the lengths (shared.paired_seed_tests); the verdict reads Holm's p."""
+    cells, rows = [], []
     for length, group in runs.groupby("length", sort=True):
         wide = group.pivot(index="seed", columns="model", values="test_mse")
-        differences = (wide[MODELS[1]] - wide[MODELS[0]]).to_numpy()
-        n, mean = len(differences), float(differences.mean())
-        half = float(stats.t.ppf(0.975, n - 1) * differences.std(ddof=1) / np.sqrt(n)) if n > 1 else np.nan
-        low, high = mean - half, mean + half
-        verdict = (text("attention lower", "注意力更低", lang) if low > 0 else
-                   text("final state lower", "最后状态更低", lang) if high < 0 else
-                   text("inconclusive", "没有定论", lang))
-        rows.append({"S": int(length), text("seeds", "种子数", lang): n,
+        cells.append((wide[MODELS[1]] - wide[MODELS[0]]).to_numpy())
+        rows.append({"S": int(length), text("seeds", "种子数", lang): len(wide),
                      text("test MSE, attention", "测试 MSE，注意力", lang): float(wide[MODELS[0]].mean()),
-                     text("test MSE, final state", "测试 MSE，最后状态", lang): float(wide[MODELS[1]].mean()),
-                     text("difference (final − attention)", "差 (最后状态 − 注意力)", lang): mean,
-                     "95% low": low, "95% high": high, text("verdict", "结论", lang): verdict})
+                     text("test MSE, final state", "测试 MSE，最后状态", lang): float(wide[MODELS[1]].mean())})
+    for row, test in zip(rows, paired_seed_tests(cells)):
+        row.update({text("difference (final − attention)", "差 (最后状态 − 注意力)", lang): test["mean"],
+                    "95% low": test["low"], "95% high": test["high"], "p": test["p"],
+                    text("p (Holm over lengths)", "p（按长度 Holm 校正）", lang): test["p_holm"],
+                    text("verdict", "结论", lang): (text("attention lower", "注意力更低", lang) if test["mean"] > 0 else
+                                                  text("final state lower", "最后状态更低", lang))
+                    if test["p_holm"] < 0.05 else text("inconclusive", "没有定论", lang)})
     return pd.DataFrame(rows)
 
 
 # %% [markdown]
 # ## 4. 提交的运行显示了什么
 #
-# (`results/course/<语言>/rnn_bottleneck/`，每个模型 1000 步，3 个种子。) 测试集 MSE 之差 (最后状态 − 注意力) 与种子间 95% 区间：
+# (`results/course/<语言>/rnn_bottleneck/`，每个模型 1000 步，3 个种子。) 测试集 MSE 之差 (最后状态 − 注意力)、种子间 95% 区间、
+# 配对 $t$ 检验的 p 与三个长度上 Holm 校正后的 p：
 #
-# | S | 注意力 | 只用最后状态 | 差 [95% 区间] | 结论 |
-# |---:|---:|---:|---|---|
-# | 30 | 0.0396 | 0.0608 | +0.0212 [+0.0022, +0.0402] | 注意力更低 |
-# | 60 | 0.0260 | 0.0488 | +0.0228 [+0.0016, +0.0440] | 注意力更低 |
-# | 120 | 0.0215 | 0.0385 | +0.0170 [+0.0067, +0.0273] | 注意力更低 |
+# | S | 注意力 | 只用最后状态 | 差 [95% 区间] | p | Holm p | 结论 |
+# |---:|---:|---:|---|---:|---:|---|
+# | 30 | 0.0396 | 0.0608 | +0.0212 [+0.0022, +0.0402] | 0.041 | 0.081 | 没有定论 |
+# | 60 | 0.0260 | 0.0488 | +0.0228 [+0.0016, +0.0440] | 0.044 | 0.081 | 没有定论 |
+# | 120 | 0.0215 | 0.0385 | +0.0170 [+0.0067, +0.0273] | 0.019 | 0.058 | 没有定论 |
 #
-# 三个长度上注意力都更好，但**差没有随长度变大** (0.021、0.023、0.017)，两个模型的 MSE 都随 $S$ 变长而下降：
-# 在这个任务上，输入变长并没有让瓶颈更紧。这与 Bahdanau 等人的图 2 并不矛盾：预测正弦只需要周期、相位和幅度，
-# 32 个数装得下；翻译要把整句话装进去。没有注意力的模型少 2,080 个参数 (9,857 对 11,937)。
-# 两个模型在第 1000 步都还没有停止进步 (每次都是最后一步最好)；表中的训练秒数是在机器很忙时测的，不能用来比较速度。
+# 每个长度单独看，区间都在 0 之上；但三个长度是三次检验，Holm 校正后没有一个长度的 p 低于 0.05：3 个种子还不能判定
+# 注意力在哪个长度上更好 ("没有定论"不是"一样好"，差的点估计都偏向注意力)。点估计 (0.021、0.023、0.017) 没有随长度变大，
+# 两个模型的 MSE 都随 $S$ 变长而下降：在这个任务上没有看到输入变长让瓶颈更紧的迹象，但这只是点估计的读法，不是结论。
+# 这与 Bahdanau 等人的图 2 并不矛盾：预测正弦只需要周期、相位和幅度，32 个数装得下；翻译要把整句话装进去。
+# 没有注意力的模型少 2,080 个参数 (9,857 对 11,937)。两个模型在第 1000 步都还没有停止进步 (每次都是最后一步最好)；
+# 表中的训练秒数是在机器很忙时测的，不能用来比较速度。
 #
 # <!-- en -->
 # ## 4. What the committed run shows
 #
 # (`results/course/<lang>/rnn_bottleneck/`, 1000 steps a model, 3 seeds.) Test MSE difference (final state −
-# attention) with its 95% interval over seeds:
+# attention) with its 95% interval over seeds, the paired $t$-test's p and Holm's p over the three lengths:
 #
-# | S | attention | final state only | difference [95% interval] | verdict |
-# |---:|---:|---:|---|---|
-# | 30 | 0.0396 | 0.0608 | +0.0212 [+0.0022, +0.0402] | attention lower |
-# | 60 | 0.0260 | 0.0488 | +0.0228 [+0.0016, +0.0440] | attention lower |
-# | 120 | 0.0215 | 0.0385 | +0.0170 [+0.0067, +0.0273] | attention lower |
+# | S | attention | final state only | difference [95% interval] | p | Holm p | verdict |
+# |---:|---:|---:|---|---:|---:|---|
+# | 30 | 0.0396 | 0.0608 | +0.0212 [+0.0022, +0.0402] | 0.041 | 0.081 | inconclusive |
+# | 60 | 0.0260 | 0.0488 | +0.0228 [+0.0016, +0.0440] | 0.044 | 0.081 | inconclusive |
+# | 120 | 0.0215 | 0.0385 | +0.0170 [+0.0067, +0.0273] | 0.019 | 0.058 | inconclusive |
 #
-# Attention is better at all three lengths, but **the difference does not grow with length** (0.021, 0.023, 0.017),
-# and both models' MSE falls as $S$ grows: on this task a longer input did not tighten the bottleneck. That does not
-# contradict Bahdanau et al.'s figure 2: a sine forecast needs a period, a phase and an amplitude, which fit in 32
-# numbers; a translation must carry the whole sentence. The model without attention has 2,080 fewer parameters
-# (9,857 against 11,937). Neither model had stopped improving at step 1000 (the last step was the best in every
-# run); the table's training seconds were measured on a busy machine and do not compare speeds.
+# Each interval alone excludes 0, but three lengths are three tests, and after Holm's correction no length's p is
+# below 0.05: three seeds cannot yet say at which length attention is better ("inconclusive" is not "equal"; every
+# point estimate leans towards attention). The point estimates (0.021, 0.023, 0.017) do not grow with length, and both
+# models' MSE falls as $S$ grows: on this task nothing suggests a longer input tightened the bottleneck, but that is a
+# reading of point estimates, not a verdict. It does not contradict Bahdanau et al.'s figure 2: a sine forecast needs
+# a period, a phase and an amplitude, which fit in 32 numbers; a translation must carry the whole sentence. The model
+# without attention has 2,080 fewer parameters (9,857 against 11,937). Neither model had stopped improving at step
+# 1000 (the last step was the best in every run); the table's training seconds were measured on a busy machine and do
+# not compare speeds.
 
 # %% [markdown]
 # ## 练习
 #
-# 1. 哪些长度上区间在 0 之上？差随 $S$ 变大还是变小？与 Bahdanau 等人的图 2 相比，这里的任务有什么不同
+# 1. 哪些长度上区间单独看在 0 之上？Holm 校正后呢？差随 $S$ 变大还是变小？与 Bahdanau 等人的图 2 相比，这里的任务有什么不同
 #    (预测正弦只需要周期、相位和幅度，翻译要记住整句话)？
 # 2. 没有注意力的模型每步训练快了多少？它的参数少了多少？
 # 3. 只有 3 个种子时 $t$ 区间为什么这么宽？用 `--seeds 6` 重跑一个长度，区间缩短了多少？
@@ -238,7 +247,8 @@ def paired_verdicts(runs: pd.DataFrame, lang: str) -> pd.DataFrame:
 # <!-- en -->
 # ## Exercises
 #
-# 1. At which lengths is the interval above 0? Does the difference grow or shrink with $S$? How does this task differ
+# 1. At which lengths is the interval alone above 0, and after Holm's correction? Does the difference grow or shrink
+#    with $S$? How does this task differ
 #    from Bahdanau et al.'s figure 2 (a sine forecast needs its period, phase and amplitude; a translation must keep
 #    the whole sentence)?
 # 2. How much faster does a training step of the model without attention run? How many parameters does it lack?
@@ -307,12 +317,13 @@ def run(args: argparse.Namespace) -> int:
                                                   "once", f"每次运行 ({steps} 步)：验证集选步，测试集只评一次", lang))
     written += write_table(verdicts, out, "verdicts",
                            text("Paired verdict per input length: MSE without attention minus MSE with it, 95% t "
-                                "interval over seeds", "每个输入长度的配对结论：无注意力减有注意力的 MSE，种子间 95% t 区间",
+                                "interval over seeds, Holm over the lengths",
+                                "每个输入长度的配对结论：无注意力减有注意力的 MSE，种子间 95% t 区间，按长度 Holm 校正",
                                 lang), float_format="{:.4f}")
     readings = [text(f"S = {row['S']}: final state − attention test MSE {row.iloc[4]:+.4f} "
-                     f"[{row['95% low']:+.4f}, {row['95% high']:+.4f}], {row.iloc[7]}",
+                     f"[{row['95% low']:+.4f}, {row['95% high']:+.4f}], Holm p {row.iloc[-2]:.3g}: {row.iloc[-1]}",
                      f"S = {row['S']}：最后状态 − 注意力 测试 MSE {row.iloc[4]:+.4f} "
-                     f"[{row['95% low']:+.4f}, {row['95% high']:+.4f}]，{row.iloc[7]}", lang)
+                     f"[{row['95% low']:+.4f}, {row['95% high']:+.4f}]，Holm p {row.iloc[-2]:.3g}：{row.iloc[-1]}", lang)
                  for _, row in verdicts.iterrows()]
     for line in readings:
         print(line)

@@ -67,6 +67,7 @@ from comparisons.report.i18n import label, setup_matplotlib, text
 from comparisons.report.learning_curves import LABELLED_MESSAGES, PRETRAINED, curve_and_pairs, write_curve_outputs
 from comparisons.outputs import atomic_write_json, atomic_write_text, write_table
 from comparisons.run.profiles import variant_overrides
+from comparisons.report.names import LABELS_SAVED_CSV, VERDICTS_CSV
 
 MODULE = "scratch_vs_pretrained"
 DEFAULT_VARIANTS = "tfidf_logreg,torch_scratch,hf_bert:frozen,hf_bert:full"
@@ -142,7 +143,7 @@ def budget(split, data, size: int) -> tuple[np.ndarray, np.ndarray]:
 # ## 2. 训练：每个模型、每个训练样本数、每个随机种子各训练一次
 #
 # 预算随数据缩放：训练集很小时，批量 (batch size) 不超过样本数，轮次 (epoch) 增加到至少若干次参数更新。
-# 谁来做选择由套件的小预算规则决定 (`common/small_budget.py`，issue 63)。便宜的配方 (TF-IDF、冻结编码器的逻辑回归头)
+# 谁来做选择由套件的小预算规则决定 (`common/small_budget.py`)。便宜的配方 (TF-IDF、冻结编码器的逻辑回归头)
 # 在每个规模都用全部 n 条：在 n 条上做分层内部交叉验证来选设置和阈值，再在 n 条上重新拟合。贵的配方 (微调、从零训练的
 # 编码器) 看验证部分够不够大：每类至少 10 条时，验证部分选轮次和阈值，模型在训练部分上训练；少于 10 条时，在全部 n 条上
 # 按事先在另一个语料 (推文) 上定好的固定步数训练到底，保留最后一步，阈值取 0.5。本课的运行里：50 条标注的验证部分是
@@ -154,7 +155,7 @@ def budget(split, data, size: int) -> tuple[np.ndarray, np.ndarray]:
 #
 # Budgets scale with the data: on a tiny training set the batch is never larger than the data and
 # training runs for enough optimisation steps. The suite's small-budget rule makes the choices
-# (`common/small_budget.py`, issue 63). The cheap recipes (TF-IDF, the frozen encoder's logistic-regression head) use
+# (`common/small_budget.py`). The cheap recipes (TF-IDF, the frozen encoder's logistic-regression head) use
 # all n at every size: they choose their settings and threshold by stratified inner cross-validation on the n and
 # refit on all of it. The expensive ones (fine-tuning, the scratch encoder) depend on the validation part: with at
 # least 10 texts of each class it chooses the epoch and the threshold and the model trains on the training part;
@@ -285,8 +286,8 @@ def sentences(found: dict[str, int | None], sizes: list[int], lang: str) -> list
 #
 # 上面这次运行是课堂上的**预览**：一次划分、一个种子，区间只反映测试短信的抽样，回答的是"这一个划分上
 # 这几个模型谁更好"。关于**训练配方**的结论（换一批训练短信、换一批测试短信还成立吗）来自
-# 提交的学习曲线 `results/learning_curve_powered/`（`make learning-curve`，issue 65）：
-# - **审计过的配方** (issue 63)：每个配方在小预算下都不输给直接写出的教科书同行（冻结的 MiniLM 用归一化句向量 +
+# 提交的学习曲线 `results/learning_curve_powered/`（`make learning-curve`）：
+# - **审计过的配方**：每个配方在小预算下都不输给直接写出的教科书同行（冻结的 MiniLM 用归一化句向量 +
 #   逻辑回归，TF-IDF 在全部标注上用内部交叉验证选参数），另加 SetFit（预算所限，只在 50 条上跑）；
 # - **运行之前先算检验力**：用小预算的试点曲线估计方差，规划器提出 **10 个互不相交的按文本分组的折、每折 1 次
 #   抽样**，使每个声明的对比在 200 条及以下、真实差距 0.10 AP 时至少有 80% 的机会被判定；
@@ -294,7 +295,7 @@ def sentences(found: dict[str, int | None], sizes: list[int], lang: str) -> list
 #   一个规模没判定就不再往下走（Bretz 等人的图形化程序，族错误率仍控制在 0.05）；
 # - 每个规模 n 下一次运行恰好看到 n 条标注短信（训练与验证合计，和本课的预览一样），测试是该折的全部测试短信；方差跟随实际的设计。
 # - **但这条曲线的每一次运行都用了模型种子 0**，每折的训练子集也用同一个划分种子抽取：所有折共有的种子效应藏在每个差异里，
-#   标准误看不到它。所以它的结论推广到换一批训练短信和测试短信，**不**推广到换一个种子 (issue 75)。套件现在给每折自己的
+#   标准误看不到它。所以它的结论推广到换一批训练短信和测试短信，**不**推广到换一个种子。套件现在给每折自己的
 #   种子 (`--seeding per-partition`)，曲线将按此重做 (`make learning-curve` 写到 `results/learning_curve_seeded/`)。
 # 下面读出它的声明对比（表中 p_holm 列是这一族的校正 p 值）和"节省的标注"表；"无定论"说的是数据不足以判断，不是"相等"。
 # 旧曲线 `results/learning_curve/` 用的是在全量数据上选定的配方，它在 50 条时"从零训练不输预训练"的说法是配方的问题，
@@ -306,8 +307,8 @@ def sentences(found: dict[str, int | None], sizes: list[int], lang: str) -> list
 # The run above is a classroom **preview**: one split, one seed, intervals over test messages only; it
 # answers "which of these models is better on this split". Verdicts about **recipes** (do they hold for
 # other training messages and other test messages?) come from the committed learning curve
-# `results/learning_curve_powered/` (`make learning-curve`, issue 65):
-# - **the audited recipes** (issue 63): at small budgets none is shown worse than a plainly written textbook peer
+# `results/learning_curve_powered/` (`make learning-curve`):
+# - **the audited recipes**: at small budgets none is shown worse than a plainly written textbook peer
 #   (the frozen MiniLM as normalised sentence embeddings + logistic regression, TF-IDF choosing its settings by inner
 #   cross-validation on all its labels), and SetFit beside them (at 50 labels only: the time budget);
 # - **a design powered before it ran**: from the small-budget pilot's variances, the planner proposed **10 disjoint
@@ -320,7 +321,7 @@ def sentences(found: dict[str, int | None], sizes: list[int], lang: str) -> list
 #   test part; the variance follows the design that ran.
 # - **but every run of this curve used model seed 0**, and every fold drew its training subset with the same split
 #   seed: a seed effect common to all folds sits inside every difference, unseen by its standard error. So its
-#   verdicts generalise over other training and test messages, **not** over another seed (issue 75). The suite now
+#   verdicts generalise over other training and test messages, **not** over another seed. The suite now
 #   gives every fold its own seeds (`--seeding per-partition`), and the curve is to be remade that way
 #   (`make learning-curve` writes `results/learning_curve_seeded/`).
 # Below are its declared contrasts (the p_holm column holds this family's adjusted p-values) and its labels-saved
@@ -335,9 +336,9 @@ COMMITTED = ROOT / "results" / "learning_curve_powered"  # the checkout's (a not
 def committed_curve(folder: Path = COMMITTED) -> tuple[pd.DataFrame, pd.DataFrame] | None:
     """(the declared contrasts' AP verdicts at every size, the labels-saved table) of a partition learning
     curve's folder; None where the folder has no verdicts (not committed in this checkout)."""
-    if not (folder / "verdicts.csv").is_file():
+    if not (folder / VERDICTS_CSV).is_file():
         return None
-    verdicts = pd.read_csv(folder / "verdicts.csv", dtype={"train_size": str})
+    verdicts = pd.read_csv(folder / VERDICTS_CSV, dtype={"train_size": str})
     rows = verdicts[(verdicts["metric"] == "average_precision") & (verdicts["contrast"] == "declared")]
     shown = pd.DataFrame({
         "train_size": rows["train_size"], "pair": rows["variant_a"] + " − " + rows["variant_b"],
@@ -346,7 +347,7 @@ def committed_curve(folder: Path = COMMITTED) -> tuple[pd.DataFrame, pd.DataFram
         "p_holm": rows["p_holm"].round(4), "p_equivalence_holm": rows["p_equivalence_holm"].round(4),
         "verdict": rows["verdict"],
         **({"variance": rows["variance_method"]} if "variance_method" in rows else {})})
-    saved_path = folder / "labels_saved.csv"
+    saved_path = folder / LABELS_SAVED_CSV
     saved = pd.read_csv(saved_path, dtype={"train_size": str}) if saved_path.is_file() else pd.DataFrame()
     return shown.reset_index(drop=True), saved
 

@@ -185,3 +185,29 @@ def attention_figure(weights: np.ndarray, labels: list[str], title: str, lang: s
     ax.set_title(title, fontsize=10)
     ax.figure.colorbar(image, ax=ax, fraction=0.046)
     return fig or ax.figure
+
+
+def paired_seed_tests(differences: Sequence[np.ndarray]) -> list[dict]:
+    """For each cell's paired differences over seeds: the mean, its 95% t interval, the paired t-test's two-sided p,
+    and Holm's p over the cells (comparisons/stats/family.holm): a lesson that asks its question at several lengths
+    or sizes asks several questions, and its verdict reads the corrected p."""
+    from scipy import stats
+
+    from comparisons.stats.family import holm
+
+    rows = []
+    for values in differences:
+        values = np.asarray(values, dtype=float)
+        n, mean = len(values), float(values.mean())
+        spread = float(values.std(ddof=1) / np.sqrt(n)) if n > 1 else float("nan")
+        half = float(stats.t.ppf(0.975, n - 1) * spread) if n > 1 else float("nan")
+        if n < 2:
+            p = float("nan")
+        elif spread > 0:
+            p = float(2 * stats.t.sf(abs(mean) / spread, n - 1))
+        else:  # every seed gave the same difference: no spread to doubt it by
+            p = 0.0 if mean != 0 else 1.0
+        rows.append({"mean": mean, "low": mean - half, "high": mean + half, "p": p})
+    for row, adjusted in zip(rows, holm(np.nan_to_num(np.array([r["p"] for r in rows]), nan=1.0))):
+        row["p_holm"] = float(adjusted)
+    return rows

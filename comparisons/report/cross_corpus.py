@@ -29,6 +29,8 @@ from comparisons.run_folder.records import BenchmarkPlan
 from comparisons.run_folder.scores import SCORE_COLUMNS
 from comparisons.report.verdicts_file import largest_group, read_verdicts
 from comparisons.stats.family import PRIMARY
+from comparisons.report.names import (AGGREGATE_CSV, CROSS_CORPUS_CSV, CROSS_CORPUS_JSON, CROSS_CORPUS_MD,
+                                      CROSS_CORPUS_VERDICTS_CSV, RECIPE_VARIANTS_CSV, SCORES_CSV)
 
 CSV_COLUMNS = ("corpus", "status", "reason", "design", "texts", "texts_before_cap", "capped", "classes",
                "primary_metric", "variant", "mean", "ci_low", "ci_high", "interval", "rank",
@@ -62,7 +64,7 @@ def read_corpus(parent: Path, entry: dict) -> CorpusResult:
     opened = open_folder(folder)
     partitions = isinstance(opened, DesignFolder)
     manifests = opened.manifests() if opened is not None else []
-    variants_file = folder / ("recipe_variants.csv" if partitions else "aggregate.csv")
+    variants_file = folder / (RECIPE_VARIANTS_CSV if partitions else AGGREGATE_CSV)
     if not manifests or not variants_file.exists():
         return CorpusResult(entry["corpus"], "not run yet", "no finished runs in its folder")
     data = manifests[0].data
@@ -134,7 +136,7 @@ def interval(row) -> str:
 
 
 class BenchmarkReport(NamedTuple):
-    """A benchmark's report (issue 64): everything its tables and pages show, built once for every language from its
+    """A benchmark's report: everything its tables and pages show, built once for every language from its
     corpora's folders (each read once: their written variants and verdicts, report/cross_corpus.read_corpus)."""
 
     path: Path                    # the benchmark's folder
@@ -145,12 +147,27 @@ class BenchmarkReport(NamedTuple):
 
 
 def build(parent: Path) -> BenchmarkReport:
-    """Everything the table and the page show, read once."""
+    """Everything the table and the page show, computed once from the corpora's written reports (the test across
+    corpora, the ranks); write_cross_corpus_tables writes it, read_benchmark_report reads it back."""
     plan, results = read_benchmark(parent)
     scores = score_table(results, plan.get("variants") or [])
     test = across_corpora(scores)
     ranks = corpus_ranks(scores.dropna(axis=0, how="any")) if len(scores) else pd.DataFrame()
     return BenchmarkReport(Path(parent), plan, results, long_rows(results, ranks), test)
+
+
+def read_benchmark_report(parent: Path) -> BenchmarkReport:
+    """The benchmark's report as its written files hold it (cross_corpus.csv, cross_corpus.json; the corpora's own
+    reports): what its pages are drawn from, nothing recomputed."""
+    import json
+
+    parent = Path(parent)
+    plan, results = read_benchmark(parent)
+    fields = json.loads((parent / CROSS_CORPUS_JSON).read_text())
+    fields.pop("conclusion", None)
+    table = pd.read_csv(parent / CROSS_CORPUS_CSV, dtype={"corpus": str, "variant": str, "interval": str},
+                        keep_default_na=False, na_values=[""])
+    return BenchmarkReport(parent, plan, results, table, AcrossCorpora(**fields))
 
 
 def corpora_rows(results: list[CorpusResult], lang: str) -> list[list]:
@@ -249,13 +266,13 @@ def write_cross_corpus_tables(report: BenchmarkReport, lang: str) -> Path:
     """cross_corpus.csv and .json in the parent folder (en), cross_corpus.md in it (en) or in DIR/zh/ (zh)."""
     parent, plan, results, table, test = report
     if lang == "en":
-        atomic_write_text(parent / "cross_corpus.csv", table.to_csv(index=False, float_format="%.6g"))
-        atomic_write_json(parent / "cross_corpus.json", {**asdict(test), "conclusion": conclusion(test, "en")})
-        atomic_write_text(parent / "cross_corpus_verdicts.csv",  # the across-corpora pairs in the one verdict schema
+        atomic_write_text(parent / CROSS_CORPUS_CSV, table.to_csv(index=False, float_format="%.6g"))
+        atomic_write_json(parent / CROSS_CORPUS_JSON, {**asdict(test), "conclusion": conclusion(test, "en")})
+        atomic_write_text(parent / CROSS_CORPUS_VERDICTS_CSV,  # the across-corpora pairs in the one verdict schema
                           verdict_rows(test).to_csv(index=False, float_format="%.6g"))
-        atomic_write_text(parent / "scores.csv", benchmark_scores(parent, plan).to_csv(index=False, float_format="%.6g"))
+        atomic_write_text(parent / SCORES_CSV, benchmark_scores(parent, plan).to_csv(index=False, float_format="%.6g"))
     target = parent if lang == "en" else parent / "zh"
-    return atomic_write_text(target / "cross_corpus.md", cross_corpus_markdown(plan, results, table, test, lang))
+    return atomic_write_text(target / CROSS_CORPUS_MD, cross_corpus_markdown(plan, results, table, test, lang))
 
 
 def _chi(result: AcrossCorpora) -> str:

@@ -12,6 +12,7 @@ from comparisons.stats.family import PRIMARY
 from comparisons.outputs import save_figure
 from comparisons.report.verdicts_file import largest_group, read_verdicts
 from comparisons.run_folder.open_folder import DesignFolder, open_folder
+from comparisons.report.names import AGGREGATE_CSV, RECIPE_VARIANTS_CSV, SERVING_TABLE_CSV
 
 
 FORMATS = {"latency_ms_b1_p50": "{:.2f}", "throughput_per_s": "{:,.0f}", "peak_rss_serve_mb": "{:,.0f}",
@@ -166,15 +167,15 @@ def folder_decision(out, price: float = DEFAULT_CPU_HOUR_PRICE) -> Decision:
 
     out = Path(out)
     partitions = isinstance(open_folder(out), DesignFolder)
-    found = out / ("recipe_variants.csv" if partitions else "aggregate.csv")
+    found = out / (RECIPE_VARIANTS_CSV if partitions else AGGREGATE_CSV)
     frame = pd.read_csv(found) if found.exists() else None
-    return tables_decision(frame, partitions, read_verdicts(out), folder_manifest(out), out / "serving_table.csv", price)
+    return tables_decision(frame, partitions, read_verdicts(out), folder_manifest(out), out / SERVING_TABLE_CSV, price)
 
 
 def design_decision(report, price: float = DEFAULT_CPU_HOUR_PRICE) -> Decision:
     """folder_decision of a partition design from its report already read (report/design_report.py)."""
     return tables_decision(report.variants, True, report.verdicts, report.manifest,
-                           report.folder / "serving_table.csv", price)
+                           report.folder / SERVING_TABLE_CSV, price)
 
 
 def tables_decision(frame: pd.DataFrame | None, partitions: bool, verdicts: pd.DataFrame | None, manifest: dict,

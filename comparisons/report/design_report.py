@@ -1,10 +1,11 @@
-"""A partition design's report as one object (issue 64): what its pages, figures and curves are drawn from, read once.
+"""A partition design's report as one object: what its pages, figures and curves are drawn from, read once.
 
 `write_recipe_reports` (partition_reports.py) computes the statistics and writes the design's tables; `DesignReport.read`
 then reads each of them once (design.json, scores.csv, recipe_variants.csv, verdicts.csv, the first partition's
 manifest) with the precision they are written in, so a page drawn right after a run and one re-drawn later from the
-folder are the same page. The learning curves and labels saved are computed once here (not once a language), and the
-pooled reliability points open every partition's predictions once. English and Chinese pages then render from it
+folder are the same page. The learning curves and labels saved are read the same way (learning_curve.csv and
+labels_saved.csv, written with the other tables), and the pooled reliability points open every partition's
+predictions once. English and Chinese pages then render from it
 (partition_page.py), each file written once.
 """
 from __future__ import annotations
@@ -19,8 +20,9 @@ from comparisons.report.scores import read_scores
 from comparisons.report.verdicts_file import read_verdicts
 from comparisons.run_folder.records import Design
 from comparisons.report.measured_on import folder_manifest
-from comparisons.report.partition_curves import has_sizes, write_curve_tables
+from comparisons.report.partition_curves import has_sizes, read_curve_tables
 from comparisons.report.partition_figures import pooled_predictions
+from comparisons.report.names import RECIPE_VARIANTS_CSV, SCORES_CSV, VERDICTS_CSV
 
 
 @dataclass(frozen=True, eq=False)  # tables inside: compared by identity
@@ -37,9 +39,9 @@ class DesignReport:
     @classmethod
     def read(cls, folder: Path) -> "DesignReport":
         folder = Path(folder)
-        scores_file = folder / "scores.csv"
-        return cls(folder, Design.read(folder), pd.read_csv(folder / "recipe_variants.csv"),
-                   pd.read_csv(folder / "verdicts.csv"), read_verdicts(folder), read_scores(folder),
+        scores_file = folder / SCORES_CSV
+        return cls(folder, Design.read(folder), pd.read_csv(folder / RECIPE_VARIANTS_CSV),
+                   pd.read_csv(folder / VERDICTS_CSV), read_verdicts(folder), read_scores(folder),
                    pd.read_csv(scores_file, dtype={"train_size": str}) if scores_file.exists() else None,
                    folder_manifest(folder))
 
@@ -52,11 +54,11 @@ class DesignReport:
         return has_sizes(self.scores)
 
     @cached_property
-    def curves(self) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame] | None:
-        """(the curve, labels saved, labels saved as labels_saved.csv holds it), computed once and written once
-        (learning_curve.csv, labels_saved.csv: partition_curves.write_curve_tables); None with one size."""
+    def curves(self) -> tuple[pd.DataFrame, pd.DataFrame] | None:
+        """(the curve, labels saved) as learning_curve.csv and labels_saved.csv hold them (written with the other
+        tables by partition_reports.write_recipe_reports); None with one size. Reading computes nothing."""
 
-        return write_curve_tables(self.folder, self.long, self.design.variance) if self.has_sizes else None
+        return read_curve_tables(self.folder) if self.has_sizes else None
 
     @cached_property
     def pooled(self) -> tuple[dict[str, list], int | None]:

@@ -12,6 +12,7 @@ import re
 import struct
 from html import escape
 from pathlib import Path
+from comparisons.report.names import REPORT_HTML
 
 STYLE = """
 :root { color-scheme: light; --line: #d0d7de; --soft: #f6f8fa; --ink: #1f2328; --muted: #59636e; }
@@ -173,7 +174,7 @@ def report_page(title: str, lang: str, lede: str, sections: list[tuple[str, str,
 
 def page_path(folder: Path, lang: str) -> Path:
     """Where a folder's page is: report.html in the folder (English), in its zh/ folder (Chinese)."""
-    return Path(folder) / "report.html" if lang == "en" else Path(folder) / "zh" / "report.html"
+    return Path(folder) / REPORT_HTML if lang == "en" else Path(folder) / "zh" / REPORT_HTML
 
 
 def section(anchor: str, heading: str, content: str) -> str:

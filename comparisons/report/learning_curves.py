@@ -34,6 +34,7 @@ from comparisons.report.pair_tables import markdown_table, pair_table
 from comparisons.stats.bootstrap import compare
 from comparisons.report.predictions import load_predictions
 from comparisons.run_folder import RunFolder
+from comparisons.report.names import LEARNING_CURVE_VERDICTS_CSV, PRETRAINED_VS_SCRATCH_CSV, PRETRAINED_VS_SCRATCH_MD
 
 METRICS = CURVE_METRICS  # the first two: those the runs have
 PRETRAINED = ("hf_bert:frozen", "hf_bert:full")
@@ -232,11 +233,11 @@ def write_curve_outputs(target: Path, curve: pd.DataFrame, pairs: pd.DataFrame, 
     size_words: what a size counts (TRAINING_MESSAGES, or LABELLED_MESSAGES under the train+valid label budget)."""
     headline = pretrained_vs_scratch(curve, pairs)
     paths = write_table(curve, target, "learning_curve")
-    paths.append(atomic_write_text(target / "learning_curve_verdicts.csv", pairs.to_csv(index=False, float_format="%.6g")))
+    paths.append(atomic_write_text(target / LEARNING_CURVE_VERDICTS_CSV, pairs.to_csv(index=False, float_format="%.6g")))
     if not headline.empty:
-        paths.append(atomic_write_text(target / "pretrained_vs_scratch.csv",
+        paths.append(atomic_write_text(target / PRETRAINED_VS_SCRATCH_CSV,
                                        headline.to_csv(index=False, float_format="%.6g")))
-        paths.append(atomic_write_text(target / "pretrained_vs_scratch.md", headline_markdown(headline, full_size, lang, size_words)))
+        paths.append(atomic_write_text(target / PRETRAINED_VS_SCRATCH_MD, headline_markdown(headline, full_size, lang, size_words)))
     for size in sorted(curve["train_size"].unique()):
         name = "all" if size == full_size else str(size)
         title = text(f"{size_words[0].capitalize()}: {size_label(size, full_size)} (mean ± std over seeds "

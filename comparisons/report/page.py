@@ -18,6 +18,7 @@ from comparisons.report.i18n import check_language
 from comparisons.report.report import draw_pages, read_report
 from comparisons.run_folder.open_folder import BenchmarkFolder, DesignFolder, SplitFolder, open_folder
 from comparisons.outputs import atomic_write_bytes
+from comparisons.report.names import CROSS_CORPUS_JSON, LEARNING_CURVE_CSV, VERDICTS_CSV
 
 
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")  # Debian's package; another system browser by path
@@ -57,7 +58,13 @@ def main(argv=None) -> int:
         opened = open_folder(args.out)
         design = isinstance(opened, DesignFolder)  # the partition design (--cv): the recipe page
         benchmark = isinstance(opened, BenchmarkFolder)  # a benchmark folder: the cross-corpus page
-        if design and not (args.out / "verdicts.csv").exists():
+        if benchmark and not (args.out / CROSS_CORPUS_JSON).exists():
+            raise UserInputError(f"{args.out} holds no cross-corpus table yet; run `python -m comparisons report "
+                                 f"--out {args.out}`")
+        if design and opened.design.train_sizes[1:] and not (args.out / LEARNING_CURVE_CSV).exists():
+            raise UserInputError(f"{args.out} holds no learning-curve table yet; run `python -m comparisons report "
+                                 f"--out {args.out}`")
+        if design and not (args.out / VERDICTS_CSV).exists():
             raise UserInputError(f"{args.out} holds no recipe verdicts yet; run `python -m comparisons report --out {args.out}`")
         if not design and not benchmark and not (isinstance(opened, SplitFolder) and opened.records):
             raise UserInputError(f"{args.out} holds no finished runs; "

@@ -50,10 +50,9 @@ def learning_curve_section(report: DesignReport, lang: str) -> str:
         "每个规模 n 下，一次运行共看到 n 条标注文本，其验证部分（轮数、阈值）从中划出；各规模的测试文本都是该划分的测试折。"
         if budget == "train+valid" else
         "另一个问题：每个规模 n 下，一次运行在 n 条文本上训练，仍在该划分的全部验证部分上选择轮数与阈值（标注预算 'train'）。", lang))
-    curve, saved, written = report.curves
+    curve, saved = report.curves  # as learning_curve.csv and labels_saved.csv hold them
     for path, caption in curve_figures(report.folder, curve, saved, report.pairs, lang):
         html += png_figure(path, caption)
-    saved = written  # the table as labels_saved.csv holds it
     if not saved.empty:
         html += table([text("pretrained", "预训练配方", lang), text("labelled texts used", "所用标注文本", lang),
                        text(f"texts {saved['baseline'].iloc[0]} needs [95%]", f"{saved['baseline'].iloc[0]} 所需文本 [95%]", lang),

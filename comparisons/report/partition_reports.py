@@ -9,33 +9,30 @@ from pathlib import Path
 
 import pandas as pd
 
-from common.errors import UserInputError
 from comparisons.outputs import atomic_write_text
 from comparisons.run_folder.records import Design
-from comparisons.run_folder.writers import write_design
 from comparisons.report.i18n import LANGUAGES, text
-from common.splits import RECORDED_BEFORE_SEEDING
 from comparisons.report.pair_tables import dropped_line, seeding_line, verdicts_markdown
-from comparisons.report.partition_curves import labels_saved_markdown
+from comparisons.report.partition_curves import has_sizes, labels_saved_markdown, write_curve_tables
 from comparisons.run_folder.scores import COSTS, wide_runs
 from comparisons.run_folder.open_folder import scores_table
 from comparisons.report.sequential_section import sequential_lines
-from comparisons.stats.contrasts import as_pairs
 from comparisons.stats.labels_saved import labels_saved
 from comparisons.run_folder.training_sets import training_sets
 from comparisons.stats.design_variance import DEFAULT_VARIANCE, size_overlaps
 from comparisons.stats.graphical import dropped_nodes
 from comparisons.stats.partition_verdicts import CALIBRATION_METRICS, METRICS, recipe_verdicts, design_sequential_verdicts
+from comparisons.report.names import RECIPE_VARIANTS_CSV, SCORES_CSV, VERDICTS_CSV, VERDICTS_MD
 
 
 def partition_scores(out: Path) -> pd.DataFrame:
     """One row per comparable finished run of every partition folder (comparisons/run_folder/scores.py)."""
     return wide_runs(scores_table(out)[0])
 
-def design_verdicts_markdown(variants: pd.DataFrame, pairs: pd.DataFrame, design: dict, lang: str = "en") -> str:
+def design_verdicts_markdown(variants: pd.DataFrame, pairs: pd.DataFrame, design: Design, lang: str = "en") -> str:
     """A partition design's verdicts.md: what its verdicts generalise over, then pair_tables.verdicts_markdown."""
-    folds, repeats = design["folds"], design["repeats"]
-    repeats = f"≤ {repeats}" if design.get("sequential") else repeats  # a sequential design: at most
+    folds, repeats = design.folds, design.repeats
+    repeats = f"≤ {repeats}" if design.is_sequential else repeats  # a sequential design: at most
     lede = text(
         f"{repeats} x {folds}-fold group-aware stratified partitions (identical texts never straddle train and "
         f"test; every text tested {repeats} time(s)). Each partition's seeds are averaged; pairs are tested over the "
@@ -60,32 +57,19 @@ def design_verdicts_markdown(variants: pd.DataFrame, pairs: pd.DataFrame, design
                       "（最大训练规模；各规模见 learning_curve.csv）", lang) if sized else ""
     heading = text('Each recipe: mean ± std over partitions [corrected 95% interval]',
                    '各配方：各划分上的均值 ± 标准差 [校正的 95% 区间]', lang) + at_largest
-    seeding = design.get("seeding") or RECORDED_BEFORE_SEEDING
-    lede = " ".join(part for part in (lede, seeding_line(seeding, lang), dropped_line(design.get("family_graph"), lang))
+    lede = " ".join(part for part in (lede, seeding_line(design.seeding, lang), dropped_line(design.family_graph, lang))
                     if part)
     return verdicts_markdown(text('Verdicts about recipes', '关于训练配方的结论', lang), lede, heading, shown, pairs,
-                             METRICS + CALIBRATION_METRICS, lang, design.get("family") or "holm")
+                             METRICS + CALIBRATION_METRICS, lang, design.family)
 
-def write_recipe_reports(out: Path, margins: dict | None = None, order: list[str] | None = None,
-                         contrasts: list[tuple[str, str]] | None = None,
-                         variance: str | None = None) -> pd.DataFrame | None:
-    """scores.csv, recipe_variants.csv, verdicts.csv and verdicts.md in the top folder (and zh/verdicts.md, in
-    Chinese); None without runs.
-
-    contrasts: declared when the folder is reported (`report --contrasts`) rather than planned; recorded in
-    design.json as declared at report time, after the runs, which the pages say."""
+def write_recipe_reports(out: Path) -> pd.DataFrame | None:
+    """scores.csv, recipe_variants.csv, verdicts.csv, verdicts.md (and zh/verdicts.md, in Chinese) and, with several
+    training sizes, learning_curve.csv and labels_saved.csv in the top folder, from its design.json as recorded
+    (contrasts and variance chosen at report time are recorded there first, by comparisons/rebuild.py); None
+    without runs. Writes no plan file."""
     out = Path(out)
-    design = Design.read(out).to_dict()
-    if contrasts is not None and design.get("sequential"):  # its stopping decisions were made on its family
-        raise UserInputError(f"{out} is a sequential design: its looks decided on the contrasts declared before "
-                             "its runs; report it without --contrasts")
-    if contrasts is not None:
-        design = {**design, "contrasts": [list(pair) for pair in contrasts], "contrasts_declared": "at report time"}
-    if variance is not None:  # `report --variance`: recorded, so that the pages and curves read the same choice
-        design = {**design, "variance": variance}
-    if contrasts is not None or variance is not None:  # written once, with both
-        write_design(out, design)
-    variance = design.get("variance") or DEFAULT_VARIANCE
+    design = Design.read(out)
+    variance = design.variance or DEFAULT_VARIANCE
     long, left_out = scores_table(out)
     if left_out:
         print(f"left out {len(left_out)} run(s) not comparable with their partition's plan: " + ", ".join(left_out),
@@ -94,23 +78,25 @@ def write_recipe_reports(out: Path, margins: dict | None = None, order: list[str
     if scores.empty:
         return None
     sets = training_sets(out, scores)
-    variants, pairs = recipe_verdicts(scores, margins or design.get("margins"), order or design.get("variants"),
-                                      as_pairs(design.get("contrasts")), design.get("folds"), COSTS, sets, variance,
-                                      design.get("family") or "holm",  # declared before the runs (run --family)
-                                      dropped_nodes(design.get("family_graph")))  # and its unreachable chains
-    if design.get("sequential"):  # run --until-decided: the group-sequential rule over the looks (issue 51)
-        pairs = design_sequential_verdicts(scores, sets, design, margins, order)
-    atomic_write_text(out / "scores.csv", long.to_csv(index=False, float_format="%.6g"))
-    atomic_write_text(out / "recipe_variants.csv", variants.to_csv(index=False, float_format="%.6g"))
-    atomic_write_text(out / "verdicts.csv", pairs.to_csv(index=False, float_format="%.6g"))
+    variants, pairs = recipe_verdicts(scores, design.margins, design.variants or None, design.contrasts,
+                                      design.folds, COSTS, sets, variance,
+                                      design.family,  # declared before the runs (run --family)
+                                      dropped_nodes(design.family_graph))  # and its unreachable chains
+    if design.is_sequential:  # run --until-decided: the group-sequential rule over the looks
+        pairs = design_sequential_verdicts(scores, sets, design.to_dict(), None, None)
+    atomic_write_text(out / SCORES_CSV, long.to_csv(index=False, float_format="%.6g"))
+    atomic_write_text(out / RECIPE_VARIANTS_CSV, variants.to_csv(index=False, float_format="%.6g"))
+    atomic_write_text(out / VERDICTS_CSV, pairs.to_csv(index=False, float_format="%.6g"))
+    if has_sizes(scores):  # the curves and labels saved, once, beside the tables the pages read
+        write_curve_tables(out, long, variance)
     saved = labels_saved(long, overlaps=size_overlaps(sets), variance=variance) \
         if long["train_size"].nunique() > 1 else None
     for language in LANGUAGES:  # English in the folder, Chinese under zh/, as the pages are (whatever --lang)
         target = out if language == "en" else out / language
         target.mkdir(parents=True, exist_ok=True)
-        atomic_write_text(target / "verdicts.md", design_verdicts_markdown(variants, pairs, design, language)
+        atomic_write_text(target / VERDICTS_MD, design_verdicts_markdown(variants, pairs, design, language)
                           + "".join("\n\n" + line if i == 0 else "\n" + line
-                                    for i, line in enumerate(sequential_lines(design, language)))
+                                    for i, line in enumerate(sequential_lines(design.to_dict(), language)))
                           + ("\n" + "\n".join(labels_saved_markdown(saved))
                              if saved is not None and not saved.empty else ""))
     return pairs

@@ -1,4 +1,4 @@
-"""A folder's report, whatever its kind, and its pages (issue 64): `read_report` gives the one object a folder's pages
+"""A folder's report, whatever its kind, and its pages: `read_report` gives the one object a folder's pages
 are drawn from, `draw_pages` draws them, one page skeleton (html.report_page) with the sections the kind has.
 
 - a single split: report/split_report.SplitReport (its written tables read once; the decision made once), drawn by
@@ -16,7 +16,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from comparisons.outputs import atomic_write_text
-from comparisons.report.cross_corpus import BenchmarkReport, build as build_benchmark
+from comparisons.report.cross_corpus import BenchmarkReport, read_benchmark_report
 from comparisons.report.cross_corpus_page import build_cross_corpus_page
 from comparisons.report.design_report import DesignReport
 from comparisons.report.html import page_path
@@ -33,7 +33,7 @@ def read_report(folder: "Path | SplitFolder | DesignFolder | BenchmarkFolder") -
     """The folder's report as its written files hold it (None: not a run folder)."""
     opened = folder if isinstance(folder, (SplitFolder, DesignFolder, BenchmarkFolder)) else open_folder(Path(folder))
     if isinstance(opened, BenchmarkFolder):
-        return build_benchmark(opened.path)
+        return read_benchmark_report(opened.path)
     if isinstance(opened, DesignFolder):
         return DesignReport.read(opened.path)
     return SplitReport.read(opened) if isinstance(opened, SplitFolder) else None

@@ -6,11 +6,12 @@ from pathlib import Path
 import pandas as pd
 
 from comparisons.run_folder.scores import wide_runs
+from comparisons.report.names import SCORES_CSV
 
 
 def read_scores(out: Path) -> pd.DataFrame | None:
     """A folder's scores.csv as one row per run (wide_runs of the long table); None when it has none."""
-    path = Path(out) / "scores.csv"
+    path = Path(out) / SCORES_CSV
     if not path.exists():
         return None
     found = pd.read_csv(path, keep_default_na=False, na_values=[""])

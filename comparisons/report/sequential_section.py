@@ -1,4 +1,4 @@
-"""The looks of a sequential design (`run --until-decided`, issue 51) as verdicts.md and the page show them: per
+"""The looks of a sequential design (`run --until-decided`) as verdicts.md and the page show them: per
 look the repeats run, the variants run, each declared contrast's state and why the design stopped; read from
 design.json's "sequential" (comparisons/sequential_run.py writes it)."""
 from __future__ import annotations

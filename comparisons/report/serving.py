@@ -1,4 +1,4 @@
-"""The serving table and figure (issue 24): every serving path of every variant, with its verdict against native.
+"""The serving table and figure: every serving path of every variant, with its verdict against native.
 
 Reads serving/<run>.json and predictions/<run>.serving.npz (comparisons/run/serving/measure_paths.py) of the plan's finished
 runs. Per (variant, path), means over seeds: b1 p50 latency, b32 throughput, cold start, serving
@@ -25,6 +25,7 @@ from comparisons.report.i18n import label, phrase, setup_matplotlib, text
 from comparisons.stats.family import correct_family, margin_for
 from comparisons.stats.bootstrap import compare
 from comparisons.report.html import paragraph, table as html_table
+from comparisons.report.names import SERVING_TABLE_CSV, SERVING_TABLE_MD
 
 PATH_ORDER = ("native", "native-bf16", "onnx", "onnx-int8", "torch-int8")  # as run/serving/paths.PATHS
 FIGURES = ("latency_ms_b1_p50", "throughput_per_s", "cold_start_s", "peak_rss_serve_mb", "size_mb",
@@ -161,8 +162,8 @@ def write_serving(out: Path, lang: str, table: pd.DataFrame | None) -> list[Path
     for variant in dict.fromkeys(table["variant"]):
         lines += [f"## {variant}", "", shown[table["variant"] == variant].drop(columns=[label("variant", lang)])
                   .to_markdown(index=False), ""]
-    paths = [atomic_write_text(target / "serving_table.csv", table.to_csv(index=False, float_format="%.6g")),
-             atomic_write_text(target / "serving_table.md", "\n".join(lines))]
+    paths = [atomic_write_text(target / SERVING_TABLE_CSV, table.to_csv(index=False, float_format="%.6g")),
+             atomic_write_text(target / SERVING_TABLE_MD, "\n".join(lines))]
     measured = table[(table["status"] == "ok") & table["latency_ms_b1_p50"].notna()]
     if not measured.empty:
         paths.append(_figure(measured, lang, target / "figures" / "serving.png"))
@@ -211,7 +212,7 @@ def serving_tables_html(target: Path, lang: str, machine: str = "") -> str:
     """report.html's serving tables, one per variant, from serving_table.csv ('' when there is none); `machine`: the
     sentence naming the CPU kind and threads the costs were measured on (report/measured_on.costs_note)."""
 
-    path = Path(target) / "serving_table.csv"
+    path = Path(target) / SERVING_TABLE_CSV
     if not path.exists():
         return ""
     words = ("status", "reason", "int8_weights", "verdict_vs_native")

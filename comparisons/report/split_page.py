@@ -29,6 +29,7 @@ from comparisons.report.measured_on import costs_note
 from comparisons.report.html import facts, paragraph, png_figure, report_page, table
 from comparisons.report.split_page_sections import lead, pairwise_tables, pretrained_vs_scratch, real_differences
 from comparisons.report.split_report import SplitReport
+from comparisons.report.names import SUMMARY_TABLE_CSV, SUMMARY_TABLE_MD
 
 # Measures of the "best on each" digest: (key in aggregate.csv, higher is better).
 COSTS = DIGEST_COSTS  # lower is better
@@ -156,9 +157,9 @@ def _value(row: pd.Series, measure: str, lang: str) -> str:
 
 def _tables(target: Path, verdicts: pd.DataFrame | None, lang: str) -> str:
     parts, machine = [], costs_note(target if lang == "en" else target.parent, lang)
-    summary = _read_csv(target / "summary_table.csv")
+    summary = _read_csv(target / SUMMARY_TABLE_CSV)
     if summary is not None:
-        markdown = target / "summary_table.md"  # its title says what the cells hold, as report.py wrote them
+        markdown = target / SUMMARY_TABLE_MD  # its title says what the cells hold, as report.py wrote them
         title = markdown.read_text(encoding="utf-8").splitlines()[0] if markdown.exists() else ""
         parts.append(table(list(summary.columns), summary.values.tolist(), caption=(title.removeprefix("# ") or text(
             "Per variant: quality as mean ± std over seeds (training randomness), costs as means",

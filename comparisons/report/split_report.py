@@ -1,4 +1,4 @@
-"""A single split's report as one object (issue 64): what its pages are drawn from, read once for every language.
+"""A single split's report as one object: what its pages are drawn from, read once for every language.
 
 report/split_tables.py computes the aggregate and the verdicts and writes the tables; `SplitReport.read` then reads
 the language-neutral ones once (aggregate.csv, verdicts.csv, summary.csv, pretrained_vs_scratch.csv) with the
@@ -17,6 +17,7 @@ import pandas as pd
 from comparisons.report.decision_section import tables_decision
 from comparisons.report.verdicts_file import read_verdicts
 from comparisons.run_folder import RunFolder
+from comparisons.report.names import AGGREGATE_CSV, PRETRAINED_VS_SCRATCH_CSV, SERVING_TABLE_CSV, SUMMARY_CSV
 
 
 def _numbers(path: Path) -> pd.DataFrame | None:
@@ -36,8 +37,8 @@ class SplitReport:
     def read(cls, folder: "Path | RunFolder") -> "SplitReport":
         folder = RunFolder.of(folder)
         out = folder.path
-        return cls(folder, _numbers(out / "aggregate.csv"), read_verdicts(out), _numbers(out / "summary.csv"),
-                   _numbers(out / "pretrained_vs_scratch.csv"))
+        return cls(folder, _numbers(out / AGGREGATE_CSV), read_verdicts(out), _numbers(out / SUMMARY_CSV),
+                   _numbers(out / PRETRAINED_VS_SCRATCH_CSV))
 
     @property
     def path(self) -> Path:
@@ -49,5 +50,5 @@ class SplitReport:
         if price not in self._decisions:
             manifest = self.folder.plan.to_dict() if self.folder.plan else {}
             self._decisions[price] = tables_decision(self.aggregate, False, self.verdicts, manifest,
-                                                     self.path / "serving_table.csv", price)
+                                                     self.path / SERVING_TABLE_CSV, price)
         return self._decisions[price]

@@ -32,11 +32,12 @@ from comparisons.report.pair_tables import verdicts_markdown
 from comparisons.stats.bootstrap import N_RESAMPLES, PAIR_METRICS, Verdicts, compare, run_intervals
 from comparisons.report.predictions import load_predictions
 from common.datasets import DataSpec, load
+from comparisons.report.names import AGGREGATE_CSV, SCORES_CSV, SUMMARY_CSV, VERDICTS_CSV, VERDICTS_MD
 
 # accuracy and macro-F1 at the 0.5 cut (the arg-max) and at the threshold chosen on validation
 QUALITY = list(SUMMARY_QUALITY)
 COST = list(SUMMARY_COSTS)
-# what the model could not read: the share of its tokens of the test texts that are unknown (issue 25)
+# what the model could not read: the share of its tokens of the test texts that are unknown
 INPUT = list(INPUT_METRICS)
 SUMMARY_COLUMNS = [
     "variant", "seed", "status", "reason", "train_size", *QUALITY, "positive_precision", "positive_recall",
@@ -201,10 +202,10 @@ def write_reports(folder: "Path | RunFolder", lang: str = "en", reports: Reports
     out = folder.path
     reports = reports or build_reports(folder)
     if lang == "en":  # once; scores.csv: the one long scores table every design fills (run_folder/scores.py)
-        atomic_write_text(out / "summary.csv", reports.summary.to_csv(index=False, float_format="%.6g"))
-        atomic_write_text(out / "scores.csv", split_scores(folder).to_csv(index=False, float_format="%.6g"))
+        atomic_write_text(out / SUMMARY_CSV, reports.summary.to_csv(index=False, float_format="%.6g"))
+        atomic_write_text(out / SCORES_CSV, split_scores(folder).to_csv(index=False, float_format="%.6g"))
     target = out if lang == "en" else out / "zh"
-    atomic_write_text(target / "aggregate.csv", reports.aggregate.to_csv(index=False, float_format="%.6g"))
+    atomic_write_text(target / AGGREGATE_CSV, reports.aggregate.to_csv(index=False, float_format="%.6g"))
     title = text("Comparison on one split: mean ± std over seeds (training randomness) "
                  "[95% interval over seeds and test items (two-level bootstrap)]",
                  "同一划分上的对比：多个种子的均值 ± 标准差（训练随机性）[种子与测试样本上的 95% 区间（两级自助法）]", lang) \
@@ -222,8 +223,8 @@ def write_verdicts(target: Path, verdicts: Verdicts, lang: str) -> list[Path]:
     if lang == "zh":
         for column in ("verdict", "verdict_decisions"):
             pairs[column] = [phrase(v, "A", "B", lang) if pd.notna(v) else v for v in pairs[column]]
-    paths = [atomic_write_text(Path(target) / "verdicts.csv", pairs.to_csv(index=False, float_format="%.6g"))]
-    paths.append(atomic_write_text(Path(target) / "verdicts.md", split_verdicts_markdown(verdicts, lang)))
+    paths = [atomic_write_text(Path(target) / VERDICTS_CSV, pairs.to_csv(index=False, float_format="%.6g"))]
+    paths.append(atomic_write_text(Path(target) / VERDICTS_MD, split_verdicts_markdown(verdicts, lang)))
     return paths
 
 

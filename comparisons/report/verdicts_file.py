@@ -7,10 +7,11 @@ from pathlib import Path
 import pandas as pd
 
 from common.splits import size_key
+from comparisons.report.names import VERDICTS_CSV
 
 
 def read_verdicts(out: Path) -> pd.DataFrame | None:
-    path = Path(out) / "verdicts.csv"  # the English file: its values are the stable keys
+    path = Path(out) / VERDICTS_CSV  # the English file: its values are the stable keys
     if not path.exists():
         return None
     verdicts = pd.read_csv(path, keep_default_na=False, na_values=[""])

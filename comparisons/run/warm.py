@@ -1,4 +1,4 @@
-"""Warm workers (issue 65): in a quality-only design run locally, one worker process per backend serves that
+"""Warm workers: in a quality-only design run locally, one worker process per backend serves that
 backend's runs one after another, so the framework's import and the process's start are paid once, not once a run.
 
 Every run is still the same `comparisons.run.worker` code (`run_request`), with the same quality figures,

@@ -131,7 +131,7 @@ def run(args: RunSpec, out: Path, inputs: RunInputs) -> dict:
     # at a training size: a nested stratified subset, its validation part carved from it (label budget train+valid)
     # or the split's whole validation part (train); common/splits.py budget_parts
     train_rows, valid_rows = budget_parts(split, data.labels, data.texts, args.train_size, args.label_budget,
-                                          subset_seed=args.subset_seed)  # a draw's own subset (issue 50)
+                                          subset_seed=args.subset_seed)  # a draw's own subset
     train, valid, test = data.subset(train_rows), data.subset(valid_rows), data.subset(split.test)
     kwargs = backend_kwargs(cls, args)
     from backends.base import build
@@ -174,7 +174,7 @@ def run(args: RunSpec, out: Path, inputs: RunInputs) -> dict:
     metrics, valid_metrics = scored.test, scored.valid
     calibration = {"brier": brier_score(test.labels, test_proba, data.positive_index),  # as the reports computed them
                    "ece": expected_calibration_error(test.labels, test_proba, data.positive_index)}  # from the npz
-    # how much of the test input the model could not see (issue 25); None for a backend without a vocabulary
+    # how much of the test input the model could not see; None for a backend without a vocabulary
     unknown = model.unknown_tokens(test.texts) if hasattr(model, "unknown_tokens") else None
     at_threshold = {}
     if scored.test_at_threshold is not None:

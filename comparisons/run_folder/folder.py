@@ -7,37 +7,45 @@ comparable with the plan (selected once) and each run's predictions (each file o
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
 from common.splits import as_train_size, Split, TrainSize
 from comparisons.comparability import why_left_out
 from comparisons.run_folder.names import RUNS, SPLITS, prediction_path, run_name
-from comparisons.run_folder.records import Manifest
+from comparisons.run_folder.records import JsonRecord, Manifest
 from common.errors import UserInputError
 
 
-@dataclass(frozen=True)
-class RunRecord(Mapping):
-    """One run's record. The identity is typed; every other field is read by key (`record["macro_f1"]`,
-    `record.get("cold_start_s")`) as the worker or the executor wrote it."""
-
-    variant: str
-    seed: int
-    train_size: TrainSize
-    status: str
-    fields: dict = field(repr=False)
+class RunRecord(JsonRecord):
+    """One run's record (runs/NAME.json), read-only like the plan files' records: the identity typed (variant, seed,
+    training size, status); every other field read by key (`record["macro_f1"]`, `record.get("cold_start_s")`) as
+    the worker or the executor wrote it."""
 
     @classmethod
-    def from_dict(cls, fields: dict) -> "RunRecord":
-        size = as_train_size(fields.get("train_size"))
-        fields = {**fields, "train_size": size}  # one spelling from here on
-        return cls(fields["variant"], int(fields["seed"]), size, str(fields.get("status")), fields)
+    def from_dict(cls, fields: Mapping) -> "RunRecord":
+        int(fields["seed"]), fields["variant"]  # noqa: B018 - a record without its identity fails when read
+        return cls({**fields, "train_size": as_train_size(fields.get("train_size"))})  # one spelling from here on
+
+    @property
+    def variant(self) -> str:
+        return self.fields["variant"]
+
+    @property
+    def seed(self) -> int:
+        return int(self.fields["seed"])
+
+    @property
+    def train_size(self) -> TrainSize:
+        return self.fields["train_size"]
+
+    @property
+    def status(self) -> str:
+        return str(self.fields.get("status"))
 
     @property
     def name(self) -> str:
@@ -52,18 +60,6 @@ class RunRecord(Mapping):
         """The thread count (records keep the settings in force as a dict, failed rows a count)."""
         value = self.fields.get("threads")
         return value.get("threads") if isinstance(value, dict) else value
-
-    def to_dict(self) -> dict:
-        return dict(self.fields)
-
-    def __getitem__(self, key: str) -> Any:
-        return self.fields[key]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self.fields)
-
-    def __len__(self) -> int:
-        return len(self.fields)
 
 
 def select_runs(records: list[RunRecord], manifest: dict) -> tuple[list[RunRecord], list[str]]:

@@ -1,4 +1,4 @@
-"""A folder opened as what it is, decided in one place (issue 64): `open_folder(path)` returns a `SplitFolder` (its
+"""A folder opened as what it is, decided in one place: `open_folder(path)` returns a `SplitFolder` (its
 manifest.json: one split, its runs), a `DesignFolder` (its design.json: a folder a partition under partitions/, each
 a split folder of its own), a `BenchmarkFolder` (its benchmark.json: a folder a corpus, each a design or a split), or
 None (not a run folder). Nothing else looks at which files a folder holds to decide what it is.

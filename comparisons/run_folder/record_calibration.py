@@ -1,6 +1,6 @@
 """Each finished run's probability calibration (Brier score, ECE over CALIBRATION_BINS equal-mass bins;
-common/metrics.py): the worker records both since issue 64; an older record's are computed here from its stored
-predictions, in memory, unrounded (nothing is written back)."""
+common/metrics.py): the worker records both; an older record's, made before it did, are computed here from its
+stored predictions, in memory, unrounded (nothing is written back)."""
 from __future__ import annotations
 
 from typing import Mapping
@@ -13,7 +13,7 @@ from comparisons.run_folder.folder import RunFolder
 
 
 def run_calibration(folder: RunFolder, record: Mapping, positive_index: int | None) -> dict[str, float]:
-    """{'brier', 'ece'} of one finished run: as its record holds them (the worker records them since issue 64), else
+    """{'brier', 'ece'} of one finished run: as its record holds them (the worker records them), else
     (an older record) from its stored predictions, in memory; NaN when those or their labels are missing."""
     if all(record.get(name) is not None for name in CALIBRATION):
         return {name: float(record[name]) for name in CALIBRATION}

@@ -1,4 +1,4 @@
-"""The plan files of a run folder as typed, read-only records (issue 64): `Manifest` (manifest.json), `Design`
+"""The plan files of a run folder as typed, read-only records: `Manifest` (manifest.json), `Design`
 (design.json), `BenchmarkPlan` (benchmark.json) and `SplitsRecord` (splits.json).
 
 Each keeps the file's dict as read (`fields`, in its key order, so `to_dict()` gives the file back key for key) and
@@ -144,7 +144,7 @@ class Manifest(PlanRecord):
 
     @property
     def precision(self) -> dict:
-        """{variant: fp32 | bf16} (folders before issue 35: {})."""
+        """{variant: fp32 | bf16} (folders from before precision was recorded: {})."""
         return dict(self.fields.get("precision") or {})
 
     @property
@@ -175,7 +175,7 @@ class Design(PlanRecord):
 
     @property
     def family(self) -> str:
-        """holm (every design before issue 65) or natural-order."""
+        """holm (the default, and a design that records no family) or natural-order."""
         return self.fields.get("family") or "holm"
 
     @property
@@ -240,8 +240,27 @@ class Design(PlanRecord):
 
     @property
     def numerics(self) -> dict | None:
-        """The driver's numerics identity when the design was planned (designs before issue 40: None)."""
+        """The driver's numerics identity when the design was planned (designs from before it was recorded: None)."""
         return self.fields.get("numerics")
+
+    def with_report_choices(self, contrasts: list[tuple[str, str]] | None = None,
+                            variance: str | None = None) -> "Design":
+        """The record with what `report` chose after the runs: declared contrasts (marked as declared at report
+        time, which the pages say) and the variance estimate (so that the pages and curves read the same choice)."""
+        fields = dict(self.fields)
+        if contrasts is not None:
+            fields.update(contrasts=[list(pair) for pair in contrasts], contrasts_declared="at report time")
+        if variance is not None:
+            fields["variance"] = variance
+        return Design(fields)
+
+    def with_numerics_runs(self, summary: dict, line: str | None) -> "Design":
+        """The record with the numerics identities its partitions' runs were made under (comparisons/numerics.py)."""
+        return Design({**self.fields, "numerics_runs": {**summary, "line": line}})
+
+    def with_look(self, looks: list[dict], stopped: str | None) -> "Design":
+        """The record of a sequential design after a look: every look so far and why it stopped (None: it goes on)."""
+        return Design({**self.fields, "sequential": {**(self.sequential or {}), "looks": looks, "stopped": stopped}})
 
     @property
     def numerics_line(self) -> str | None:

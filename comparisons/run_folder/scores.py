@@ -32,7 +32,7 @@ SCORE_COLUMNS = (*KEYS, "n_train", "n_test", "metric", "value")
 
 def labelled_texts(record, split: dict) -> int:
     """The labelled texts a run learnt from (training and validation: the correction's n_train): as the run
-    recorded them, else (runs before issue 36) the training size or the split's training and validation parts."""
+    recorded them, else (an older run) the training size or the split's training and validation parts."""
     if record.get("n_train_texts") is not None:
         return int(record.get("n_train_texts")) + int(record.get("n_valid_texts") or 0)
     return record.train_size if record.train_size is not None else len(split["train"]) + len(split["valid"])

@@ -3,7 +3,7 @@ variance estimate reads the resamples' overlaps and draws from (comparisons/stat
 
 A run at the whole labelled part learnt from its partition's training and validation parts; at a training size,
 from the subset splits.json records for that size (training and validation indices together, the texts it saw:
-the same count as the scores table's n_train); at a drawn size (issue 50), from its own draw's subset.
+the same count as the scores table's n_train); at a drawn size, from its own draw's subset.
 """
 from __future__ import annotations
 

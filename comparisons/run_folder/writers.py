@@ -1,4 +1,4 @@
-"""The one writer of design.json, manifest.json, splits.json and benchmark.json (issue 64): `write_design`,
+"""The one writer of design.json, manifest.json, splits.json and benchmark.json: `write_design`,
 `write_manifest`, `write_splits`, `write_benchmark_plan`, atomic (a reader never meets half a file), each taking the
 record or its dict; and a run's record, `write_run_record`, once a run (by the executor: the worker leaves its record
 beside it, names.worker_record_path, and the orchestrator adds the run's wall time and sharing)."""

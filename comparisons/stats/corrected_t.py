@@ -1,5 +1,5 @@
 """The partition design's pair test: the corrected repeated k-fold t-test (framework-free), its variance following
-the design that ran (comparisons/stats/design_variance.py, issue 50).
+the design that ran (comparisons/stats/design_variance.py).
 
 For a pair, d_j = A's metric - B's metric on partition j (each the mean over its seeds), j = 1..J, J = R x K.
 The partitions overlap in their training texts, so the plain variance of the mean, s^2 / J, is too small;

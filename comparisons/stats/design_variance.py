@@ -1,4 +1,4 @@
-"""The variance of a mean over resamples, derived for the design that ran (issue 50).
+"""The variance of a mean over resamples, derived for the design that ran.
 
 A partition design scores each variant on resamples j: partition p's test fold, a training set T_j (the whole
 labelled part at full size; a drawn subset at a training size), a model seed. For a pair, d_j = A - B on resample
@@ -39,7 +39,7 @@ formula above), on P - 1 degrees of freedom: exact when partitions share nothing
 one partition share. Seeds of one training set are not draws: they are averaged inside the draw.
 
 Methods: "overlap" (the default above; it names itself "nadeau_bengio" on the rows where the cap does not bind,
-and falls back to it where no training sets were recorded) and "nadeau_bengio" (the correction before issue 50,
+and falls back to it where no training sets were recorded) and "nadeau_bengio" (the former default, uncapped,
 kept as an option: `report --variance nadeau_bengio`).
 """
 from __future__ import annotations

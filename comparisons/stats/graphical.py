@@ -1,4 +1,4 @@
-"""The learning curve's family asked in its natural order: a graphical procedure (framework-free; issue 65).
+"""The learning curve's family asked in its natural order: a graphical procedure (framework-free).
 
 A curve asks each declared contrast two questions over its sizes s_1 < ... < s_K:
   is one recipe better?  the difference nulls H_d(s) "A = B", from the smallest budget up: a fixed sequence, each

@@ -1,4 +1,4 @@
-"""Labels saved by pretraining, read off the learning curves of a partition design (issue 36).
+"""Labels saved by pretraining, read off the learning curves of a partition design.
 
 For each pretrained recipe and training size: how many labelled texts the best recipe without
 pretraining needs to reach the same test AP, read off that recipe's curve on the same partition

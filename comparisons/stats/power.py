@@ -143,7 +143,7 @@ LARGEST_FOLDS = 40  # how far `folds_for_power` looks
 def folds_for_power(delta: float, between: float, within: float, pilot_folds: int, draws: int, overlap_term: float,
                     hypotheses: int, test_scales: bool, alpha: float = ALPHA, target: float = POWER) -> int | None:
     """The fewest disjoint folds K (one repeat, `draws` draws a fold) with which a true difference `delta` is shown
-    different at Holm's strictest level with probability `target` (issue 65: a design powered before it runs).
+    different at Holm's strictest level with probability `target` (a design powered before it runs).
 
     The pilot's components were measured with `pilot_folds` folds. K folds give K - 1 degrees of freedom and the
     standard error sqrt(between_K / K + within / (K draws) + overlap_term). How `between` moves with K is bounded

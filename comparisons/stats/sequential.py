@@ -1,4 +1,4 @@
-"""A group-sequential test of a declared family (issue 51; framework-free): looks after each repeat, valid stopping.
+"""A group-sequential test of a declared family (framework-free): looks after each repeat, valid stopping.
 
 The rule (docs/statistics.md "Run until decided"):
 - Each hypothesis (a row's difference, two-sided, and its equivalence, two one-sided tests) is tested at every
@@ -15,7 +15,7 @@ The rule (docs/statistics.md "Run until decided"):
   (Cov(mean_j, mean_k) = Var(mean_k) for nested sets of partitions).
 - The statistic is the design's t on J_k - 1 degrees of freedom, and the family's boundaries are on the t scale
   (comparisons/stats/t_boundaries.py: the same spending, each look's share found for the looks' t statistics under
-  the design's model; issue 65). `boundaries` and `nominal_level` here are the z boundaries the spending starts from
+  the design's model). `boundaries` and `nominal_level` here are the z boundaries the spending starts from
   (the significance-level approach, Jennison & Turnbull 2000, sec. 11.4, which ran 0.0575 over three looks).
 - The family: each hypothesis's repeated p-value at a look, the smallest level whose boundary it crosses there
   (Jennison & Turnbull 2000, sec. 9.3), its running minimum over the looks (valid at every level at once:

@@ -1,4 +1,4 @@
-"""Alpha spending and its z boundaries (framework-free; the group-sequential rule's first layer, issue 51).
+"""Alpha spending and its z boundaries (framework-free; the group-sequential rule's first layer).
 
 Lan-DeMets alpha spending of the O'Brien-Fleming shape (Lan & DeMets 1983), per side
 alpha(t) = 2 - 2 Phi(Phi^-1(1 - a / 2) / sqrt(t)) for a one-sided level a (gsDesign's sfLDOF, rpact's asOF); the z
@@ -22,10 +22,17 @@ MOST_POINTS = 4001  # and at most: the spacing is kept at a quarter of the next 
 LOWEST = -10.0  # a one-sided test's continuation region starts here (in z units; its mass below is < 1e-22)
 
 
-def spent(t: float, level: float) -> float:
-    """The alpha spent on one side by information fraction t (Lan-DeMets O'Brien-Fleming shape, one-sided level)."""
+OBRIEN_FLEMING, POCOCK = "obrien-fleming", "pocock"  # the spending shapes (the sequential design: the first)
+
+
+def spent(t: float, level: float, shape: str = OBRIEN_FLEMING) -> float:
+    """The alpha spent on one side by information fraction t (one-sided level): Lan-DeMets O'Brien-Fleming shape
+    (little early, the group-sequential design's), or Lan-DeMets Pocock shape, level x ln(1 + (e - 1) t) (evenly
+    over the looks: what a selection that should drop a losing candidate early spends, recipe_selection.py)."""
     if t <= 0:
         return 0.0
+    if shape == POCOCK:
+        return float(level * np.log1p((np.e - 1) * min(t, 1.0)))
     return float(2 * norm.sf(norm.isf(level / 2) / np.sqrt(min(t, 1.0))))  # 2 - 2 Phi(.), without cancellation
 
 

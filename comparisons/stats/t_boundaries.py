@@ -1,4 +1,4 @@
-"""Group-sequential boundaries on the t scale (issue 65 item 3): the design's own t statistics, not z's.
+"""Group-sequential boundaries on the t scale: the design's own t statistics, not z's.
 
 comparisons/stats/sequential.py spends alpha with the Lan-DeMets O'Brien-Fleming function and finds z boundaries
 under the canonical joint distribution of the looks' z statistics; comparing the design's t (on J_k - 1 degrees of
@@ -29,7 +29,7 @@ from functools import lru_cache
 import numpy as np
 from scipy.stats import t as student_t
 
-from comparisons.stats.spending import information_fractions, repeated_p as z_repeated_p, spent
+from comparisons.stats.spending import OBRIEN_FLEMING, information_fractions, repeated_p as z_repeated_p, spent
 
 SEQUENCES = 50_000    # simulated null sequences (Monte Carlo standard error of a look's share 0.05: 0.001)
 SEED = 20261205       # fixed: the same boundaries in every process and on every machine
@@ -46,13 +46,13 @@ def _key(counts, ratio: float) -> tuple[tuple[int, ...], float]:
 
 
 @lru_cache(maxsize=32)
-def null_statistics(counts: tuple[int, ...], ratio: float) -> np.ndarray:
-    """(SEQUENCES, looks) corrected t statistics of null sequences under the design's equicorrelated model."""
+def null_statistics(counts: tuple[int, ...], ratio: float, sequences: int = SEQUENCES) -> np.ndarray:
+    """(sequences, looks) corrected t statistics of null sequences under the design's equicorrelated model."""
     rng = np.random.default_rng(SEED)
     rho = ratio / (1.0 + ratio)
     total = counts[-1]
-    differences = (np.sqrt(rho) * rng.standard_normal((SEQUENCES, 1))
-                   + np.sqrt(1.0 - rho) * rng.standard_normal((SEQUENCES, total)))
+    differences = (np.sqrt(rho) * rng.standard_normal((sequences, 1))
+                   + np.sqrt(1.0 - rho) * rng.standard_normal((sequences, total)))
     sums, squares = np.cumsum(differences, axis=1), np.cumsum(differences ** 2, axis=1)
     columns = []
     for j in counts:
@@ -62,18 +62,25 @@ def null_statistics(counts: tuple[int, ...], ratio: float) -> np.ndarray:
     return np.column_stack(columns).astype(np.float32)  # (SEQUENCES, looks): 0.2 MB a look
 
 
-def t_boundaries(counts, ratio: float, level: float, sides: int = 2) -> np.ndarray:
+def t_boundaries(counts, ratio: float, level: float, sides: int = 2, shape: str = OBRIEN_FLEMING,
+                 by_partitions: bool = False, sequences: int = SEQUENCES) -> np.ndarray:
     """The t boundaries b_1..b_K (two-sided: |T_k| >= b_k; one-sided: T_k >= b_k) of a test at total `level` whose
-    looks see counts[k] partitions (the last: the most the design plans), correction ratio `ratio`."""
+    looks see counts[k] partitions (the last: the most the design plans), correction ratio `ratio`, alpha spent
+    with `shape` (spending.spent) by information fraction, or with by_partitions by the share of the partitions
+    (J_k / J_K: a design whose correlation makes the first look carry most of the information would otherwise spend
+    most of alpha where a t on 2 degrees of freedom can decide nothing). Either way each look's share is found for
+    the looks' statistics under the design's model, so the total is `level`. sequences: how many null sequences
+    are simulated (a small per-look share, below MIN_CROSSINGS of them, falls back to the marginal t quantile,
+    valid but conservative: a selection's many looks at alpha / (k - 1) ask for more)."""
     counts, ratio = _key(counts, ratio)
-    fractions = information_fractions(counts, ratio)
-    statistics = null_statistics(counts, ratio)
+    fractions = [j / counts[-1] for j in counts] if by_partitions else information_fractions(counts, ratio)
+    statistics = null_statistics(counts, ratio, sequences)
     values = np.abs(statistics) if sides == 2 else statistics
     side_level = level / 2 if sides == 2 else level
     running = np.ones(len(values), dtype=bool)
     bounds, previous = [], 0.0
     for look, (t, j) in enumerate(zip(fractions, counts)):
-        total = sides * spent(t, side_level)  # alpha spent by this look, both sides together
+        total = sides * spent(t, side_level, shape)  # alpha spent by this look, both sides together
         share, previous = total - previous, total
         crossings = share * len(values)
         if look == 0 or crossings < MIN_CROSSINGS:

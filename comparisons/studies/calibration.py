@@ -17,7 +17,7 @@ vocabulary), seed a against seed b; the weak one must be called worse.
 
 Pairs are disjoint by default (seeds 0-1, 2-3, ...: no seed in two comparisons, so the comparisons of
 the A/A are independent given the data and their Clopper-Pearson intervals hold; a pool of 2m seeds
-gives m comparisons). `--all-pairs` compares every pair of the pool, as the studies before issue 37
+gives m comparisons). `--all-pairs` compares every pair of the pool, as the earlier studies
 did: more comparisons from the same training, but they share seeds, so the rates are unbiased and
 their intervals too narrow (say so when quoting them).
 
@@ -85,7 +85,7 @@ def torch_scratch_scores(data: LabelledTexts, split: Split, seed: int, weak: boo
 
     model = build("torch_scratch", seed=seed, device="cpu", progress=False, tokenizer=RECIPE["tokenizer"],
                   config={"epochs": 1}, vocab_max_size=WEAK_VOCABULARY if weak else 8000,
-                  choose_on="validation")  # as the committed calibration ran (before issue 63's fixed schedule)
+                  choose_on="validation")  # as the committed calibration ran (before the small-budget rule)
     model.fit(subset(data, split.train), subset(data, split.valid))
     return model.predict_proba([data.texts[i] for i in split.test])[:, data.positive_index]
 
@@ -157,7 +157,7 @@ def pool_scores(data: LabelledTexts, learner: str, pool: int, folds: int, repeat
     return {"ap": ap, "items": items, "partitions": partitions, "seconds": time.perf_counter() - started}
 
 
-# The other kernels of the A/A across kernels (issue 40): oneDNN capped at AVX2, MKL in its conditional-numerical-
+# The other kernels of the A/A across kernels: oneDNN capped at AVX2, MKL in its conditional-numerical-
 # reproducibility mode. They act when a library starts, so that side is scored in a child process.
 OTHER_KERNELS = {"ONEDNN_MAX_CPU_ISA": "AVX2", "MKL_CBWR": "COMPATIBLE"}
 
@@ -304,11 +304,11 @@ def main(argv=None) -> int:
     parser.add_argument("--no-planted", action="store_true", help="skip the planted difference (the A/A part only)")
     parser.add_argument("--other-kernels", action="store_true",
                         help="A/A across kernels: side B of each pair scored in a child process under "
-                             "ONEDNN_MAX_CPU_ISA=AVX2 MKL_CBWR=COMPATIBLE (issue 40); writes LEARNER_kernels.{json,md}")
+                             "ONEDNN_MAX_CPU_ISA=AVX2 MKL_CBWR=COMPATIBLE; writes LEARNER_kernels.{json,md}")
     parser.add_argument("--limit-per-class", type=int, help="the first N texts of each class (quick trials)")
     parser.add_argument("--train-size", type=int,
                         help="every partition and the split at N labelled texts (training and validation together, "
-                             "the learning curve's rule; issue 36); writes LEARNER_nN.{json,md}")
+                             "the learning curve's rule); writes LEARNER_nN.{json,md}")
     parser.add_argument("--scores-only", type=Path, help=argparse.SUPPRESS)  # the child's: write pool_scores as JSON
     parser.add_argument("--seeds", help=argparse.SUPPRESS)  # the child's: the pool's seeds it scores, "1,3,5"
     parser.add_argument("--out", type=Path, required=True)

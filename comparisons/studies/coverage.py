@@ -5,7 +5,7 @@
 The calibration study's A/A compares a recipe with itself: the training-set term of the corrected
 t-test cancels there, so it shows the test is conservative against seed noise, not that its
 intervals cover the difference of two *different* recipes, which is what every real verdict is
-about (issue 37). This study measures that on the tweets corpus (37,197 texts after cleaning,
+about. This study measures that on the tweets corpus (37,197 texts after cleaning,
 binarised: negative against the rest), which holds a large pool and many disjoint samples:
 
 - two different cheap recipes (RECIPES), TF-IDF of word 1-2-grams against TF-IDF of character

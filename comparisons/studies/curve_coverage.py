@@ -7,7 +7,7 @@ training subset of n labelled texts (common.splits.budget_parts with its own sub
 carved from the n) and its own model seed (common.splits.draw_seeds, distinct across partitions). The pair test
 over partitions then needs a variance for the mean over partitions whose training sets barely overlap (two
 subsets of 50 texts drawn from partitions of 4,000 share about 1% of their texts). Nadeau-Bengio's correction
-("nadeau_bengio", the rule before issue 50) takes s^2 x (1/J + n_test/n_train), about 100 times s^2 / J at
+("nadeau_bengio", the former default) takes s^2 x (1/J + n_test/n_train), about 100 times s^2 / J at
 n = 50 with 1,000 test texts; the overlap rule ("overlap", comparisons/stats/design_variance.py) caps the
 correlation at the measured overlap. coverage.py checks the design at 600 and 300 texts, one draw a partition;
 this study checks both variances side by side, on the same runs, where the learning curve uses them:
@@ -116,7 +116,7 @@ def scratch_scores(data: LabelledTexts, train: np.ndarray, valid: np.ndarray, te
     from common.recipe import RECIPE
 
     model = build("torch_scratch", seed=seed, device="cpu", progress=False, tokenizer=RECIPE["tokenizer"],
-                  config=config, choose_on="validation")  # as the committed coverage ran (before issue 63)
+                  config=config, choose_on="validation")  # as the committed coverage ran (before the small-budget rule)
     model.fit(data.subset(train), data.subset(valid))
     return model.predict_proba([data.texts[i] for i in test])[:, data.positive_index]
 

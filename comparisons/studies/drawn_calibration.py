@@ -1,5 +1,5 @@
 """A/A and planted-gap power of the partition verdicts at a small training size, drawn the way the learning curve
-now draws (issue 50): both variance estimates side by side.
+now draws: both variance estimates side by side.
 
 `python -m comparisons.studies.drawn_calibration --train-size 100 --draws 5 --comparisons 100 --out results/calibration`
 

@@ -1,4 +1,4 @@
-"""The curve's family simulated where the answer is known (issue 65 item 2): its family-wise error and what it decides.
+"""The curve's family simulated where the answer is known: its family-wise error and what it decides.
 
 Each simulated curve has C declared contrasts at K sizes with known true gaps `delta` (C x K); the estimates are
 normal around them with standard error `se`, correlated across a contrast's sizes (the sizes share training texts)
@@ -7,7 +7,7 @@ gap is at least the margin. The family-wise error is the share of curves in whic
 share decided is the share of false nulls rejected (power). Three procedures:
 
 - natural-order: the graph of comparisons/stats/graphical.py (what `run --family natural-order` reports);
-- holm: Holm over all 2 x C x K hypotheses at once (every design before issue 65);
+- holm: Holm over all 2 x C x K hypotheses at once (the default family);
 - naive chain: the tempting rule docs/statistics.md warns about (sizes in sequence, each row's two nulls at
   alpha / C, moving on whenever a row is decided either way), which does not control the error.
 
@@ -119,7 +119,7 @@ def error_table(n_sim: int) -> list[dict]:
 
 
 def error_markdown(rows: list[dict], n_sim: int, seconds: float) -> str:
-    lines = ["# The curve's family: family-wise error and power, simulated with known answers (issue 65)", "",
+    lines = ["# The curve's family: family-wise error and power, simulated with known answers", "",
              f"Command: `python -m comparisons.studies.family_error --sims {n_sim} --out results/calibration`. "
              f"{n_sim:,} simulated curves a scenario, procedure and standard error: 4 declared contrasts x 5 sizes, "
              f"estimates normal around the true gaps with standard error {' or '.join(map(str, SE_LEVELS))}, "

@@ -1,4 +1,4 @@
-"""The fixed schedules the expensive recipes follow where validation is too small to choose (issue 63), chosen on tweets.
+"""The fixed schedules the expensive recipes follow where validation is too small to choose, chosen on tweets.
 
 `python -m comparisons.studies.few_shot_schedule --variant hf_bert:full --out results/recipe_audit`
 `python -m comparisons.studies.few_shot_schedule --variant torch_scratch --draws 3 --out results/recipe_audit`

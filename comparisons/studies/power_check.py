@@ -1,4 +1,4 @@
-"""What a powered design expected against what it decided (issue 65): for a partition design run with
+"""What a powered design expected against what it decided: for a partition design run with
 `--power-plan FILE`, each declared contrast at each size of the plan: the chance the plan gave of deciding a true gap
 and the pilot's observed difference, beside the run's difference, interval and verdict.
 
@@ -17,11 +17,12 @@ from comparisons.outputs import atomic_write_text
 from comparisons.run_folder.records import Design
 from comparisons.run_folder.open_folder import DesignFolder, open_folder
 from comparisons.stats.family import PRIMARY
+from comparisons.report.names import VERDICTS_CSV
 
 
 def expected_and_decided(folder: Path) -> tuple[dict, pd.DataFrame]:
     """(the power plan design.json recorded, one row per planned size and contrast with the run's verdict)."""
-    verdicts_file = folder / "verdicts.csv"
+    verdicts_file = folder / VERDICTS_CSV
     if not isinstance(open_folder(folder), DesignFolder) or not verdicts_file.exists():
         raise UserInputError(f"{folder} is not a reported partition design (no design.json / verdicts.csv)")
     plan = Design.read(folder).power_plan

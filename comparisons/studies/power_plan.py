@@ -15,9 +15,9 @@ a design of R repeats on this machine and on Ray clusters of N two-core nodes: t
 per-run wall times, each partition's runs repeated R times, scheduled longest first
 (comparisons/studies/cluster_projection.makespan). The spread is itself estimated on J - 1 degrees of
 freedom: the figures plan a design, they do not promise its verdicts. A pilot with training sizes and several
-draws a partition (`--draws`, issue 50) gets the draws each declared contrast needs at each size up to 1,000, and
+draws a partition (`--draws`) gets the draws each declared contrast needs at each size up to 1,000, and
 with `--gap G` the design of K disjoint folds x D draws that decides a true gap G at every pilot size in the curve's
-family, and what it expects to decide, in power_plan.json (comparisons/studies/power_sizes.py; issue 65).
+family, and what it expects to decide, in power_plan.json (comparisons/studies/power_sizes.py).
 """
 from __future__ import annotations
 
@@ -35,15 +35,16 @@ from comparisons.stats.power import LARGEST_REPEATS, repeats_for_power
 from comparisons.stats.family import FAMILIES, PRIMARY
 from comparisons.studies.cluster_projection import makespan, run_seconds
 from comparisons.studies.power_sizes import draws_markdown, draws_table, gap_markdown, gap_plan, size_components
+from comparisons.report.names import VERDICTS_CSV
 
 
 def pilot_contrasts(pilot: Path) -> tuple[dict, pd.DataFrame]:
     """(design.json, the declared contrasts' primary rows of verdicts.csv at the largest size); one-line errors."""
-    if not isinstance(open_folder(pilot), DesignFolder) or not (pilot / "verdicts.csv").exists():
+    if not isinstance(open_folder(pilot), DesignFolder) or not (pilot / VERDICTS_CSV).exists():
         raise UserInputError(f"{pilot} is not a reported partition design (no design.json / verdicts.csv); the power "
                              "planner needs a pilot run with --cv K")
     design = Design.read(pilot).to_dict()
-    verdicts = pd.read_csv(pilot / "verdicts.csv")
+    verdicts = pd.read_csv(pilot / VERDICTS_CSV)
     if len(design.get("partitions") or []) < 2 or verdicts.get("partitions", pd.Series([0])).max() < 2:
         raise UserInputError(f"{pilot} has fewer than 2 partitions: no spread to plan from; run the pilot with --cv 2 or more")
     if not design.get("contrasts") or "contrast" not in verdicts:

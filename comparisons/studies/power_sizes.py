@@ -1,6 +1,6 @@
-"""A curve's design powered before it runs (issue 65 item 1): at each size of a pilot with several draws a
-partition, the variance components of each declared contrast's AP difference; from them the draws a partition
-(issue 50), the disjoint folds K (one repeat) that would give 80% power, and, for a stated gap (say 0.10 AP), the
+"""A curve's design powered before it runs: at each size of a pilot with several draws a
+partition, the variance components of each declared contrast's AP difference; from them the draws a partition,
+the disjoint folds K (one repeat) that would give 80% power, and, for a stated gap (say 0.10 AP), the
 cheapest design of K folds x D draws that decides it at every pilot size, with what that design expects to decide.
 
 The family the curve will be tested in sets the level (comparisons/stats/family.py FAMILIES): `holm`, Holm's
@@ -26,6 +26,7 @@ from scipy.stats import t as student_t
 
 from comparisons.stats.power import (ALPHA, LARGEST_FOLDS, POWER, assurance, draws_for_power, folds_for_power,
                                      power)
+from comparisons.report.names import VERDICTS_CSV
 
 BOUNDS = ("optimistic", "pessimistic")
 PLAN_DRAWS = (1, 2, 3)  # draws a fold the proposal considers
@@ -44,7 +45,7 @@ def size_components(pilot: Path, design: dict) -> pd.DataFrame:
     from comparisons.stats.family import PRIMARY
 
     runs = partition_scores(pilot)
-    verdicts = pd.read_csv(pilot / "verdicts.csv")
+    verdicts = pd.read_csv(pilot / VERDICTS_CSV)
     sets, found = training_sets(pilot, runs), []
     sizes = sorted((s for s in runs["train_size"].unique() if as_train_size(s) is not None
                     and as_train_size(s) <= DRAWS_UP_TO), key=size_key)
@@ -70,7 +71,7 @@ def size_components(pilot: Path, design: dict) -> pd.DataFrame:
 
 
 def draws_table(components: pd.DataFrame, pilot_folds: int) -> pd.DataFrame:
-    """At each size and contrast: the draws a partition for 80% power on the pilot's partitions (issue 50), and the
+    """At each size and contrast: the draws a partition for 80% power on the pilot's partitions, and the
     folds K of one repeat with the pilot's draws a fold, both bounds, at the pilot family's strictest level."""
     found = []
     for _, c in components.iterrows():
@@ -282,7 +283,7 @@ def draws_markdown(table: pd.DataFrame) -> list[str]:
     if table.empty:
         return []
     if (table["pilot_draws"] <= 1).all():
-        return ["", "Draws a partition (issue 50): this pilot trained one draw a partition, which cannot separate the "
+        return ["", "Draws a partition: this pilot trained one draw a partition, which cannot separate the "
                 "partitions' variance from the draws'; run the pilot with `--draws 2` or more for a proposal."]
     lines = ["", "## Draws a partition at the small sizes", "",
              "For each declared contrast at each size up to 1,000: the pilot's variance components of the AP difference "
@@ -290,7 +291,7 @@ def draws_markdown(table: pd.DataFrame) -> list[str]:
              "give 80% power to show the observed difference different at Holm's strictest level of the pilot's "
              "family, on the pilot's partitions (stats/power.draws_for_power; more draws cannot lower the "
              "partitions' own variance).", "",
-             "Or one repeat of K disjoint folds with the pilot's draws a fold (issue 65): the fewest K for the same "
+             "Or one repeat of K disjoint folds with the pilot's draws a fold: the fewest K for the same "
              "power, bounded two ways because the pilot cannot say how the partitions' spread moves with K "
              "(stats/power.folds_for_power): optimistic, the spread as measured; pessimistic, the spread grows as "
              "K / pilot folds (all of it test-set sampling, on smaller test folds). Both gain the degrees of "

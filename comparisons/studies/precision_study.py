@@ -1,4 +1,4 @@
-"""Is bf16 the same recipe as fp32? The equivalence study of issue 35, `make precision-study`.
+"""Is bf16 the same recipe as fp32? The equivalence study, `make precision-study`.
 
     python -m comparisons.studies.precision_study --out results/precision [--threads 2] \
         [--profile full] [--limit-per-class N] [--compare-only] [--reference results/reference]
@@ -178,7 +178,7 @@ def reference_estimate(reference: Path, verdicts: pd.DataFrame) -> dict | None:
 
 
 def markdown(partitions: pd.DataFrame, verdicts: pd.DataFrame, serving: pd.DataFrame, estimate: dict | None) -> str:
-    lines = ["# bf16 against fp32: the same recipe? (issue 35)", "",
+    lines = ["# bf16 against fp32: the same recipe?", "",
              "Each variant trained on the same partitions with the same seeds, once in fp32 and once under bf16 "
              "autocast (fp32 master weights); nothing else differs. ΔAP = bf16 − fp32 per partition; the corrected "
              f"repeated k-fold t-test over the partitions, equivalence margin ±{MARGIN:g} (two one-sided tests), "

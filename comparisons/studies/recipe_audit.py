@@ -1,4 +1,4 @@
-"""Each compared recipe against the field's plain textbook peer, on the learning curve's own draws (issue 63).
+"""Each compared recipe against the field's plain textbook peer, on the learning curve's own draws.
 
 `python -m comparisons.studies.recipe_audit --curve results/learning_curve --out results/recipe_audit`
 
@@ -266,7 +266,7 @@ def small_budgets_markdown(table: pd.DataFrame, command: str) -> str:
     return ("# The curve's small sizes with the audited recipes\n\n"
             f"`{command}`\n\n"
             "Per variant and size: mean test AP over the draws the rerun finished, with the committed curve's figure "
-            "on the same draws (before: the recipes chosen at full size; after: issue 63's small-budget recipes), "
+            "on the same draws (before: the recipes chosen at full size; after: the small-budget recipes), "
             "and the median train seconds a run. No interval here: the paired verdicts of the course's contrasts "
             "are the rerun folder's verdicts.csv.\n\n" + table.round(4).to_markdown(index=False) + "\n")
 

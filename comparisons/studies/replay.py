@@ -1,4 +1,4 @@
-"""Replay a committed fixed partition design as if it had run until decided (issue 51): its runs in the order they
+"""Replay a committed fixed partition design as if it had run until decided: its runs in the order they
 were made (repeat by repeat), the group-sequential rule after each repeat (comparisons/stats/sequential.py, the
 same `next_look` the runner uses), and what it would have saved: the runs of variants no open contrast needed, and
 their recorded minutes. No run is made.
@@ -15,6 +15,7 @@ import pandas as pd
 from common.arguments import OneLineParser
 from common.errors import UserInputError
 from comparisons.outputs import atomic_write_json, atomic_write_text
+from comparisons.report.names import VERDICTS_CSV
 
 
 def run_minutes(out: Path) -> pd.DataFrame:
@@ -133,7 +134,7 @@ def main(argv: list[str] | None = None) -> int:
     except UserInputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    fixed = pd.read_csv(args.source / "verdicts.csv")
+    fixed = pd.read_csv(args.source / VERDICTS_CSV)
     atomic_write_text(args.source / "replay.md", replay_markdown(result, fixed, str(args.source)))
     atomic_write_json(args.source / "replay.json", {k: v for k, v in result.items() if k != "verdicts"})
     print(f"replay: {args.source}/replay.md ({result['runs_used']} of {result['runs_fixed']} runs)", file=sys.stderr)

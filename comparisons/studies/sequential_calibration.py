@@ -1,4 +1,4 @@
-"""Peeking, measured (issue 51): an A/A looked at after every repeat, the sequential rule against the naive one.
+"""Peeking, measured: an A/A looked at after every repeat, the sequential rule against the naive one.
 
 `python -m comparisons.studies.sequential_calibration --train-size 100 --draws 2 --comparisons 100 --out results/calibration`
 

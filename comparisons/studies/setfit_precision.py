@@ -1,4 +1,4 @@
-"""Why hf_bert:setfit trains in fp32 under `--precision auto` (issue 63's recipe audit found it below the library).
+"""Why hf_bert:setfit trains in fp32 under `--precision auto` (the recipe audit found it below the library).
 
 `python -m comparisons.studies.setfit_precision --config bf16` (then fp32, defaults)
 

@@ -162,8 +162,8 @@ WHY = {
     "source mini-Transformer, rerun": ("the source's model and loop written out, seed 20260812 (the source's) and the "
                                        "two after it", "按来源写出的模型与训练循环，种子 20260812 (来源的) 及其后两个"),
     "project tfidf_logreg": ("word n-grams and C chosen by inner cross-validation on the training and validation "
-                             "texts together, then refitted on them (issue 63)",
-                             "词 n-gram 与 C 由训练与验证文本合起来的内部交叉验证选择，再在它们上重新拟合 (issue 63)"),
+                             "texts together, then refitted on them",
+                             "词 n-gram 与 C 由训练与验证文本合起来的内部交叉验证选择，再在它们上重新拟合"),
     "project tfidf_logreg, training texts only": (
         "the same recipe on the source's 3,901 training texts only (inner cross-validation on them)",
         "同样的配方，只用来源的 3,901 条训练文本 (在它们上做内部交叉验证)"),

@@ -4,7 +4,7 @@
         [--reference results/reference]
 
 The twins share their vocabulary, initial weights and batch order; their dropout masks are each
-framework's own (issue 11). This fits torch_scratch with the full recipe twice per seed: once as
+framework's own. This fits torch_scratch with the full recipe twice per seed: once as
 the reference run does, once with its dropout stream drawn from another torch seed (weights,
 batch order and vocabulary unchanged), and prints each pair's test AP and gap. That gap is the
 floor under any per-seed comparison of the twins: Keras cannot be expected to land nearer to

@@ -1,4 +1,4 @@
-"""Where do the twins part? Step-by-step comparison of torch_scratch and keras_layers (issue 11).
+"""Where do the twins part? Step-by-step comparison of torch_scratch and keras_layers.
 
     nice .venv/bin/python -m comparisons.studies.twin_steps [--seed 2] [--steps 130] [--no-stop]
     nice .venv/bin/python -m comparisons.studies.twin_steps --against torch --perturb 1e-7 --no-stop

@@ -1,4 +1,4 @@
-"""Serving paths as a dimension of a run (issue 24): native, ONNX Runtime fp32 and int8, torch int8.
+"""Serving paths as a dimension of a run: native, ONNX Runtime fp32 and int8, torch int8.
 
 paths.py names them; onnx_scorer.py serves an exported folder with onnxruntime and the backend's
 own tokenizer only; text_refusal.py says which texts the ONNX TF-IDF graph cannot match;

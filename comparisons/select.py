@@ -1,0 +1,248 @@
+"""`transformer-compare select`: which recipe to deploy on my data, within my CPU budget, with a stated confidence.
+
+    transformer-compare select --data my.csv --labels 200 --budget-minutes 60 [--delta 0.01] [--confidence 0.95]
+    transformer-compare select --replay DIR      # re-decide from DIR's records alone: the same pick, or exit 1
+
+The candidates run on one repeat of K group-aware stratified folds (each fold its own training draw and seed, every
+candidate of a fold on the same texts), one fold at a time; after each, comparisons/stats/recipe_selection.py decides
+who is out, whether a candidate can be claimed (the best or within delta of it, with probability at least the
+confidence) and who runs next. The first fold is the pilot: every candidate runs, and its measured minutes become
+the predicted cost of each candidate's later runs, recorded in selection.json before any decision uses them, so the
+decisions depend on the records alone (`--replay`). The folder is a design folder (its partitions are run folders);
+selection.json and selection.md (and zh/selection.md) say what was decided and why.
+"""
+from __future__ import annotations
+
+import json
+import math
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+
+from common.errors import UserInputError
+
+SELECTION_FILE = "selection.json"
+FOLDS = 20           # the default K: at most this many partitions (a selection's J_max is capped by it)
+PILOT_FOLD = 0       # the fold whose measured minutes predict every later run's cost
+
+
+def add_select_parser(commands) -> None:
+    select = commands.add_parser("select", help="which recipe to deploy on my data within a CPU budget, with a "
+                                                "stated confidence (docs/statistics.md, 'Selecting a recipe')")
+    select.add_argument("--data", default="sms_spam", help="a CSV/TSV path or a named corpus, as for run")
+    select.add_argument("--text-col", help="text column of a CSV/TSV (default text)")
+    select.add_argument("--candidates", help="comma-separated variants (default: every one this machine can run, "
+                                             "SetFit included)")
+    select.add_argument("--labels", type=int, metavar="N",
+                        help="the labelled texts a recipe may learn from (training and validation; default: all)")
+    select.add_argument("--budget-minutes", type=float, help="CPU minutes the selection may spend (required)")
+    select.add_argument("--delta", type=float, default=0.01,
+                        help="indifference zone: AP differences below it do not matter (default 0.01)")
+    select.add_argument("--confidence", type=float, default=0.95, help="probability of a good pick (default 0.95)")
+    select.add_argument("--folds", type=int, default=FOLDS, help=f"K: the most partitions (default {FOLDS})")
+    select.add_argument("--profile", default="full", help="the recipes' budget profile (default full)")
+    select.add_argument("--threads", type=int, default=2)
+    select.add_argument("--lang", default="en", help="en or zh")
+    select.add_argument("--out", type=Path, help="the selection folder (default runs/selection)")
+    select.add_argument("--replay", type=Path, metavar="DIR", help="re-decide a selection folder from its records")
+
+
+def installed_candidates() -> list[str]:
+    """Every built-in variant whose frameworks are installed (the seed course's TF-IDF twin left out), SetFit too."""
+    from backends.base import VARIANTS, missing_modules, resolve_variant
+
+    return [v for v in VARIANTS if v != "tfidf_logreg:seed" and not missing_modules(resolve_variant(v)[0])]
+
+
+def check_settings(args) -> None:
+    """The selection's own one-line refusals (the plan's are Plan's)."""
+    if args.replay is not None:
+        return
+    if args.budget_minutes is None or args.budget_minutes <= 0:
+        raise UserInputError("--budget-minutes is required and must be positive, e.g. --budget-minutes 60")
+    if not 0 < args.delta < 1:
+        raise UserInputError(f"--delta {args.delta}: give an AP difference between 0 and 1, e.g. 0.01")
+    if not 0.5 < args.confidence < 1:
+        raise UserInputError(f"--confidence {args.confidence}: give a probability between 0.5 and 1, e.g. 0.95")
+    if args.folds < 3:
+        raise UserInputError(f"--folds {args.folds}: a selection needs at least 3 partitions (e.g. --folds 20)")
+    if args.labels is not None and args.labels < 10:
+        raise UserInputError(f"--labels {args.labels}: give at least 10 labelled texts (leave it out for all of them)")
+
+
+def selection_plan_of(args):
+    from comparisons.plan import Plan
+
+    candidates = tuple(c for c in (args.candidates.split(",") if args.candidates else installed_candidates()) if c)
+    if len(set(candidates)) < 2:
+        raise UserInputError("select needs at least two candidates; name them with --candidates A,B[,...]")
+    try:
+        return Plan(data=args.data, text_col=args.text_col, backends=candidates, cv=args.folds, repeats=1,
+                    train_sizes=(str(args.labels) if args.labels else "all",), seeds=1, draws=1,
+                    quality_only=True, profile=args.profile, threads=args.threads, lang=args.lang,
+                    out=str(args.out or Path("runs") / "selection"))
+    except ValueError as exc:
+        raise UserInputError(str(exc)) from None
+
+
+def design_ratio(p) -> float:
+    """r = rho / (1 - rho) of the design, fixed before the first look from its sizes alone: Nadeau-Bengio's
+    n_test / n_train, capped at the training overlap two folds' draws can share (n / the pool drawn from)."""
+    from common.splits import largest_train_size
+
+    split = p.partitions[0].split
+    sizes = split.sizes()
+    pool = largest_train_size(split, p.plan.label_budget)
+    used = p.train_sizes[0] or pool
+    test_to_train = sizes["test"] / used
+    rho = min(test_to_train / (1 + test_to_train), used / pool)
+    return float(rho / (1 - rho)) if rho < 1 else math.inf
+
+
+def fold_scores(folder: Path, names) -> tuple[dict[str, float], dict[str, float], dict[str, float]]:
+    """({candidate: test AP}, {candidate: training minutes}, {candidate: wall minutes}) of a partition's runs of
+    `names`; a failed or missing run stops the selection in one line."""
+    from comparisons.run_folder import read_runs
+
+    scores, training, wall = {}, {}, {}
+    for record in read_runs(folder):
+        if record["variant"] not in names:
+            continue
+        if not record.ok:
+            raise UserInputError(f"{record['variant']} failed in {folder} ({record.get('reason')}); its log is "
+                                 f"in {folder}/logs; fix it or leave it out of --candidates")
+        scores[record["variant"]] = float(record["average_precision"])
+        training[record["variant"]] = float(record.get("train_seconds") or 0.0) / 60
+        wall[record["variant"]] = float(record.get("wall_seconds") or record.get("train_seconds") or 0.0) / 60
+    missing = [n for n in names if n not in scores]
+    if missing:
+        raise UserInputError(f"{', '.join(missing)} left no record in {folder}; run the same command again to resume")
+    return scores, training, wall
+
+
+def predicted_costs(training: dict[str, float], wall: dict[str, float]) -> dict[str, float]:
+    """Each candidate's predicted minutes a run, from the pilot fold: its training time plus the smallest overhead
+    any pilot run had outside training (a warm worker's; the first run of a backend also paid its start-up and
+    imports, which later runs do not)."""
+    overhead = max(0.0, min(wall[n] - training[n] for n in training))
+    return {n: training[n] + overhead for n in training}
+
+
+def run_selection(p, executor, delta: float, confidence: float, budget: float) -> tuple[int, dict | None]:
+    """The selection's loop over the folds: (0 and selection.json's record, also written after every fold), or an
+    interruption's exit code and None."""
+    from comparisons.carry_out import run_in_folder
+    from comparisons.comparability import code_state
+    from comparisons.plan_records import design_record
+    from comparisons.run_folder.writers import write_design
+    from comparisons.stats.recipe_selection import CONTINUE, FIRST, SelectionPlan, decide, most_partitions
+
+    out, code = p.out, code_state()
+    write_design(out, design_record(p, p.partitions, code))
+    names, plan, rows, looks = list(p.variants), None, [], []
+    for index, partition in enumerate(p.partitions):
+        look = decide(np.array(rows).reshape(-1, len(plan.candidates)), plan) if plan else None
+        if look is not None and look.outcome != CONTINUE:
+            break
+        runs = list(look.next_runs) if look is not None else names
+        print(f"fold {index + 1}/{len(p.partitions)}: {', '.join(runs)}", file=sys.stderr)
+        folder = out / "partitions" / partition.name
+        exit_code = run_in_folder(replace(p, variants=runs), folder, partition.split, executor, reports=False,
+                                  code=code, partition_index=index)
+        if exit_code not in (0, 1):  # interrupted: the finished runs are kept, the same command resumes
+            return exit_code, None
+        scores, training, minutes = fold_scores(folder, runs)
+        if plan is None:  # the pilot fold: its minutes predict every later run's, recorded before any decision
+            predicted = predicted_costs(training, minutes)
+            order = sorted(names, key=lambda n: (predicted[n], names.index(n)))
+            costs = tuple(round(predicted[n], 4) for n in order)
+            most = min(len(p.partitions), most_partitions(costs, budget, FIRST, len(p.partitions)))
+            if sum(costs) * FIRST > budget:
+                raise UserInputError(f"--budget-minutes {budget:g} is below the first {FIRST} folds of every "
+                                     f"candidate (about {sum(costs) * FIRST:.1f} minutes predicted from the first); "
+                                     "give more minutes or fewer candidates")
+            plan = SelectionPlan(tuple(order), costs, delta, 1 - confidence, design_ratio(p), FIRST, max(FIRST, most),
+                                 budget)
+        rows.append([scores.get(n, np.nan) for n in plan.candidates])
+        looks.append({"partition": partition.name, "ran": runs, "minutes": {n: round(m, 4) for n, m in minutes.items()}})
+        record = selection_record(plan, rows, looks, decide(np.array(rows), plan))
+        write_selection(out, record)
+    return 0, record
+
+
+def write_selection(out: Path, record: dict) -> None:
+    """selection.json, then its report in each language (report/selection_report.py), each file written whole."""
+    from comparisons.outputs import atomic_write_json
+    from comparisons.report.selection_report import write_selection_report
+
+    atomic_write_json(out / SELECTION_FILE, record)
+    write_selection_report(out, record)
+
+
+def selection_record(plan, rows, looks, final) -> dict:
+    """selection.json: the plan, every fold's scores and runs, and the decision as it stands."""
+    behind = final.behind_best(plan)
+    return {"plan": plan.to_dict(),
+            "scores": [[None if np.isnan(v) else float(v) for v in row] for row in rows],
+            "folds": looks,
+            "decision": {"outcome": final.outcome, "pick": final.pick, "claimable": list(final.claimable),
+                         "eliminated": final.eliminated, "behind_best": behind,
+                         "partitions": final.partitions, "predicted_minutes": round(final.spent, 4),
+                         "wall_minutes": round(sum(sum(f["minutes"].values()) for f in looks), 4),
+                         "next_runs": list(final.next_runs)}}
+
+
+def replay_folder(folder: Path) -> int:
+    """Re-decide a selection folder from selection.json's records: 0 when the pick and every fold's runs agree."""
+    from comparisons.stats.recipe_selection import SelectionPlan, replay
+
+    path = Path(folder) / SELECTION_FILE
+    try:
+        record = json.loads(path.read_text())
+        plan = SelectionPlan.from_dict(record["plan"])
+    except (OSError, ValueError, KeyError, TypeError):
+        raise UserInputError(f"{path} is not a selection's record; give a folder written by `select`") from None
+    scores = np.array([[np.nan if v is None else v for v in row] for row in record["scores"]], dtype=float)
+    try:
+        look = replay(scores, plan)
+    except ValueError as exc:
+        print(f"replay differs: {exc}", file=sys.stderr)
+        return 1
+    same = (look.outcome, look.pick, list(look.claimable)) == (
+        record["decision"]["outcome"], record["decision"]["pick"], record["decision"]["claimable"])
+    print(f"replay {'identical' if same else 'differs'}: {look.outcome}, pick {look.pick}", file=sys.stderr)
+    return 0 if same else 1
+
+
+def command_select(args) -> int:
+    from comparisons.plan import prepare
+    from comparisons.run.lock import RunFolderLock
+    from comparisons.run.open_executor import open_executor
+
+    check_settings(args)
+    if args.replay is not None:
+        return replay_folder(args.replay)
+    p = prepare(selection_plan_of(args), list(getattr(args, "argv", None) or ["select"]))
+    executor = open_executor("local", None, None, 2 * sum(map(len, p.data.texts)), p.variants, True)
+    p.out.mkdir(parents=True, exist_ok=True)
+    try:
+        with RunFolderLock(p.out).acquire():
+            code, record = run_selection(p, executor, args.delta, args.confidence, args.budget_minutes)
+    finally:
+        executor.close()
+    if record is None:
+        print(f"interrupted: finished runs are kept in {p.out}; run the same command again to resume", file=sys.stderr)
+        return code
+    decision = record["decision"]
+    if decision["outcome"] == "selected":
+        others = [c for c in decision["claimable"] if c != decision["pick"]]
+        print(f"selected {decision['pick']}: the best or within {args.delta} AP of it, with probability at least "
+              f"{args.confidence}" + (f" (also within: {', '.join(others)})" if others else ""), file=sys.stderr)
+    else:
+        print(f"cannot say within this budget ({decision['outcome']}): still in "
+              + ", ".join(f"{c} (at most {b:.3f} below the best)" for c, b in decision["behind_best"].items()),
+              file=sys.stderr)
+    print(f"results: {p.out / SELECTION_FILE}", file=sys.stderr)
+    return 0

@@ -1,0 +1,57 @@
+"""`transformer-compare select` end to end on the shipped SMS data with two cheap candidates, its replay, and its
+one-line refusals (comparisons/select.py)."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from comparisons.cli import main
+
+
+def test_select_runs_folds_until_it_decides_and_replays_to_the_same_pick(tmp_path, capsys):
+    out = tmp_path / "selection"
+    code = main(["select", "--candidates", "tfidf_logreg,tfidf_logreg:seed", "--labels", "100", "--folds", "4",
+                 "--budget-minutes", "30", "--profile", "fast", "--threads", "1", "--out", str(out)])
+    assert code == 0
+    record = json.loads((out / "selection.json").read_text())
+    plan, decision = record["plan"], record["decision"]
+    assert sorted(plan["candidates"]) == ["tfidf_logreg", "tfidf_logreg:seed"]
+    assert len(plan["boundaries"]) == plan["most"] - plan["first"] + 1
+    assert len(record["scores"]) == len(record["folds"]) == decision["partitions"] >= plan["first"]
+    assert all(len(fold["ran"]) == 2 for fold in record["folds"][:plan["first"]])  # the first folds run everyone
+    assert decision["outcome"] in ("selected", "most partitions", "budget")
+    assert decision["predicted_minutes"] <= plan["budget"]
+    err = capsys.readouterr().err
+    assert ("selected " in err) or ("cannot say within this budget" in err)
+    # every fold's runs are a partition folder of the design; the replay re-decides from the record alone
+    assert (out / "design.json").is_file() and len(list((out / "partitions").glob("r0f*"))) == decision["partitions"]
+    assert main(["select", "--replay", str(out)]) == 0
+    assert "replay identical" in capsys.readouterr().err
+    assert "Which recipe to deploy" in (out / "selection.md").read_text()
+    assert "部署哪个配方" in (out / "zh" / "selection.md").read_text()
+    tampered = json.loads((out / "selection.json").read_text())
+    tampered["scores"].append(tampered["scores"][-1])  # a fold the procedure, having stopped, never asked for
+    (out / "selection.json").write_text(json.dumps(tampered))
+    assert main(["select", "--replay", str(out)]) == 1
+    assert "replay differs" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--candidates", "tfidf_logreg,torch_scratch"], "--budget-minutes is required"),
+    (["--budget-minutes", "5", "--delta", "2"], "--delta 2.0"),
+    (["--budget-minutes", "5", "--confidence", "0.3"], "--confidence 0.3"),
+    (["--budget-minutes", "5", "--candidates", "tfidf_logreg"], "at least two candidates"),
+    (["--budget-minutes", "5", "--folds", "2"], "at least 3 partitions"),
+    (["--budget-minutes", "5", "--labels", "3"], "at least 10 labelled texts"),
+])
+def test_bad_settings_get_one_line(tmp_path, capsys, argv, message):
+    assert main(["select", "--out", str(tmp_path / "s"), *argv]) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "s" / "selection.json").exists()
+
+
+def test_replay_of_a_folder_without_a_selection_is_one_line(tmp_path, capsys):
+    assert main(["select", "--replay", str(tmp_path)]) == 2
+    assert "is not a selection's record" in capsys.readouterr().err
