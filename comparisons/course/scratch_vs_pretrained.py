@@ -286,17 +286,16 @@ def sentences(found: dict[str, int | None], sizes: list[int], lang: str) -> list
 #
 # 上面这次运行是课堂上的**预览**：一次划分、一个种子，区间只反映测试短信的抽样，回答的是"这一个划分上
 # 这几个模型谁更好"。关于**训练配方**的结论（换一批训练短信、换一批测试短信还成立吗）来自
-# 提交的学习曲线 `results/learning_curve_powered/`（`make learning-curve`）：
+# 提交的学习曲线 `results/learning_curve_seeded/`（`make learning-curve`）：
 # - **审计过的配方**：每个配方在小预算下都不输给直接写出的教科书同行（冻结的 MiniLM 用归一化句向量 +
 #   逻辑回归，TF-IDF 在全部标注上用内部交叉验证选参数），另加 SetFit（预算所限，只在 50 条上跑）；
-# - **运行之前先算检验力**：用小预算的试点曲线估计方差，规划器提出 **10 个互不相交的按文本分组的折、每折 1 次
-#   抽样**，使每个声明的对比在 200 条及以下、真实差距 0.10 AP 时至少有 80% 的机会被判定；
-# - **按问题的自然顺序提问**：每个对比的"谁更好"从最小预算往上问，"是否等价"从最大预算往下问，
-#   一个规模没判定就不再往下走（Bretz 等人的图形化程序，族错误率仍控制在 0.05）；
-# - 每个规模 n 下一次运行恰好看到 n 条标注短信（训练与验证合计，和本课的预览一样），测试是该折的全部测试短信；方差跟随实际的设计。
-# - **但这条曲线的每一次运行都用了模型种子 0**，每折的训练子集也用同一个划分种子抽取：所有折共有的种子效应藏在每个差异里，
-#   标准误看不到它。所以它的结论推广到换一批训练短信和测试短信，**不**推广到换一个种子。套件现在给每折自己的
-#   种子 (`--seeding per-partition`)，曲线将按此重做 (`make learning-curve` 写到 `results/learning_curve_seeded/`)。
+# - **运行之前先算检验力**：用小预算的试点曲线估计方差，规划器提出 **11 个互不相交的按文本分组的折、每折 1 次抽样**；
+# - **按问题的自然顺序提问**：每个对比的"谁更好"从最小预算往上问，一个规模没判定就不再往下走；"是否等价"
+#   (±0.005 AP) 的链在运行之前就因达不到而被去掉，所以每条链从 alpha/4 起步（Bretz 等人的图形化程序，族错误率仍控制在 0.05）；
+# - 每个规模 n 下一次运行恰好看到 n 条标注短信（训练与验证合计，和本课的预览一样），测试是该折的全部测试短信；方差跟随实际的设计；
+# - **每一折有自己的模型种子和训练子集** (`--seeding per-partition`)：结论推广到换一批训练短信、换一个种子、换一批测试短信。
+#   之前那条曲线 (`results/learning_curve_powered/`) 每次运行都用模型种子 0：它在 200 和 500 条上"微调胜过冻结"的结论，
+#   种子一换就不再成立。
 # 下面读出它的声明对比（表中 p_holm 列是这一族的校正 p 值）和"节省的标注"表；"无定论"说的是数据不足以判断，不是"相等"。
 # 旧曲线 `results/learning_curve/` 用的是在全量数据上选定的配方，它在 50 条时"从零训练不输预训练"的说法是配方的问题，
 # 已不再作数（保留它是为了配方审计的对照）。
@@ -307,30 +306,29 @@ def sentences(found: dict[str, int | None], sizes: list[int], lang: str) -> list
 # The run above is a classroom **preview**: one split, one seed, intervals over test messages only; it
 # answers "which of these models is better on this split". Verdicts about **recipes** (do they hold for
 # other training messages and other test messages?) come from the committed learning curve
-# `results/learning_curve_powered/` (`make learning-curve`):
-# - **the audited recipes**: at small budgets none is shown worse than a plainly written textbook peer
-#   (the frozen MiniLM as normalised sentence embeddings + logistic regression, TF-IDF choosing its settings by inner
+# `results/learning_curve_seeded/` (`make learning-curve`):
+# - **the audited recipes**: at small budgets none is shown worse than a plainly written textbook peer (the frozen
+#   MiniLM as normalised sentence embeddings + logistic regression, TF-IDF choosing its settings by inner
 #   cross-validation on all its labels), and SetFit beside them (at 50 labels only: the time budget);
-# - **a design powered before it ran**: from the small-budget pilot's variances, the planner proposed **10 disjoint
-#   group-aware folds, one draw a fold**, so that each declared contrast had at least an 80% chance of being decided
-#   at 200 labels or fewer if its true gap is 0.10 AP;
-# - **the question asked in its natural order**: each contrast's "which is better" from the smallest budget up, its
-#   "are they equivalent" from the largest down, a chain stopping at the first size it cannot decide (Bretz et al.'s
-#   graphical procedure; the family-wise error stays at 0.05);
-# - at size n a run saw exactly n labelled messages (training and validation together, as in this preview), tested on its fold's whole
-#   test part; the variance follows the design that ran.
-# - **but every run of this curve used model seed 0**, and every fold drew its training subset with the same split
-#   seed: a seed effect common to all folds sits inside every difference, unseen by its standard error. So its
-#   verdicts generalise over other training and test messages, **not** over another seed. The suite now
-#   gives every fold its own seeds (`--seeding per-partition`), and the curve is to be remade that way
-#   (`make learning-curve` writes `results/learning_curve_seeded/`).
+# - **a design powered before it ran**: from the small-budget pilot's variances, the planner proposed **11 disjoint
+#   group-aware folds, one draw a fold**;
+# - **the question asked in its natural order**: each contrast's "which is better" from the smallest budget up, a
+#   chain stopping at the first size it cannot decide; the "are they equivalent" (±0.005 AP) chains were dropped
+#   before the runs as unreachable, so each chain starts at alpha/4 (Bretz et al.'s graphical procedure; the
+#   family-wise error stays at 0.05);
+# - at size n a run saw exactly n labelled messages (training and validation together, as in this preview), tested on
+#   its fold's whole test part; the variance follows the design that ran;
+# - **every fold has its own model seed and training subset** (`--seeding per-partition`): the verdicts generalise
+#   over other training messages, another seed and other test messages. The curve before it
+#   (`results/learning_curve_powered/`) ran every fold with model seed 0; its "fine-tuned beats frozen" at 200 and 500
+#   labels does not stand once the seed is resampled.
 # Below are its declared contrasts (the p_holm column holds this family's adjusted p-values) and its labels-saved
 # table; "inconclusive" says the data cannot decide, not that the recipes are equal. The earlier curve
 # `results/learning_curve/` ran the recipes chosen at full size; its "at 50 labels the scratch encoder is no worse
 # than pretraining" was the recipes' doing and no longer stands (it is kept as the recipe audit's baseline).
 
 # %%
-COMMITTED = ROOT / "results" / "learning_curve_powered"  # the checkout's (a notebook has no __file__)
+COMMITTED = ROOT / "results" / "learning_curve_seeded"  # the checkout's (a notebook has no __file__)
 
 
 def committed_curve(folder: Path = COMMITTED) -> tuple[pd.DataFrame, pd.DataFrame] | None:
@@ -355,8 +353,8 @@ def committed_curve(folder: Path = COMMITTED) -> tuple[pd.DataFrame, pd.DataFram
 def committed_lines(found: tuple[pd.DataFrame, pd.DataFrame] | None, lang: str) -> list[str]:
     if found is None:
         return [text("The committed learning curve is not in this checkout: `make learning-curve` writes it "
-                     "to results/learning_curve_powered.", "本检出中没有提交的学习曲线：`make learning-curve` 会把它写到 "
-                     "results/learning_curve_powered。", lang)]
+                     "to results/learning_curve_seeded.", "本检出中没有提交的学习曲线：`make learning-curve` 会把它写到 "
+                     "results/learning_curve_seeded。", lang)]
     verdicts, saved = found
     lines = [f"## {text('The committed learning curve: declared contrasts, average precision', '提交的学习曲线：声明的对比，平均精度', lang)}",
              "", verdicts.to_markdown(index=False), ""]
@@ -398,7 +396,7 @@ def run(args: argparse.Namespace) -> int:
     written.append(atomic_write_text(args.out / "committed_curve.md", "\n".join(committed) + "\n"))
     written.append(atomic_write_json(args.out / "summary.json", {
         "data": args.data, "sizes": sizes, "variants": variants, "seeds": args.seeds, "quick": args.quick,
-        "preview": "one split, test-item bootstrap; the verdicts about recipes: results/learning_curve_powered",
+        "preview": "one split, test-item bootstrap; the verdicts about recipes: results/learning_curve_seeded",
         "test_items": int(len(labels)), "wall_seconds": time.perf_counter() - started,
         "label_budget": "train+valid: at n labels every model sees the same n messages, training and validation together",
         "parts": {str(size): {"train": int(rows["train_part"].iloc[0]), "valid": int(rows["valid_part"].iloc[0]),
