@@ -91,13 +91,12 @@ def design_ratio(p) -> float:
     """r = rho / (1 - rho) of the design, fixed before the first look from its sizes alone: Nadeau-Bengio's
     n_test / n_train, capped at the training overlap two folds' draws can share (n / the pool drawn from)."""
     from common.splits import largest_train_size
+    from comparisons.stats.design_variance import design_correlation
 
     split = p.partitions[0].split
-    sizes = split.sizes()
     pool = largest_train_size(split, p.plan.label_budget)
     used = p.train_sizes[0] or pool
-    test_to_train = sizes["test"] / used
-    rho = min(test_to_train / (1 + test_to_train), used / pool)
+    rho, _ = design_correlation(used / pool, split.sizes()["test"] / used, "overlap")  # the design's own rule
     return float(rho / (1 - rho)) if rho < 1 else math.inf
 
 
