@@ -435,9 +435,9 @@ def main(argv=None) -> int:
 #    判断 (对照提交的曲线)？TF-IDF 在各个规模的位置说明了什么？
 # 3. 用 `--seeds 3` 重跑：种子间的 ± 和测试样本上的区间，哪个更宽？它们分别回答什么问题？
 # 4. 有 AG News 的缓存时，用 `--data hf:ag_news --limit-per-class 1000` 在四分类新闻上重做，曲线形状一样吗？
-# 5. 读 `committed_curve.md`：50 条标注时，torch_scratch − tfidf_logreg 的 95% 区间不含 0，结论却是"无定论"。
-#    是什么让它不成立（这一族第一步的水平是 0.05 / 8，对照它校正后的 p）？同样的运行，若用 Holm 校正全部 48 个假设，
-#    能判定的行会更多还是更少？预览里的区间为什么窄得多，它们回答的是同一个问题吗？
+# 5. 读 `committed_curve.md`：500 条标注时，hf_bert:full − hf_bert:frozen 的 95% 区间不含 0，结论却是"无定论"。
+#    是什么让它不成立（自然顺序：200 条没判定，这条链就停了；对照它校正后的 p）？同样的运行，若用 Holm 校正全部 48 个
+#    假设，能判定的行会更多还是更少？预览里的区间为什么窄得多，它们回答的是同一个问题吗？
 #
 # <!-- en -->
 # ## 5. Exercises
@@ -452,10 +452,10 @@ def main(argv=None) -> int:
 #    which question does each answer?
 # 4. With AG News in the cache, redo it on four-class news: `--data hf:ag_news --limit-per-class 1000`.
 #    Is the curve the same shape?
-# 5. Read `committed_curve.md`: at 50 labels the 95% interval of torch_scratch − tfidf_logreg excludes 0, yet the
-#    verdict is "inconclusive". What keeps it from standing (the family's first step is at 0.05 / 8: compare its
-#    adjusted p)? On the same runs, would Holm over all 48 hypotheses decide more rows or fewer? Why is the preview's
-#    interval much narrower, and do the two answer the same question?
+# 5. Read `committed_curve.md`: at 500 labels the 95% interval of hf_bert:full − hf_bert:frozen excludes 0, yet the
+#    verdict is "inconclusive". What keeps it from standing (the natural order: the chain stopped at 200, undecided;
+#    compare its adjusted p)? On the same runs, would Holm over all 48 hypotheses decide more rows or fewer? Why is the
+#    preview's interval much narrower, and do the two answer the same question?
 
 # %%
 if __name__ == "__main__":
