@@ -35,12 +35,25 @@ def selection_markdown(record: dict, lang: str = "en") -> str:
                              f" 同样在最好者 {delta:g} 之内：{'、'.join(others)}（更贵，故未选）。", lang)
     else:
         why = {"budget": text("the next fold would pass the budget", "下一折将超出预算", lang),
-               "most partitions": text("every planned fold has run", "所有计划的折都已运行", lang)}
+               "most partitions": text("every planned fold has run", "所有计划的折都已运行", lang),
+               "more folds needed": text("stopped early: the planned folds are not predicted to decide",
+                                         "提前停止：预计计划内的折数无法判定", lang),
+               "more labels needed": text("stopped early: no number of folds is predicted to decide",
+                                          "提前停止：预计再多的折也无法判定", lang)}
+        remedy = {"more folds needed": text("More folds (a larger budget) are predicted to decide it.",
+                                            "预计更多折（更大预算）可以判定。", lang),
+                  "more labels needed": text("More folds are not predicted to: the folds share most of their texts, so "
+                                             "the bound cannot fall below its floor (c·s·√r in docs/statistics.md), "
+                                             "and the floor stays above delta. More labels, or a wider delta, would.",
+                                             "预计再多的折也不行：各折共享大部分文本，界限降不到其下限"
+                                             "（docs/statistics.md 中的 c·s·√r）以下，而该下限高于 delta。"
+                                             "更多标注或更宽的 delta 才可以。", lang)}
         headline = text(f"**Cannot say within this budget** ({why.get(decision['outcome'], decision['outcome'])}): "
-                        "no candidate is yet shown to be within "
-                        f"{delta:g} AP of the best. More folds (a larger budget) or more labels would decide it.",
+                        f"no candidate is yet shown to be within {delta:g} AP of the best. ",
                         f"**在此预算内无法判定**（{why.get(decision['outcome'], decision['outcome'])}）：尚无候选被证明与最好者"
-                        f"相差不超过 {delta:g} AP。更多折（更大预算）或更多标注可以判定。", lang)
+                        f"相差不超过 {delta:g} AP。", lang)
+        headline += remedy.get(decision["outcome"], text("More folds (a larger budget) or more labels would decide it.",
+                                                         "更多折（更大预算）或更多标注可以判定。", lang))
     costs = dict(zip(plan["candidates"], plan["run_costs"]))
     ran = {c: sum(c in fold["ran"] for fold in record["folds"]) for c in plan["candidates"]}
     lines = [f"# {text('Which recipe to deploy', '部署哪个配方', lang)}", "", headline, "",
