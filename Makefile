@@ -14,7 +14,7 @@ OUT ?= runs/fast
 # (8 min 39 s -> 8 min 2 s measured on 1 December 2026).
 TEST_WORKERS ?= 2
 
-.PHONY: selection-study coverage-powered learning-curve-run learning-curve-5x3 source-bridge few-shot-schedule recipe-audit small-budgets replay sequential-tweets power-plan coverage compare test reference reproduce-reference cross-corpus cross-corpus-preview single-split serving calibration learning-curve notebooks clean-venv precision-study
+.PHONY: selection-study coverage-powered learning-curve-run learning-curve-5x3 source-bridge few-shot-schedule recipe-audit small-budgets replay sequential-tweets power-plan coverage compare test reference reproduce-reference cross-corpus cross-corpus-preview single-split serving calibration learning-curve notebooks clean-venv precision-study twin-noise-floor twin-steps recipe-search torch-scratch-benchmark hf-bert-benchmark
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -239,6 +239,39 @@ sequential-tweets: $(STAMP)
 	  --until-decided --max-repeats 3 --contrasts course --threads $(THREADS) --precision auto --quality-only \
 	  --lang zh --out results/sequential_tweets
 	$(BIN)/python -m comparisons.studies.cluster_projection --out results/sequential_tweets --nodes 1 4 16
+
+# The single-split reference's diagnostics: results/single_split_bc0aeaf/README.md quotes a figure from each of these
+# commands, measured at commit bc0aeaf on a shared machine (today's code learns another vocabulary and recipe, so expect
+# other figures; compare ratios within one run). Each prints JSON lines on the default SMS split and writes no file,
+# except recipe-search. The times are estimates from the runs' training times, not measured end to end.
+#
+# torch_scratch against itself with only its dropout stream changed, per seed, beside the twins' gaps in that folder:
+# the floor under any per-seed comparison of torch_scratch and keras_layers. 10 fits, about 5 min on 2 cores.
+twin-noise-floor: $(STAMP)
+	$(BIN)/python -m comparisons.studies.twin_noise_floor --seeds 0 1 2 3 4 --reference results/single_split_bc0aeaf
+
+# The twins step by step (losses, gradient norms, learning rates, weight gap) to their first disagreement, then
+# torch_scratch against itself with its initial weights scaled by 1 + 1e-5·N(0, 1). About 2 min.
+twin-steps: $(STAMP)
+	$(BIN)/python -m comparisons.studies.twin_steps
+	$(BIN)/python -m comparisons.studies.twin_steps --against torch --perturb 1e-5
+
+# The scratch recipe chosen on validation only: the masked mean against the <cls> vector, seeds 0-4; one line per
+# (candidate, seed) appended to results/studies/recipe_search.jsonl, those already there skipped (the committed file
+# holds them all, so this prints the summary in seconds; without them, 10 fits of about 25 s).
+recipe-search: $(STAMP)
+	$(BIN)/python -m comparisons.studies.recipe_search --only subword_e3_lr2e-3 subword_e3_lr2e-3_cls \
+	  --seeds 0 1 2 3 4 --threads 2
+
+# torch_scratch's scratch against fused attention: quality over 3 seeds, predict latency at batch 1 and 32 on the
+# seed-0 model, the calls interleaved. 1 thread; about 3 min.
+torch-scratch-benchmark: $(STAMP)
+	$(BIN)/python -m comparisons.studies.torch_scratch_benchmark --threads 1 --seeds 0 1 2
+
+# hf_bert:full's fine-tuning step, old way (padded to max length, for-loop AdamW) against new (length-grouped
+# batches, fused AdamW), 12 steps each, alternating. The real MiniLM, 2 threads; about 1 min.
+hf-bert-benchmark: $(STAMP)
+	$(BIN)/python -m comparisons.studies.hf_bert_benchmark --speed-steps 12
 
 # Every course lesson as a notebook, in Chinese and English (notebooks/zh, notebooks/en; jupytext).
 notebooks: $(STAMP)
