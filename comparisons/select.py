@@ -9,7 +9,9 @@ who is out, whether a candidate can be claimed (the best or within delta of it, 
 confidence) and who runs next. The first fold is the pilot: every candidate runs, and its measured minutes become
 the predicted cost of each candidate's later runs, recorded in selection.json before any decision uses them, so the
 decisions depend on the records alone (`--replay`). The folder is a design folder (its partitions are run folders);
-selection.json and selection.md (and zh/selection.md) say what was decided and why.
+selection.json and selection.md (and zh/selection.md) say what was decided and why. A pick is then trained on all
+the labels and shipped in DIR/deploy (native, ONNX where its backend exports, MODEL_CARD.md: comparisons/deploy.py)
+unless --no-deploy.
 """
 from __future__ import annotations
 
@@ -47,6 +49,9 @@ def add_select_parser(commands) -> None:
     select.add_argument("--lang", default="en", help="en or zh")
     select.add_argument("--out", type=Path, help="the selection folder (default runs/selection)")
     select.add_argument("--replay", type=Path, metavar="DIR", help="re-decide a selection folder from its records")
+    select.add_argument("--no-deploy", action="store_true",
+                        help="do not train the pick on all labels (by default it is trained and saved in DIR/deploy "
+                             "with an ONNX graph where its backend exports one, and a model card)")
 
 
 def installed_candidates() -> list[str]:
@@ -215,6 +220,27 @@ def replay_folder(folder: Path) -> int:
     return 0 if same else 1
 
 
+def ship(p, record: dict) -> bool:
+    """Train the pick on all labels (comparisons/deploy.py), record it in selection.json, write the model card;
+    False when the training failed (the selection's record is kept, with the reason)."""
+    from comparisons.comparability import code_state
+    from comparisons.deploy import DEPLOY_FOLDER, deploy_pick
+    from comparisons.report.model_card import write_model_card
+
+    pick = record["decision"]["pick"]
+    print(f"training {pick} on all the labels for deployment ...", file=sys.stderr)
+    trained = deploy_pick(p, pick, p.out, code_state())
+    record["deployment"] = trained
+    write_selection(p.out, record)
+    if "failed" in trained:
+        print(f"the pick was selected but not trained for deployment: {trained['failed']}", file=sys.stderr)
+        return False
+    write_model_card(p.out, record)
+    onnx = "native and ONNX" if trained["onnx"].get("exported") else "native (no ONNX: " + trained["onnx"]["reason"] + ")"
+    print(f"deployed {pick} ({onnx}) in {p.out / DEPLOY_FOLDER}, with MODEL_CARD.md", file=sys.stderr)
+    return True
+
+
 def command_select(args) -> int:
     from comparisons.plan import prepare
     from comparisons.run.lock import RunFolderLock
@@ -239,6 +265,9 @@ def command_select(args) -> int:
         others = [c for c in decision["claimable"] if c != decision["pick"]]
         print(f"selected {decision['pick']}: the best or within {args.delta} AP of it, with probability at least "
               f"{args.confidence}" + (f" (also within: {', '.join(others)})" if others else ""), file=sys.stderr)
+        if not args.no_deploy and not ship(p, record):
+            print(f"results: {p.out / SELECTION_FILE}", file=sys.stderr)
+            return 1
     else:
         print(f"cannot say within this budget ({decision['outcome']}): still in "
               + ", ".join(f"{c} (at most {b:.3f} below the best)" for c, b in decision["behind_best"].items()),

@@ -24,6 +24,9 @@ def test_select_runs_folds_until_it_decides_and_replays_to_the_same_pick(tmp_pat
     assert decision["predicted_minutes"] <= plan["budget"]
     err = capsys.readouterr().err
     assert ("selected " in err) or ("cannot say within this budget" in err)
+    # a pick is trained on all the labels and shipped with its card; no pick, nothing shipped
+    shipped = (out / "deploy" / "MODEL_CARD.md").is_file()
+    assert shipped == (decision["outcome"] == "selected") == ("deployed " in err)
     # every fold's runs are a partition folder of the design; the replay re-decides from the record alone
     assert (out / "design.json").is_file() and len(list((out / "partitions").glob("r0f*"))) == decision["partitions"]
     assert main(["select", "--replay", str(out)]) == 0
