@@ -9,7 +9,7 @@ who is out, whether a candidate can be claimed (the best or within delta of it, 
 confidence) and who runs next. The first fold is the pilot: every candidate runs, and its measured minutes become
 the predicted cost of each candidate's later runs, recorded in selection.json before any decision uses them, so the
 decisions depend on the records alone (`--replay`). The folder is a design folder (its partitions are run folders);
-selection.json and selection.md (and zh/selection.md) say what was decided and why. A pick is then trained on all
+selection.json, selection.md and the page selection.html (and both under zh/) say what was decided and why. A pick is then trained on all
 the labels and shipped in DIR/deploy (native, ONNX where its backend exports, MODEL_CARD.md: comparisons/deploy.py)
 unless --no-deploy.
 """
@@ -235,7 +235,7 @@ def ship(p, record: dict) -> bool:
     if "failed" in trained:
         print(f"the pick was selected but not trained for deployment: {trained['failed']}", file=sys.stderr)
         return False
-    write_model_card(p.out, record)
+    write_model_card(p.out / DEPLOY_FOLDER, record)
     onnx = "native and ONNX" if trained["onnx"].get("exported") else "native (no ONNX: " + trained["onnx"]["reason"] + ")"
     print(f"deployed {pick} ({onnx}) in {p.out / DEPLOY_FOLDER}, with MODEL_CARD.md", file=sys.stderr)
     return True

@@ -50,7 +50,7 @@ def test_the_pick_is_trained_on_the_label_budget_saved_exported_and_carded(tmp_p
     record = {"plan": {"candidates": ["tfidf_logreg", "tfidf_logreg:seed"], "delta": 0.01, "alpha": 0.05},
               "scores": [[0.95, 0.93], [0.96, None], [0.94, 0.92]],
               "decision": {"pick": "tfidf_logreg", "behind_best": {"tfidf_logreg": 0.004}}, "deployment": trained}
-    english, chinese = write_model_card(out, record)
+    english, chinese = write_model_card(folder, record)
     card = english.read_text()
     assert english == folder / CARD_FILE and chinese == folder / "zh" / CARD_FILE
     assert "mean 0.9500" in card and "3 selection folds" in card and "120 labelled texts" in card

@@ -33,6 +33,9 @@ def test_select_runs_folds_until_it_decides_and_replays_to_the_same_pick(tmp_pat
     assert "replay identical" in capsys.readouterr().err
     assert "Which recipe to deploy" in (out / "selection.md").read_text()
     assert "部署哪个配方" in (out / "zh" / "selection.md").read_text()
+    page = (out / "selection.html").read_text()  # the page draws the same content, and links its other language
+    assert "Which recipe to deploy" in page and 'href="zh/selection.html"' in page and "<script" not in page
+    assert 'href="../selection.html"' in (out / "zh" / "selection.html").read_text()
     tampered = json.loads((out / "selection.json").read_text())
     tampered["scores"].append(tampered["scores"][-1])  # a fold the procedure, having stopped, never asked for
     (out / "selection.json").write_text(json.dumps(tampered))

@@ -9,15 +9,14 @@ import numpy as np
 
 from comparisons.outputs import atomic_write_text
 from comparisons.report.i18n import LANGUAGES, text
+from comparisons.report.names import MODEL_CARD_MD as CARD_FILE
 
-CARD_FILE = "MODEL_CARD.md"
 
-
-def write_model_card(out: Path, record: dict) -> list[Path]:
-    """MODEL_CARD.md in OUT/deploy (English) and OUT/deploy/zh (Chinese)."""
+def write_model_card(folder: Path, record: dict) -> list[Path]:
+    """MODEL_CARD.md in the shipped model's folder (English) and in its zh/ (Chinese)."""
     written = []
     for language in LANGUAGES:
-        target = Path(out) / "deploy" / ("" if language == "en" else language)
+        target = Path(folder) / ("" if language == "en" else language)
         target.mkdir(parents=True, exist_ok=True)
         written.append(atomic_write_text(target / CARD_FILE, model_card(record, language)))
     return written
