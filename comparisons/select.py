@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import math
 import sys
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -61,10 +61,33 @@ def installed_candidates() -> list[str]:
     return [v for v in VARIANTS if v != "tfidf_logreg:seed" and not missing_modules(resolve_variant(v)[0])]
 
 
-def check_settings(args) -> None:
+@dataclass(frozen=True)
+class SelectSettings:
+    """What a selection is asked (the command's options; api.select's arguments)."""
+
+    budget_minutes: float | None
+    data: str = "sms_spam"
+    text_col: str | None = None
+    candidates: tuple[str, ...] = ()   # empty: every variant this machine can run (installed_candidates)
+    labels: int | None = None          # the labelled texts a recipe may learn from; None: all
+    delta: float = 0.01
+    confidence: float = 0.95
+    folds: int = FOLDS
+    profile: str = "full"
+    threads: int = 2
+    lang: str = "en"
+    out: Path | None = None
+    deploy: bool = True
+
+    @classmethod
+    def from_args(cls, args) -> "SelectSettings":
+        candidates = tuple(c for c in (args.candidates or "").split(",") if c)
+        return cls(args.budget_minutes, args.data, args.text_col, candidates, args.labels, args.delta,
+                   args.confidence, args.folds, args.profile, args.threads, args.lang, args.out, not args.no_deploy)
+
+
+def check_settings(args: SelectSettings) -> None:
     """The selection's own one-line refusals (the plan's are Plan's)."""
-    if args.replay is not None:
-        return
     if args.budget_minutes is None or args.budget_minutes <= 0:
         raise UserInputError("--budget-minutes is required and must be positive, e.g. --budget-minutes 60")
     if not 0 < args.delta < 1:
@@ -77,10 +100,10 @@ def check_settings(args) -> None:
         raise UserInputError(f"--labels {args.labels}: give at least 10 labelled texts (leave it out for all of them)")
 
 
-def selection_plan_of(args):
+def selection_plan_of(args: SelectSettings):
     from comparisons.plan import Plan
 
-    candidates = tuple(c for c in (args.candidates.split(",") if args.candidates else installed_candidates()) if c)
+    candidates = tuple(args.candidates) or tuple(installed_candidates())
     if len(set(candidates)) < 2:
         raise UserInputError("select needs at least two candidates; name them with --candidates A,B[,...]")
     try:
@@ -242,14 +265,20 @@ def ship(p, record: dict) -> bool:
 
 
 def command_select(args) -> int:
+    if args.replay is not None:
+        return replay_folder(args.replay)
+    return select_recipe(SelectSettings.from_args(args), list(getattr(args, "argv", None) or ["select"]))[0]
+
+
+def select_recipe(args: SelectSettings, argv: list[str] | None = None) -> tuple[int, Path, dict | None]:
+    """Carry a selection out (the command and api.select): (exit code, its folder, selection.json's record or None
+    when interrupted). Refusals raise UserInputError (one line)."""
     from comparisons.plan import prepare
     from comparisons.run.lock import RunFolderLock
     from comparisons.run.open_executor import open_executor
 
     check_settings(args)
-    if args.replay is not None:
-        return replay_folder(args.replay)
-    p = prepare(selection_plan_of(args), list(getattr(args, "argv", None) or ["select"]))
+    p = prepare(selection_plan_of(args), argv or ["select"])
     executor = open_executor("local", None, None, 2 * sum(map(len, p.data.texts)), p.variants, True)
     p.out.mkdir(parents=True, exist_ok=True)
     try:
@@ -259,18 +288,18 @@ def command_select(args) -> int:
         executor.close()
     if record is None:
         print(f"interrupted: finished runs are kept in {p.out}; run the same command again to resume", file=sys.stderr)
-        return code
+        return code, p.out, None
     decision = record["decision"]
     if decision["outcome"] == "selected":
         others = [c for c in decision["claimable"] if c != decision["pick"]]
         print(f"selected {decision['pick']}: the best or within {args.delta} AP of it, with probability at least "
               f"{args.confidence}" + (f" (also within: {', '.join(others)})" if others else ""), file=sys.stderr)
-        if not args.no_deploy and not ship(p, record):
+        if args.deploy and not ship(p, record):
             print(f"results: {p.out / SELECTION_FILE}", file=sys.stderr)
-            return 1
+            return 1, p.out, record
     else:
         print(f"cannot say within this budget ({decision['outcome']}): still in "
               + ", ".join(f"{c} (at most {b:.3f} below the best)" for c, b in decision["behind_best"].items()),
               file=sys.stderr)
     print(f"results: {p.out / SELECTION_FILE}", file=sys.stderr)
-    return 0
+    return 0, p.out, record

@@ -2,22 +2,21 @@
 report/model_card.py): the split it trains on, the worker's files, the loaded model's predictions, the card."""
 from __future__ import annotations
 
-import argparse
 import json
 
 import numpy as np
 
 from comparisons.deploy import DEPLOY_FOLDER, deploy_pick, deploy_spec, deployment_split
 from comparisons.report.model_card import CARD_FILE, write_model_card
-from comparisons.select import selection_plan_of
+from comparisons.select import SelectSettings, selection_plan_of
 
 
 def _prepared(tmp_path, labels=120):
     from comparisons.plan import prepare
 
-    args = argparse.Namespace(candidates="tfidf_logreg,tfidf_logreg:seed", data="sms_spam", text_col=None,
-                              labels=labels, folds=4, profile="fast", threads=1, lang="en", out=tmp_path / "sel")
-    return prepare(selection_plan_of(args))
+    settings = SelectSettings(30.0, candidates=("tfidf_logreg", "tfidf_logreg:seed"), labels=labels, folds=4,
+                              profile="fast", threads=1, out=tmp_path / "sel")
+    return prepare(selection_plan_of(settings))
 
 
 def test_the_deployment_split_holds_every_text_once_with_a_stratified_fifth_for_validation(tmp_path):

@@ -61,3 +61,19 @@ def test_bad_settings_get_one_line(tmp_path, capsys, argv, message):
 def test_replay_of_a_folder_without_a_selection_is_one_line(tmp_path, capsys):
     assert main(["select", "--replay", str(tmp_path)]) == 2
     assert "is not a selection's record" in capsys.readouterr().err
+
+
+def test_api_select_is_the_command_in_python(tmp_path):
+    from comparisons import api
+
+    chosen = api.select("sms_spam", 30, quiet=True, candidates="tfidf_logreg,tfidf_logreg:seed", labels=100, folds=3,
+                        profile="fast", threads=1, out=tmp_path / "api", deploy=False)
+    record = json.loads((tmp_path / "api" / "selection.json").read_text())
+    assert chosen.record == record and chosen.exit_code == 0
+    assert chosen.pick == record["decision"]["pick"] and chosen.outcome == record["decision"]["outcome"]
+    assert chosen.scores.shape == (3, 2) and list(chosen.scores.index) == ["r0f0", "r0f1", "r0f2"]
+    assert not (tmp_path / "api" / "deploy").exists()  # deploy=False ships nothing
+    with pytest.raises(ValueError, match="--delta 2"):
+        api.select("sms_spam", 30, quiet=True, delta=2.0, out=tmp_path / "bad")
+    with pytest.raises(ValueError, match="select: "):
+        api.select("sms_spam", 30, no_such_setting=1)
