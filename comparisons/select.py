@@ -24,6 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from common.errors import UserInputError
+from comparisons.selection_caps import ServingCaps
 
 SELECTION_FILE = "selection.json"
 FOLDS = 20           # the default K: at most this many partitions (a selection's J_max is capped by it)
@@ -49,6 +50,13 @@ def add_select_parser(commands) -> None:
     select.add_argument("--lang", default="en", help="en or zh")
     select.add_argument("--out", type=Path, help="the selection folder (default runs/selection)")
     select.add_argument("--replay", type=Path, metavar="DIR", help="re-decide a selection folder from its records")
+    select.add_argument("--max-latency-ms", type=float, help="serving cap: batch-1 latency (median ms) a candidate "
+                                                              "may have (measured in the pilot fold)")
+    select.add_argument("--max-memory-mb", type=float, help="serving cap: the serving process's peak memory (MB)")
+    select.add_argument("--max-cost-per-million", type=float,
+                        help="serving cap: USD per million predictions at --cpu-hour-price (batch-32 throughput)")
+    select.add_argument("--cpu-hour-price", type=float,
+                        help="USD a CPU-hour for the costs per million predictions (default 0.05)")
     select.add_argument("--no-deploy", action="store_true",
                         help="do not train the pick on all labels (by default it is trained and saved in DIR/deploy "
                              "with an ONNX graph where its backend exports one, and a model card)")
@@ -78,12 +86,15 @@ class SelectSettings:
     lang: str = "en"
     out: Path | None = None
     deploy: bool = True
+    caps: ServingCaps = ServingCaps()  # serving caps and the CPU-hour price (comparisons/selection_caps.py)
 
     @classmethod
     def from_args(cls, args) -> "SelectSettings":
         candidates = tuple(c for c in (args.candidates or "").split(",") if c)
+        caps = ServingCaps(args.max_latency_ms, args.max_memory_mb, args.max_cost_per_million, args.cpu_hour_price)
         return cls(args.budget_minutes, args.data, args.text_col, candidates, args.labels, args.delta,
-                   args.confidence, args.folds, args.profile, args.threads, args.lang, args.out, not args.no_deploy)
+                   args.confidence, args.folds, args.profile, args.threads, args.lang, args.out, not args.no_deploy,
+                   caps)
 
 
 def check_settings(args: SelectSettings) -> None:
@@ -98,6 +109,7 @@ def check_settings(args: SelectSettings) -> None:
         raise UserInputError(f"--folds {args.folds}: a selection needs at least 3 partitions (e.g. --folds 20)")
     if args.labels is not None and args.labels < 10:
         raise UserInputError(f"--labels {args.labels}: give at least 10 labelled texts (leave it out for all of them)")
+    args.caps.check()
 
 
 def selection_plan_of(args: SelectSettings):
@@ -128,15 +140,16 @@ def design_ratio(p) -> float:
     return float(rho / (1 - rho)) if rho < 1 else math.inf
 
 
-def fold_scores(folder: Path, names) -> tuple[dict[str, float], dict[str, float], dict[str, float]]:
-    """({candidate: test AP}, {candidate: training minutes}, {candidate: wall minutes}) of a partition's runs of
-    `names`; a failed or missing run stops the selection in one line."""
+def fold_scores(folder: Path, names) -> tuple[dict[str, float], dict[str, float], dict[str, float], dict]:
+    """({candidate: test AP}, {candidate: training minutes}, {candidate: wall minutes}, {candidate: its run record})
+    of a partition's runs of `names`; a failed or missing run stops the selection in one line."""
     from comparisons.run_folder import read_runs
 
-    scores, training, wall = {}, {}, {}
+    scores, training, wall, records = {}, {}, {}, {}
     for record in read_runs(folder):
         if record["variant"] not in names:
             continue
+        records[record["variant"]] = record
         if not record.ok:
             raise UserInputError(f"{record['variant']} failed in {folder} ({record.get('reason')}); its log is "
                                  f"in {folder}/logs; fix it or leave it out of --candidates")
@@ -146,7 +159,7 @@ def fold_scores(folder: Path, names) -> tuple[dict[str, float], dict[str, float]
     missing = [n for n in names if n not in scores]
     if missing:
         raise UserInputError(f"{', '.join(missing)} left no record in {folder}; run the same command again to resume")
-    return scores, training, wall
+    return scores, training, wall, records
 
 
 def predicted_costs(training: dict[str, float], wall: dict[str, float]) -> dict[str, float]:
@@ -157,7 +170,25 @@ def predicted_costs(training: dict[str, float], wall: dict[str, float]) -> dict[
     return {n: training[n] + overhead for n in training}
 
 
-def run_selection(p, executor, delta: float, confidence: float, budget: float) -> tuple[int, dict | None]:
+def within_caps(p, caps: ServingCaps, names: list[str], records: dict) -> tuple[list[str], dict, dict]:
+    """(the candidates within the caps, {candidate: serving figures}, {candidate: why excluded}) from the pilot's
+    records; one line when fewer than two are left (nothing to select among)."""
+    serving = {n: caps.figures(records[n], p.plan.threads) for n in names}
+    excluded = caps.excluded(serving)
+    left = [n for n in names if n not in excluded]
+    if len(left) < 2:
+        why = "; ".join(f"{n}: {reason}" for n, reason in excluded.items())
+        only = f"only {left[0]} is within them, nothing to select among (deploy it, or relax the caps)" if left \
+            else "no candidate is within them"
+        raise UserInputError(f"the serving caps leave {len(left)} candidate(s): {only} ({why})")
+    return left, serving, excluded
+
+
+def _nan_last(value: float) -> float:
+    return math.inf if value != value else value
+
+
+def run_selection(p, executor, settings: SelectSettings) -> tuple[int, dict | None]:
     """The selection's loop over the folds: (0 and selection.json's record, also written after every fold), or an
     interruption's exit code and None."""
     from comparisons.carry_out import run_in_folder
@@ -166,9 +197,10 @@ def run_selection(p, executor, delta: float, confidence: float, budget: float) -
     from comparisons.run_folder.writers import write_design
     from comparisons.stats.recipe_selection import CONTINUE, FIRST, SelectionPlan, decide, most_partitions
 
+    delta, confidence, budget, caps = settings.delta, settings.confidence, settings.budget_minutes, settings.caps
     out, code = p.out, code_state()
     write_design(out, design_record(p, p.partitions, code))
-    names, plan, rows, looks = list(p.variants), None, [], []
+    names, plan, rows, looks, serving, excluded = list(p.variants), None, [], [], {}, {}
     for index, partition in enumerate(p.partitions):
         look = decide(np.array(rows).reshape(-1, len(plan.candidates)), plan) if plan else None
         if look is not None and look.outcome != CONTINUE:
@@ -176,12 +208,18 @@ def run_selection(p, executor, delta: float, confidence: float, budget: float) -
         runs = list(look.next_runs) if look is not None else names
         print(f"fold {index + 1}/{len(p.partitions)}: {', '.join(runs)}", file=sys.stderr)
         folder = out / "partitions" / partition.name
-        exit_code = run_in_folder(replace(p, variants=runs), folder, partition.split, executor, reports=False,
-                                  code=code, partition_index=index)
+        fold = replace(p, variants=runs)
+        if plan is None and caps.measured:  # the pilot measures serving costs too, for the caps and the costs
+            fold = replace(fold, plan=replace(p.plan, quality_only=False))
+        exit_code = run_in_folder(fold, folder, partition.split, executor, reports=False, code=code,
+                                  partition_index=index)
         if exit_code not in (0, 1):  # interrupted: the finished runs are kept, the same command resumes
             return exit_code, None
-        scores, training, minutes = fold_scores(folder, runs)
+        scores, training, minutes, records = fold_scores(folder, runs)
         if plan is None:  # the pilot fold: its minutes predict every later run's, recorded before any decision
+            if caps.measured:
+                names, serving, excluded = within_caps(p, caps, names, records)
+                training = {n: training[n] for n in names}
             predicted = predicted_costs(training, minutes)
             order = sorted(names, key=lambda n: (predicted[n], names.index(n)))
             costs = tuple(round(predicted[n], 4) for n in order)
@@ -190,11 +228,17 @@ def run_selection(p, executor, delta: float, confidence: float, budget: float) -
                 raise UserInputError(f"--budget-minutes {budget:g} is below the first {FIRST} folds of every "
                                      f"candidate (about {sum(costs) * FIRST:.1f} minutes predicted from the first); "
                                      "give more minutes or fewer candidates")
+            preference = ()  # serving measured: the cheapest to serve is preferred among claimable candidates
+            if caps.measured:
+                preference = tuple(sorted(order, key=lambda n: (_nan_last(serving[n]["cost_per_million"]),
+                                                                order.index(n))))
             plan = SelectionPlan(tuple(order), costs, delta, 1 - confidence, design_ratio(p), FIRST, max(FIRST, most),
-                                 budget)
+                                 budget, preference=preference)
         rows.append([scores.get(n, np.nan) for n in plan.candidates])
         looks.append({"partition": partition.name, "ran": runs, "minutes": {n: round(m, 4) for n, m in minutes.items()}})
         record = selection_record(plan, rows, looks, decide(np.array(rows), plan))
+        if caps.measured:
+            record["serving"] = {"caps": caps.to_dict(), "figures": serving, "excluded": excluded}
         write_selection(out, record)
     return 0, record
 
@@ -283,7 +327,7 @@ def select_recipe(args: SelectSettings, argv: list[str] | None = None) -> tuple[
     p.out.mkdir(parents=True, exist_ok=True)
     try:
         with RunFolderLock(p.out).acquire():
-            code, record = run_selection(p, executor, args.delta, args.confidence, args.budget_minutes)
+            code, record = run_selection(p, executor, args)
     finally:
         executor.close()
     if record is None:

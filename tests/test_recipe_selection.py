@@ -57,6 +57,21 @@ def test_near_equal_candidates_pick_the_cheapest_claimable_and_the_target_runs_e
     assert set(look.claimable) <= set(plan.candidates) - set(look.eliminated)
 
 
+def test_the_pick_follows_the_preference_among_claimable_candidates():
+    """Every gap inside delta: several are claimable; the pick is the first of them in the plan's preference (the
+    cheapest to serve, say), not necessarily the cheapest to train; a preference that is not the candidates is
+    refused."""
+    rng = np.random.default_rng(3)
+    truth = np.array([0.903, 0.90, 0.90])
+    plan = plan_of(3, delta=0.01, most=60, preference=("c2", "c0", "c1"))
+    look, scores = select(plan, lambda p, runs: {n: truth[int(n[1])] + 0.002 * rng.standard_normal() for n in runs})
+    assert look.outcome == SELECTED and len(look.claimable) >= 2
+    assert look.pick == min(look.claimable, key=plan.preference.index)
+    assert replay(scores, SelectionPlan.from_dict(json.loads(json.dumps(plan.to_dict())))).pick == look.pick
+    with pytest.raises(ValueError, match="preference"):
+        plan_of(3, preference=("c0", "c1"))
+
+
 def test_an_elimination_cycle_never_puts_everyone_out():
     from comparisons.stats.recipe_selection import eliminations
 

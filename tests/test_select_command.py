@@ -66,14 +66,53 @@ def test_replay_of_a_folder_without_a_selection_is_one_line(tmp_path, capsys):
 def test_api_select_is_the_command_in_python(tmp_path):
     from comparisons import api
 
+    from comparisons.selection_caps import ServingCaps
+
     chosen = api.select("sms_spam", 30, quiet=True, candidates="tfidf_logreg,tfidf_logreg:seed", labels=100, folds=3,
-                        profile="fast", threads=1, out=tmp_path / "api", deploy=False)
+                        profile="fast", threads=1, out=tmp_path / "api", deploy=False,
+                        caps=ServingCaps(max_memory_mb=100_000.0))  # a cap both meet: the pilot measures serving
     record = json.loads((tmp_path / "api" / "selection.json").read_text())
     assert chosen.record == record and chosen.exit_code == 0
     assert chosen.pick == record["decision"]["pick"] and chosen.outcome == record["decision"]["outcome"]
     assert chosen.scores.shape == (3, 2) and list(chosen.scores.index) == ["r0f0", "r0f1", "r0f2"]
     assert not (tmp_path / "api" / "deploy").exists()  # deploy=False ships nothing
+    figures = record["serving"]["figures"]
+    assert record["serving"]["excluded"] == {} and set(figures) == {"tfidf_logreg", "tfidf_logreg:seed"}
+    assert all(f["latency_ms_b1_p50"] > 0 and f["peak_rss_serve_mb"] > 0 and f["cost_per_million"] > 0
+               for f in figures.values())
+    assert "USD per million predictions" in (tmp_path / "api" / "selection.md").read_text()
     with pytest.raises(ValueError, match="--delta 2"):
         api.select("sms_spam", 30, quiet=True, delta=2.0, out=tmp_path / "bad")
     with pytest.raises(ValueError, match="select: "):
         api.select("sms_spam", 30, no_such_setting=1)
+
+
+def test_caps_no_candidate_meets_are_one_line_after_the_pilot(tmp_path, capsys):
+    out = tmp_path / "capped"
+    code = main(["select", "--candidates", "tfidf_logreg,tfidf_logreg:seed", "--labels", "100", "--folds", "3",
+                 "--budget-minutes", "30", "--profile", "fast", "--threads", "1", "--max-latency-ms", "1e-6",
+                 "--no-deploy", "--out", str(out)])
+    err = capsys.readouterr().err
+    assert code == 2 and "Traceback" not in err
+    line = [l for l in err.splitlines() if "serving caps" in l]
+    assert len(line) == 1 and "no candidate is within them" in line[0] and "--max-latency-ms 1e-06" in line[0]
+    assert (out / "partitions" / "r0f0" / "runs").is_dir() and not (out / "selection.json").exists()
+
+
+def test_serving_caps_exclude_what_is_over_or_unmeasured():
+    import math
+
+    from comparisons.selection_caps import ServingCaps
+
+    caps = ServingCaps(max_latency_ms=5.0, max_memory_mb=500.0)
+    serving = {"fast": {"latency_ms_b1_p50": 0.5, "peak_rss_serve_mb": 200.0},
+               "slow": {"latency_ms_b1_p50": 12.0, "peak_rss_serve_mb": 700.0},
+               "unmeasured": {"latency_ms_b1_p50": math.nan, "peak_rss_serve_mb": 100.0}}
+    out = caps.excluded(serving)
+    assert set(out) == {"slow", "unmeasured"} and "over --max-latency-ms 5" in out["slow"]
+    assert "serving peak memory (MB) 700 over --max-memory-mb 500" in out["slow"]
+    figures = ServingCaps(cpu_hour_price=0.1).figures({"throughput_per_s": 1000.0}, threads=2)
+    assert figures["cost_per_million"] == pytest.approx(1e6 / 1000 / 3600 * 2 * 0.1)
+    assert not ServingCaps().measured and ServingCaps(cpu_hour_price=0.1).measured
+    with pytest.raises(Exception, match="--max-memory-mb -1"):
+        ServingCaps(max_memory_mb=-1.0).check()

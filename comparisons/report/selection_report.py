@@ -92,21 +92,41 @@ def selection_content(record: dict, lang: str = "en") -> SelectionContent:
                text("at most this far below the best", "至多比最好者低", lang),
                text("predicted minutes a run", "每次运行预测分钟", lang), text("folds run", "运行折数", lang)]
     costs = dict(zip(plan["candidates"], plan["run_costs"]))
-    ran = {c: sum(c in fold["ran"] for fold in record["folds"]) for c in plan["candidates"]}
+    serving = record.get("serving") or {}
+    figures, excluded = serving.get("figures") or {}, serving.get("excluded") or {}
+    everyone = list(plan["candidates"]) + [c for c in excluded if c not in plan["candidates"]]
+    ran = {c: sum(c in fold["ran"] for fold in record["folds"]) for c in everyone}
+    if serving:
+        headers += [text("b=1 latency (ms)", "b=1 延迟（毫秒）", lang), text("serving peak (MB)", "服务峰值内存（MB）", lang),
+                    text("USD per million predictions", "每百万次预测（美元）", lang)]
     rows = []
-    for candidate in plan["candidates"]:
-        if candidate in decision["eliminated"]:
+    for candidate in everyone:
+        if candidate in excluded:
+            state = text(f"excluded by the caps ({excluded[candidate]})", f"超出服务上限而排除（{excluded[candidate]}）",
+                         lang)
+            behind, cost = "–", "–"
+        elif candidate in decision["eliminated"]:
             state = text(f"out (shown worse than {decision['eliminated'][candidate]})",
                          f"淘汰（被证明不如 {decision['eliminated'][candidate]}）", lang)
-            behind = "–"
+            behind, cost = "–", f"{costs[candidate]:.2f}"
         else:
             state = text("picked", "选定", lang) if candidate == decision["pick"] else text("still in", "仍在", lang)
             behind = f"{decision['behind_best'].get(candidate, float('nan')):.4f}"
-        rows.append([candidate, state, behind, f"{costs[candidate]:.2f}", str(ran[candidate])])
+            cost = f"{costs[candidate]:.2f}"
+        row = [candidate, state, behind, cost, str(ran[candidate])]
+        if serving:
+            measured = figures.get(candidate) or {}
+            row += [_shown(measured.get("latency_ms_b1_p50"), "{:.2f}"), _shown(measured.get("peak_rss_serve_mb"), "{:,.0f}"),
+                    _shown(measured.get("cost_per_million"), "{:.4f}")]
+        rows.append(row)
     folds = [[fold["partition"], ", ".join(fold["ran"]), f"{sum(fold['minutes'].values()):.2f}"]
              for fold in record["folds"]]
     return SelectionContent(text("Which recipe to deploy", "部署哪个配方", lang), verdict, explanation, budget,
                             headers, rows, folds, _shipped(record.get("deployment"), lang))
+
+
+def _shown(value, pattern: str) -> str:
+    return "–" if value is None or value != value else pattern.format(value)
 
 
 def _shipped(trained: dict | None, lang: str) -> list[tuple[str, str]]:
@@ -125,7 +145,7 @@ def _shipped(trained: dict | None, lang: str) -> list[tuple[str, str]]:
 def selection_markdown(record: dict, lang: str = "en", content: SelectionContent | None = None) -> str:
     c = content or selection_content(record, lang)
     lines = [f"# {c.title}", "", f"**{c.verdict}**{c.explanation}", "", c.budget, "",
-             "| " + " | ".join(c.headers) + " |", "| --- | --- | ---: | ---: | ---: |"]
+             "| " + " | ".join(c.headers) + " |", "| --- | --- |" + " ---: |" * (len(c.headers) - 2)]
     lines += ["| " + " | ".join(row) + " |" for row in c.rows]
     if c.shipped:
         lines += ["", f"## {text('Shipped', '已发布', lang)}", ""] + [f"- {name}: {value}" for name, value in c.shipped]

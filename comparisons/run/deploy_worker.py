@@ -50,7 +50,7 @@ def deploy(spec: RunSpec, out: Path, inputs: RunInputs) -> dict:
     cls = backend_class(backend_name)
     threads = set_framework_threads(spec.threads)
     train_rows, valid_rows = budget_parts(split, data.labels, data.texts, spec.train_size, spec.label_budget,
-                                          where="the labelled texts", subset_seed=spec.subset_seed)
+                                          where="the data", subset_seed=spec.subset_seed)
     train, valid = data.subset(train_rows), data.subset(valid_rows)
     model = build(spec.variant, **backend_kwargs(cls, spec))
     started = time.perf_counter()

@@ -22,8 +22,9 @@ decides after each partition from the per-partition differences of the primary m
   chance that a pick is made and is not within delta of the best is at most alpha; if the best leads every other by
   at least delta, the chance that a pick is made and is not the best is at most alpha. A selection stopped by its
   budget makes no pick (unlike KN, which always ends with one), so the chance of a correct pick is at least
-  1 - alpha minus the chance of running out. The pick is the cheapest claimable candidate (the candidates come in
-  preference order), all claimable ones are reported.
+  1 - alpha minus the chance of running out. The pick is the first claimable candidate in the plan's `preference`
+  (default: the candidates' order, cheapest to train first; `select` puts the cheapest to serve first when it
+  measured serving costs); all claimable ones are reported, each carries the guarantee.
 - Allocation (cost-aware). The target is the cheapest candidate still in. On the next partition run the target and
   every candidate still in whose advantage over the target is not yet bounded by delta (m_lt + d_lt > delta): the
   others cannot change the target's claim and sit out, so an expensive recipe shown within delta of a cheaper one
@@ -77,7 +78,7 @@ def _recorded(value: float) -> float:
 class SelectionPlan:
     """What the decisions depend on besides the scores, fixed before the first look and recorded."""
 
-    candidates: tuple[str, ...]   # in preference order: the first is the cheapest (the pick among claimable ones)
+    candidates: tuple[str, ...]   # cheapest to train first: the target of the allocation (and the default preference)
     run_costs: tuple[float, ...]  # predicted CPU minutes of one run of each candidate on one partition
     delta: float = DELTA
     alpha: float = 1 - CONFIDENCE
@@ -87,6 +88,8 @@ class SelectionPlan:
     budget: float = float("inf")  # CPU minutes, in predicted run costs
     boundaries: tuple[float, ...] = ()  # c_J for J = first..most; computed once when not given, then recorded
     futility_from: int = FUTILITY_FROM  # 0: never stop for futility (a record written before the rule replays so)
+    preference: tuple[str, ...] = ()    # the order the pick is taken in among claimable ones (empty: candidates'):
+                                        # e.g. the cheapest to serve first; any claimable one carries the guarantee
 
     def __post_init__(self):
         for name in ("ratio", "budget"):  # as selection.json holds them (comparisons/outputs.atomic_write_json)
@@ -100,6 +103,8 @@ class SelectionPlan:
             raise ValueError("confidence must be in (0.5, 1) and delta positive")
         if not 2 <= self.first <= self.most:
             raise ValueError(f"first ({self.first}) must be at least 2 and at most most ({self.most})")
+        if self.preference and sorted(self.preference) != sorted(self.candidates):
+            raise ValueError("the preference must order exactly the candidates")
         if self.futility_from and self.futility_from < 3:
             raise ValueError(f"futility_from ({self.futility_from}) must be 0 (never) or at least 3")
         if not self.boundaries:  # the t boundaries (a seeded simulation): recorded with the plan, so that a replay
@@ -120,13 +125,14 @@ class SelectionPlan:
     def to_dict(self) -> dict:
         return {"candidates": list(self.candidates), "run_costs": list(self.run_costs), "delta": self.delta,
                 "alpha": self.alpha, "ratio": self.ratio, "first": self.first, "most": self.most,
-                "budget": self.budget, "boundaries": list(self.boundaries), "futility_from": self.futility_from}
+                "budget": self.budget, "boundaries": list(self.boundaries), "futility_from": self.futility_from,
+                "preference": list(self.preference)}
 
     @classmethod
     def from_dict(cls, record: dict) -> "SelectionPlan":
         return cls(tuple(record["candidates"]), tuple(record["run_costs"]), record["delta"], record["alpha"],
                    record["ratio"], record["first"], record["most"], record["budget"], tuple(record["boundaries"]),
-                   record.get("futility_from", 0))
+                   record.get("futility_from", 0), tuple(record.get("preference", ())))
 
 
 def look_schedule(first: int, most: int) -> tuple[int, ...]:
@@ -241,7 +247,8 @@ def decide(scores: np.ndarray, plan: SelectionPlan) -> Look:
     state = dict(partitions=scores.shape[0], spent=_spent(scores, plan), mean=mean, bound=bound, common=common,
                  eliminated=eliminated, claimable=tuple(names[i] for i in claimable))
     if claimable:
-        return Look(**state, outcome=SELECTED, pick=names[claimable[0]])
+        order = plan.preference or names
+        return Look(**state, outcome=SELECTED, pick=min(state["claimable"], key=order.index))
     advice = projected_advice(mean, spread, common, alive, plan)
     if advice is not None:
         return Look(**state, outcome=advice)
