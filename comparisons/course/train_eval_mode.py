@@ -435,7 +435,6 @@ def run(args: argparse.Namespace) -> int:
 
 def main(argv=None) -> int:
     parser = course_parser(MODULE, __doc__, seeds=SEEDS)
-    parser.set_defaults(threads=2)  # the course's two cores
     return run_course(parser, argv, run)
 
 
