@@ -369,7 +369,7 @@ def plot(per_pass: pd.DataFrame, runs: pd.DataFrame, lang: str):
 # %% [markdown]
 # ## 练习
 #
-# 1. 训练模式下的两次前向都在 `torch.inference_mode()` 里，为什么判定仍会翻转？什么才能让翻转数变成 0？
+# 1. 训练模式下的两次前向都在 `torch.inference_mode()` 里，为什么两次的概率仍然不同 (表 `dropout`)？什么才能让它们相同？
 # 2. 把 dropout 改成 0.3 (`DROPOUT`)，训练模式下一条短信的标准差和翻转数怎样变？评估模式呢？
 # 3. 先做 softmax 时，两类的损失为什么不可能低于 $\log(1 + e^{-1})$？用表 `runs` 的训练损失验证。
 #
@@ -378,8 +378,8 @@ def plot(per_pass: pd.DataFrame, runs: pd.DataFrame, lang: str):
 # <!-- en -->
 # ## Exercises
 #
-# 1. Both training-mode passes run under `torch.inference_mode()`: why do decisions still flip? What makes the
-#    flips 0?
+# 1. Both training-mode passes run under `torch.inference_mode()`: why do their probabilities still differ (table
+#    `dropout`)? What makes them equal?
 # 2. Set dropout to 0.3 (`DROPOUT`): how do one message's standard deviation and the flips move in training mode? And
 #    in evaluation mode?
 # 3. Why can the two-class loss never fall below $\log(1 + e^{-1})$ with the softmax applied first? Check it against
