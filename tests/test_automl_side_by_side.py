@@ -100,6 +100,6 @@ def test_the_anchor_imports_only_what_the_tools_environments_have():
     imported = {(node.module if isinstance(node, ast.ImportFrom) else alias.name).split(".")[0]
                 for node in ast.walk(tree) if isinstance(node, (ast.Import, ast.ImportFrom))
                 for alias in node.names}
-    allowed = {"__future__", "argparse", "importlib", "json", "sys", "tempfile", "time", "traceback", "pathlib",
+    allowed = {"__future__", "argparse", "importlib", "json", "os", "sys", "tempfile", "time", "traceback", "pathlib",
                "numpy", "pandas", "sklearn", "autogluon", "flaml"}
     assert imported <= allowed, imported - allowed

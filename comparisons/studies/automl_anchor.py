@@ -18,6 +18,10 @@ library, numpy, pandas, scikit-learn and the tool: never the project's packages.
   texts hold a CJK character), fitted on the training texts only, then AutoML.fit(task="classification",
   time_budget, n_jobs = --threads) over ESTIMATORS; metric "ap" on two classes, else the macro AP as a custom
   metric. The pick is automl.best_estimator, its validation score 1 - best_loss.
+- flaml-transformer: FLAML's transformer estimator (task seq-classification, estimator_list ["transformer"]) fine-
+  tuning --model-folder (the shipped all-MiniLM-L6-v2 folder) with the hub, transformers and datasets offline; its
+  own environment (`make anchors-venv-hf`: flaml[automl,hf], transformers 4.46, whose Trainer.log still has the
+  one-argument signature FLAML's trainer overrides). Opt-in: whether it runs offline is part of what is measured.
 
 Measured: the wall seconds from the start of featurizing to the end of fit (time.perf_counter), against the time
 limit (the overrun ratio); the tool's validation score of its pick; the held-out AP of the pick's test
@@ -30,6 +34,7 @@ import argparse
 import importlib.metadata
 import importlib.util
 import json
+import os
 import sys
 import tempfile
 import time
@@ -152,7 +157,36 @@ def fit_flaml(texts: pd.Series, y: np.ndarray, test_texts: pd.Series, n_classes:
                          "tfidf_features": int(features.shape[1])}}
 
 
-TOOLS = {"autogluon": fit_autogluon, "flaml": fit_flaml}
+def fit_flaml_transformer(texts: pd.Series, y: np.ndarray, test_texts: pd.Series, n_classes: int, args) -> dict:
+    """FLAML's transformer estimator (task seq-classification) fine-tuning the model folder given, offline."""
+    if args.model_folder is None or not (args.model_folder / "config.json").exists():
+        raise SystemExit("error: --tool flaml-transformer needs --model-folder, a transformers model folder")
+    for name in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_DATASETS_OFFLINE"):
+        os.environ[name] = "1"  # nothing is downloaded: the folder or a failure
+    from flaml import AutoML
+
+    metric = "ap" if n_classes == 2 else flaml_macro_ap
+    with tempfile.TemporaryDirectory(prefix="anchor-flaml-hf-") as folder:  # its checkpoints, then gone
+        started = time.perf_counter()
+        automl = AutoML()
+        automl.fit(X_train=pd.DataFrame({"text": texts.astype(str).tolist()}), y_train=pd.Series(y),
+                   task="seq-classification", metric=metric, time_budget=args.time_limit,
+                   estimator_list=["transformer"], n_jobs=args.threads, verbose=1, log_file_name="",
+                   custom_hp={"transformer": {"model_path": {"domain": str(args.model_folder)}}},
+                   fit_kwargs_by_estimator={"transformer": {"output_dir": folder}})
+        wall = time.perf_counter() - started
+        proba = np.asarray(automl.predict_proba(pd.DataFrame({"text": test_texts.astype(str).tolist()})),
+                           dtype=float)
+    return {"pick": f"transformer ({args.model_folder.name})", "validation_score": 1.0 - float(automl.best_loss),
+            "validation_metric": "ap" if n_classes == 2 else "macro_average_precision",
+            "wall_seconds": wall, "proba": proba, "version": version_of("flaml"),
+            "settings": {"estimator_list": ["transformer"], "n_jobs": args.threads,
+                         "model_folder": args.model_folder.name, "transformers": version_of("transformers"),
+                         "best_config": {k: v for k, v in (automl.best_config or {}).items()
+                                         if isinstance(v, (int, float, str)) and k != "model_path"}}}
+
+
+TOOLS = {"autogluon": fit_autogluon, "flaml": fit_flaml, "flaml-transformer": fit_flaml_transformer}
 
 
 def run(args) -> dict:
@@ -190,6 +224,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--positive", help="the positive class on two classes (default: the last in sorted order)")
     parser.add_argument("--time-limit", type=float, required=True, help="seconds the tool is given")
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--model-folder", type=Path, help="flaml-transformer: the model folder it fine-tunes")
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args(argv)
     if args.time_limit <= 0 or args.threads < 1:

@@ -41,8 +41,8 @@ from comparisons.run.measure import thread_environment
 
 HOLD_OUT_FOLDS = 5         # the held-out test: one fold in 5 of the corpus (a fifth of the texts)
 HOLD_OUT_SEED = 20261207
-TOOLS = ("autogluon", "flaml")
-VENVS = {"autogluon": ".venv-autogluon", "flaml": ".venv-flaml"}  # the Makefile's anchors-venvs
+TOOLS = ("autogluon", "flaml", "flaml-transformer")  # the last opt-in (--tools): FLAML fine-tuning MiniLM, offline
+VENVS = {"autogluon": ".venv-autogluon", "flaml": ".venv-flaml", "flaml-transformer": ".venv-flaml-hf"}  # Makefile
 ANCHOR = Path(__file__).with_name("automl_anchor.py")
 HARD_STOP = 4.0            # a tool still running at 4x its budget is stopped and recorded as such
 DELTA = 0.01               # select's default indifference zone: a pick further below the best known is "worse"
@@ -54,7 +54,8 @@ SCHEME = ("Per corpus and label budget N: a held-out test (one group-aware strat
           "validation score of its pick (select: the pick's mean AP over its folds); test_ap: the pick's AP on the "
           "held-out test; optimism: validation - test_ap; behind_best: the best test_ap of the cell's picks minus "
           "this one. AutoGluon: TabularPredictor on the text column, presets medium_quality, num_gpus 0; FLAML: "
-          "TF-IDF then AutoML.fit (lgbm, xgboost, rf, extra_tree, lrl1, lrl2); both on the study's --threads "
+          "TF-IDF then AutoML.fit (lgbm, xgboost, rf, extra_tree, lrl1, lrl2); flaml-transformer (where run): FLAML's "
+          "transformer estimator fine-tuning the shipped MiniLM folder offline; all on the study's --threads "
           "(comparisons/studies/automl_anchor.py; versions in the table).")
 COLUMNS = ["corpus", "labels", "tool", "version", "pick", "budget_s", "wall_s", "overrun", "validation", "test_ap",
            "optimism", "behind_best", "worse_than_delta", "failed"]
@@ -109,18 +110,19 @@ def prepare_cell(data: LabelledTexts, labels: int, folder: Path) -> dict:
             "n_pool": len(pool), "n_train": len(chosen), "n_test": len(test_rows)}
 
 
-def run_anchor(tool: str, cell: dict, budget_s: float, threads: int, venv: Path) -> dict:
-    """The tool's result (automl_anchor.py's JSON), run in its own environment unless its result is on file."""
+def run_anchor(tool: str, cell: dict, budget_s: float, threads: int, venv: Path, extra: tuple = ()) -> dict:
+    """The tool's result (automl_anchor.py's JSON), run in its own environment unless its result is on file;
+    extra: more of its options (the model folder of flaml-transformer)."""
     out = cell["folder"] / f"{tool}.json"
     if out.exists():
         return json.loads(out.read_text())
     python = venv / "bin" / "python"
     if not python.exists():
-        return {"tool": tool, "failed": f"no {venv}: make anchors-venvs"}
+        return {"tool": tool, "failed": f"no {venv}: make anchors-venvs (flaml-transformer: anchors-venv-hf)"}
     command = [str(python), str(ANCHOR), "--tool", tool, "--train", str(cell["folder"] / "train.csv"),
                "--test", str(cell["folder"] / "test.csv"), "--text-col", "text", "--label-col", "label",
                "--time-limit", f"{budget_s:g}", "--threads", str(threads), "--out", str(out)]
-    command += ["--positive", cell["positive"]] if cell["positive"] else []
+    command += (["--positive", cell["positive"]] if cell["positive"] else []) + list(extra)
     env = {**os.environ, **thread_environment(threads)}
     env.pop("PYTHONPATH", None)  # the anchor's environment has none of the project, and must not see it
     print(f"{cell['folder'].name}: {tool}, {budget_s:g} s ...", file=sys.stderr)
@@ -222,10 +224,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--labels", default="200,1000", help="label budgets N, comma-separated")
     parser.add_argument("--budget-minutes", type=float, default=30.0)
     parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--tools", default=",".join(TOOLS))
+    parser.add_argument("--tools", default="autogluon,flaml", help=f"of {', '.join(TOOLS)}")
     parser.add_argument("--select", action="store_true", help="also run select on each pool with the same budget")
-    parser.add_argument("--venv-autogluon", type=Path, default=Path(VENVS["autogluon"]))
-    parser.add_argument("--venv-flaml", type=Path, default=Path(VENVS["flaml"]))
+    for tool in TOOLS:
+        parser.add_argument(f"--venv-{tool}", type=Path, default=Path(VENVS[tool]), help=f"{tool}'s environment")
     parser.add_argument("--work", type=Path, default=Path("runs/anchors"), help="CSVs, results and logs")
     parser.add_argument("--out", type=Path, default=Path("results/selection"))
     args = parser.parse_args(argv)
@@ -235,7 +237,12 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         raise UserInputError(f"--tools {','.join(unknown)}: the anchors are {', '.join(TOOLS)}")
     budgets = [int(n) for n in args.labels.split(",") if n]
-    venvs = {"autogluon": args.venv_autogluon, "flaml": args.venv_flaml}
+    venvs = {tool: getattr(args, "venv_" + tool.replace("-", "_")) for tool in TOOLS}
+    extra = {tool: () for tool in TOOLS}
+    if "flaml-transformer" in tools:  # the shipped MiniLM folder, found in this environment
+        from backends.hf_bert.pretrained import shipped_model_folder
+
+        extra["flaml-transformer"] = ("--model-folder", str(shipped_model_folder()))
     rows = []
     for corpus in [c for c in args.corpora.split(",") if c]:
         from comparisons.plan import Plan, data_spec
@@ -243,7 +250,7 @@ def main(argv: list[str] | None = None) -> int:
         data = load(data_spec(Plan(data=corpus)))
         for labels in budgets:
             cell = prepare_cell(data, labels, args.work / f"{corpus}-{labels}")
-            results = [run_anchor(t, cell, args.budget_minutes * 60, args.threads, venvs[t]) for t in tools]
+            results = [run_anchor(t, cell, args.budget_minutes * 60, args.threads, venvs[t], extra[t]) for t in tools]
             if args.select:
                 run_select(cell, labels, args.budget_minutes, args.threads)
             chosen = select_result(cell, args.budget_minutes)  # None: select not run here (see --select)
