@@ -12,8 +12,12 @@ Per corpus (loaded as `select --data NAME` loads it) and label budget N, in WORK
 - train.csv: the N labelled texts the tools learn from: exactly those the selection's shipped model learns from
   (comparisons/deploy.py: the pool's group-aware split, `budget_parts` at N with the deployment's subset seed), so the
   three picks are trained on the same N labels and scored on the same test. (The selection's folds draw their own N
-  from the pool to estimate each recipe: that is how `select --labels N` decides; the tools decide on their own
-  validation split of train.csv.)
+  from the pool to estimate each recipe: that is how `select --labels N` decides, so its decision rests on more than
+  N labelled texts in all, where the tools decide on their own validation split of train.csv alone. The table says
+  so; select on the N texts alone would need `--folds` small enough for the rarer class at N.)
+
+pool.txt is written as label<TAB>text lines because `select` takes --text-col but no --label-col: a CSV with a
+header reaches it only through `run`'s options.
 
 Each tool runs in its own virtual environment (`make anchors-venvs`) through comparisons/studies/automl_anchor.py,
 given the budget as its time limit; with --select, the selection runs in this one with the same budget in minutes.
@@ -47,16 +51,17 @@ ANCHOR = Path(__file__).with_name("automl_anchor.py")
 HARD_STOP = 4.0            # a tool still running at 4x its budget is stopped and recorded as such
 DELTA = 0.01               # select's default indifference zone: a pick further below the best known is "worse"
 SCHEME = ("Per corpus and label budget N: a held-out test (one group-aware stratified fold in 5 of the corpus, no "
-          "text of it anywhere else); the N labelled texts every tool learns from, the same N the selection's shipped "
-          "model learns from (drawn from the rest as `select --labels N` draws them); `select` runs on the rest "
-          "only. budget_s: the time limit given (select: its --budget-minutes); wall_s: the tool's fit (select: its "
-          "runs, the shipped model's training not counted); overrun: wall / budget; validation: the tool's own "
-          "validation score of its pick (select: the pick's mean AP over its folds); test_ap: the pick's AP on the "
-          "held-out test; optimism: validation - test_ap; behind_best: the best test_ap of the cell's picks minus "
-          "this one. AutoGluon: TabularPredictor on the text column, presets medium_quality, num_gpus 0; FLAML: "
-          "TF-IDF then AutoML.fit (lgbm, xgboost, rf, extra_tree, lrl1, lrl2); flaml-transformer (where run): FLAML's "
-          "transformer estimator fine-tuning the shipped MiniLM folder offline; all on the study's --threads "
-          "(comparisons/studies/automl_anchor.py; versions in the table).")
+          "text of it anywhere else); the N labelled texts every tool learns from, the same N the selection's "
+          "shipped model learns from (drawn from the rest as `select --labels N` draws them); `select` runs on the "
+          "rest only, its folds each drawing their own N from it (so its decision rests on more than N labels in "
+          "all, the tools' on N). budget_s: the time limit given (select: its --budget-minutes); wall_s: the tool's "
+          "fit (select: its runs, the shipped model's training not counted); overrun: wall / budget; validation: "
+          "the tool's own validation score of its pick (select: the pick's mean AP over its folds); test_ap: the "
+          "pick's AP on the held-out test; optimism: validation - test_ap; behind_best: the best test_ap of the "
+          "cell's picks minus this one. AutoGluon: TabularPredictor on the text column, presets medium_quality, "
+          "num_gpus 0; FLAML: TF-IDF then AutoML.fit (lgbm, xgboost, rf, extra_tree, lrl1, lrl2); "
+          "flaml-transformer (where run): FLAML's transformer estimator fine-tuning the shipped MiniLM folder "
+          "offline; all on the study's --threads (comparisons/studies/automl_anchor.py; versions in the table).")
 COLUMNS = ["corpus", "labels", "tool", "version", "pick", "budget_s", "wall_s", "overrun", "validation", "test_ap",
            "optimism", "behind_best", "worse_than_delta", "failed"]
 
