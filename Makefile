@@ -14,7 +14,7 @@ OUT ?= runs/fast
 # (8 min 39 s -> 8 min 2 s measured on 1 December 2026).
 TEST_WORKERS ?= 2
 
-.PHONY: selection-study coverage-powered learning-curve-run learning-curve-5x3 source-bridge few-shot-schedule recipe-audit small-budgets replay sequential-tweets power-plan coverage compare test reference reproduce-reference cross-corpus cross-corpus-preview single-split serving calibration learning-curve notebooks clean-venv precision-study twin-noise-floor twin-steps recipe-search torch-scratch-benchmark hf-bert-benchmark
+.PHONY: selection-study anchors-venvs anchors-venv-hf anchors coverage-powered learning-curve-run learning-curve-5x3 source-bridge few-shot-schedule recipe-audit small-budgets replay sequential-tweets power-plan coverage compare test reference reproduce-reference cross-corpus cross-corpus-preview single-split serving calibration learning-curve notebooks clean-venv precision-study twin-noise-floor twin-steps recipe-search torch-scratch-benchmark hf-bert-benchmark
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -185,6 +185,55 @@ coverage-powered: $(STAMP)
 selection-study: $(STAMP)
 	$(BIN)/python -m comparisons.studies.selection_study --reps 2000 --out results/selection
 	$(BIN)/python -m comparisons.studies.selection_replay --out results/selection
+
+# The AutoML anchors' own environments (their pins conflict with the project's: constraints-anchors.txt), with
+# Python 3.11: AutoGluon Tabular with LightGBM, CatBoost, XGBoost and the local CPU torch (its NN_TORCH model; fastai
+# is left out, so its FASTAI model is not tried), and FLAML with its automl extra. A few minutes, once.
+ANCHOR_PYTHON ?= python3.11
+AUTOGLUON_VENV := .venv-autogluon
+FLAML_VENV := .venv-flaml
+anchors-venvs: $(AUTOGLUON_VENV)/.installed $(FLAML_VENV)/.installed
+
+$(AUTOGLUON_VENV)/.installed: constraints-anchors.txt
+	test -x $(AUTOGLUON_VENV)/bin/python || $(ANCHOR_PYTHON) -m venv $(AUTOGLUON_VENV)
+	$(AUTOGLUON_VENV)/bin/python -m pip install --quiet --upgrade "pip>=24"
+	$(AUTOGLUON_VENV)/bin/python -m pip install --quiet -c constraints-anchors.txt \
+	  "autogluon.tabular[lightgbm,catboost,xgboost]" torch
+	touch $@
+
+$(FLAML_VENV)/.installed: constraints-anchors.txt
+	test -x $(FLAML_VENV)/bin/python || $(ANCHOR_PYTHON) -m venv $(FLAML_VENV)
+	$(FLAML_VENV)/bin/python -m pip install --quiet --upgrade "pip>=24"
+	$(FLAML_VENV)/bin/python -m pip install --quiet -c constraints-anchors.txt "flaml[automl]" scikit-learn pandas
+	touch $@
+
+# flaml-transformer, opt-in (`make anchors-venv-hf`, then `make anchors ANCHOR_TOOLS=autogluon,flaml,flaml-transformer`,
+# 3 h more): FLAML's transformer estimator fine-tuning the shipped MiniLM folder offline, in its own environment
+# (FLAML's hf extra with transformers 4.46 and the local CPU torch).
+FLAML_HF_VENV := .venv-flaml-hf
+anchors-venv-hf: $(FLAML_HF_VENV)/.installed
+
+$(FLAML_HF_VENV)/.installed: constraints-anchors.txt
+	test -x $(FLAML_HF_VENV)/bin/python || $(ANCHOR_PYTHON) -m venv $(FLAML_HF_VENV)
+	$(FLAML_HF_VENV)/bin/python -m pip install --quiet --upgrade "pip>=24"
+	$(FLAML_HF_VENV)/bin/python -m pip install --quiet -c constraints-anchors.txt "flaml[automl,hf]" torch \
+	  scikit-learn pandas
+	touch $@
+
+# AutoGluon and FLAML beside select on the same N labels, held-out test and budget (results/selection/anchors.*;
+# comparisons/studies/automl_side_by_side.py): sms, tweets and zh-reviews at 200 and 1,000 labels, AutoGluon, FLAML
+# and select each given 30 minutes a cell. LONG: 6 cells x 3 x 30 min = 9 h, plus the tools' overruns (each stopped at
+# 4x), select's shipped model's training and the held-out scoring: about 9.5-10 h on 2 cores, nothing else on them.
+# It resumes (a tool's result or a finished selection is kept in runs/anchors/).
+ANCHOR_CORPORA ?= sms,tweets,zh-reviews
+ANCHOR_LABELS ?= 200,1000
+ANCHOR_MINUTES ?= 30
+ANCHOR_TOOLS ?= autogluon,flaml
+anchors: $(STAMP) anchors-venvs
+	$(BIN)/python -m comparisons.studies.automl_side_by_side --corpora $(ANCHOR_CORPORA) --labels $(ANCHOR_LABELS) \
+	  --budget-minutes $(ANCHOR_MINUTES) --threads $(THREADS) --tools $(ANCHOR_TOOLS) --select \
+	  --venv-autogluon $(AUTOGLUON_VENV) --venv-flaml $(FLAML_VENV) --venv-flaml-transformer $(FLAML_HF_VENV) \
+	  --work runs/anchors --out results/selection
 
 # The committed reference checked against a rerun here (docs/cli.md): TF-IDF and torch_scratch on its 5
 # partitions, quality only, into a fresh folder; reproduce.md says per run what moved, whether the numerics identity
