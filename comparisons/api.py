@@ -201,7 +201,8 @@ class Selection:
 def select(data: str, budget_minutes: float, quiet: bool = False, **settings) -> Selection:
     """Which recipe to deploy on `data` (a CSV/TSV path or a named corpus) within `budget_minutes` of CPU: what
     `transformer-compare select` does (comparisons/select.py; the same function). settings: candidates (a tuple of
-    variants), labels, delta, confidence, folds, profile, threads, lang, out, deploy, text_col. A refusal raises
+    variants), labels, delta, confidence, folds, profile, threads, lang, out, deploy, text_col, label_col, caps
+    (a selection_caps.ServingCaps). A refusal raises
     ValueError (one line); an interrupted selection raises KeyboardInterrupt after keeping its runs."""
     from comparisons.select import SelectSettings, select_recipe
 

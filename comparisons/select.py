@@ -36,6 +36,7 @@ def add_select_parser(commands) -> None:
                                                 "stated confidence (docs/statistics.md, 'Selecting a recipe')")
     select.add_argument("--data", default="sms_spam", help="a CSV/TSV path or a named corpus, as for run")
     select.add_argument("--text-col", help="text column of a CSV/TSV (default text)")
+    select.add_argument("--label-col", help="label column of a CSV/TSV with a header (default label)")
     select.add_argument("--candidates", help="comma-separated variants (default: every one this machine can run, "
                                              "SetFit included)")
     select.add_argument("--labels", type=int, metavar="N",
@@ -76,6 +77,7 @@ class SelectSettings:
     budget_minutes: float | None
     data: str = "sms_spam"
     text_col: str | None = None
+    label_col: str | None = None
     candidates: tuple[str, ...] = ()   # empty: every variant this machine can run (installed_candidates)
     labels: int | None = None          # the labelled texts a recipe may learn from; None: all
     delta: float = 0.01
@@ -92,7 +94,7 @@ class SelectSettings:
     def from_args(cls, args) -> "SelectSettings":
         candidates = tuple(c for c in (args.candidates or "").split(",") if c)
         caps = ServingCaps(args.max_latency_ms, args.max_memory_mb, args.max_cost_per_million, args.cpu_hour_price)
-        return cls(args.budget_minutes, args.data, args.text_col, candidates, args.labels, args.delta,
+        return cls(args.budget_minutes, args.data, args.text_col, args.label_col, candidates, args.labels, args.delta,
                    args.confidence, args.folds, args.profile, args.threads, args.lang, args.out, not args.no_deploy,
                    caps)
 
@@ -119,7 +121,7 @@ def selection_plan_of(args: SelectSettings):
     if len(set(candidates)) < 2:
         raise UserInputError("select needs at least two candidates; name them with --candidates A,B[,...]")
     try:
-        return Plan(data=args.data, text_col=args.text_col, backends=candidates, cv=args.folds, repeats=1,
+        return Plan(data=args.data, text_col=args.text_col, label_col=args.label_col, backends=candidates, cv=args.folds, repeats=1,
                     train_sizes=(str(args.labels) if args.labels else "all",), seeds=1, draws=1,
                     quality_only=True, profile=args.profile, threads=args.threads, lang=args.lang,
                     out=str(args.out or Path("runs") / "selection"))
