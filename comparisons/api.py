@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import json
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -218,7 +219,9 @@ def select(data: str, budget_minutes: float, quiet: bool = False, **settings) ->
         code, folder, record = select_recipe(chosen, ["api.select"])
     if record is None:
         raise KeyboardInterrupt(f"selection interrupted; its finished runs are kept in {folder}")
-    return Selection(folder, record, code)
+    from comparisons.select import SELECTION_FILE
+
+    return Selection(folder, json.loads((folder / SELECTION_FILE).read_text()), code)  # as recorded (rounded)
 
 
 def load(folder) -> Result:

@@ -112,6 +112,9 @@ def check_settings(args: SelectSettings) -> None:
     if args.labels is not None and args.labels < 10:
         raise UserInputError(f"--labels {args.labels}: give at least 10 labelled texts (leave it out for all of them)")
     args.caps.check()
+    if args.caps.measured and args.labels is not None:  # the worker measures serving on whole-budget runs only
+        raise UserInputError("serving caps and --cpu-hour-price are measured on recipes trained on all the labels; "
+                             "leave out --labels to use them, or leave out the caps")
 
 
 def selection_plan_of(args: SelectSettings):

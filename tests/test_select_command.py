@@ -50,6 +50,8 @@ def test_select_runs_folds_until_it_decides_and_replays_to_the_same_pick(tmp_pat
     (["--budget-minutes", "5", "--candidates", "tfidf_logreg"], "at least two candidates"),
     (["--budget-minutes", "5", "--folds", "2"], "at least 3 partitions"),
     (["--budget-minutes", "5", "--labels", "3"], "at least 10 labelled texts"),
+    (["--budget-minutes", "5", "--labels", "100", "--max-memory-mb", "900"], "leave out --labels"),
+    (["--budget-minutes", "5", "--max-latency-ms", "0"], "--max-latency-ms 0"),
 ])
 def test_bad_settings_get_one_line(tmp_path, capsys, argv, message):
     assert main(["select", "--out", str(tmp_path / "s"), *argv]) == 2
@@ -68,8 +70,9 @@ def test_api_select_is_the_command_in_python(tmp_path):
 
     from comparisons.selection_caps import ServingCaps
 
-    chosen = api.select("sms_spam", 30, quiet=True, candidates="tfidf_logreg,tfidf_logreg:seed", labels=100, folds=3,
-                        profile="fast", threads=1, out=tmp_path / "api", deploy=False,
+    chosen = api.select(str(_small_csv(tmp_path)), 30, quiet=True, candidates="tfidf_logreg,tfidf_logreg:seed",
+                        folds=3, profile="fast", threads=1, out=tmp_path / "api", deploy=False, text_col="text",
+                        label_col="label",
                         caps=ServingCaps(max_memory_mb=100_000.0))  # a cap both meet: the pilot measures serving
     record = json.loads((tmp_path / "api" / "selection.json").read_text())
     assert chosen.record == record and chosen.exit_code == 0
@@ -87,11 +90,25 @@ def test_api_select_is_the_command_in_python(tmp_path):
         api.select("sms_spam", 30, no_such_setting=1)
 
 
+def _small_csv(tmp_path, per_class=60):
+    """A CSV of 2 x per_class SMS messages (header text,label): a selection on all its labels in seconds."""
+    import pandas as pd
+
+    from common.datasets import DataSpec, load
+
+    data = load(DataSpec(limit_per_class=per_class))
+    path = tmp_path / "small.csv"
+    pd.DataFrame({"text": list(data.texts), "label": [data.class_names[i] for i in data.labels]}).to_csv(path,
+                                                                                                     index=False)
+    return path
+
+
 def test_caps_no_candidate_meets_are_one_line_after_the_pilot(tmp_path, capsys):
     out = tmp_path / "capped"
-    code = main(["select", "--candidates", "tfidf_logreg,tfidf_logreg:seed", "--labels", "100", "--folds", "3",
-                 "--budget-minutes", "30", "--profile", "fast", "--threads", "1", "--max-latency-ms", "1e-6",
-                 "--no-deploy", "--out", str(out)])
+    code = main(["select", "--data", str(_small_csv(tmp_path)), "--text-col", "text", "--label-col", "label",
+                 "--candidates", "tfidf_logreg,tfidf_logreg:seed",
+                 "--folds", "3", "--budget-minutes", "30", "--profile", "fast", "--threads", "1",
+                 "--max-latency-ms", "1e-6", "--no-deploy", "--out", str(out)])
     err = capsys.readouterr().err
     assert code == 2 and "Traceback" not in err
     line = [l for l in err.splitlines() if "serving caps" in l]
