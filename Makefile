@@ -50,7 +50,7 @@ $(BROWSER_STAMP): | $(STAMP)
 # The committed reference: every variant on 3 repeats of 5-fold group-aware partitions (every
 # message tested three times), one seed each, precision auto (MiniLM in bf16 where the CPU has it), the course's
 # four contrasts declared before the runs; verdicts about recipes over the 15 partitions; English and Chinese
-# pages. About 70 min on 2 cores. See results/reference/README.md.
+# pages. About 77 min on a 2-core Xeon with AMX, 95 min on the EPYC. See results/reference/README.md.
 REPEATS ?= 3
 reference: $(STAMP) $(BROWSER_STAMP)
 	$(BIN)/python -m comparisons run --profile full --cv 5 --repeats $(REPEATS) --seeds 1 --threads $(THREADS) \
