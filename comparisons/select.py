@@ -6,7 +6,8 @@
 The candidates run on one repeat of K group-aware stratified folds (each fold its own training draw and seed, every
 candidate of a fold on the same texts), one fold at a time; after each, comparisons/stats/recipe_selection.py decides
 who is out, whether a candidate can be claimed (the best or within delta of it, with probability at least the
-confidence) and who runs next. The first fold is the pilot: every candidate runs, and its measured minutes become
+confidence) and who runs next. The first fold is the pilot: every candidate runs (one at a time, so that a budget too
+small for it is refused after the run that shows it), and its measured minutes become
 the predicted cost of each candidate's later runs, recorded in selection.json before any decision uses them, so the
 decisions depend on the records alone (`--replay`). The folder is a design folder (its partitions are run folders);
 selection.json, selection.md and the page selection.html (and both under zh/) say what was decided and why. A pick is then trained on all
