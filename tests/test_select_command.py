@@ -53,7 +53,8 @@ def test_a_budget_too_small_for_the_pilot_is_refused_after_the_run_that_shows_it
     errors = [line for line in err.splitlines() if line.startswith("error:")]
     assert code == 2 and len(errors) == 1 and "Traceback" not in err, err
     assert "cannot hold the pilot fold: its first 1 candidate(s) took" in errors[0]
-    assert [path.name for path in (out / "partitions" / "r0f0" / "runs").glob("*.json")] == ["tfidf_logreg__seed0.json"]
+    ran = [path.name for path in (out / "partitions" / "r0f0" / "runs").glob("*.json")]
+    assert ran == ["tfidf_logreg__n100__seed0.json"], ran  # the second candidate never started
     assert not (out / "selection.json").exists()
 
 
