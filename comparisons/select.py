@@ -6,7 +6,8 @@
 The candidates run on one repeat of K group-aware stratified folds (each fold its own training draw and seed, every
 candidate of a fold on the same texts), one fold at a time; after each, comparisons/stats/recipe_selection.py decides
 who is out, whether a candidate can be claimed (the best or within delta of it, with probability at least the
-confidence) and who runs next. The first fold is the pilot: every candidate runs, and its measured minutes become
+confidence) and who runs next. The first fold is the pilot: every candidate runs (one at a time, so that a budget too
+small for it is refused after the run that shows it), and its measured minutes become
 the predicted cost of each candidate's later runs, recorded in selection.json before any decision uses them, so the
 decisions depend on the records alone (`--replay`). The folder is a design folder (its partitions are run folders);
 selection.json, selection.md and the page selection.html (and both under zh/) say what was decided and why. A pick is then trained on all
@@ -175,6 +176,22 @@ def predicted_costs(training: dict[str, float], wall: dict[str, float]) -> dict[
     return {n: training[n] + overhead for n in training}
 
 
+def refuse_pilot(folder: Path, ran: list[str], budget: float) -> None:
+    """One line, the runs kept, when the pilot's candidates measured so far show that the budget cannot hold the
+    pilot or the first folds: their wall minutes already pass it, or their training minutes alone, FIRST times,
+    do (training is a part of every later run's predicted cost: predicted_costs). So the pilot passes the budget by
+    at most one run."""
+    from comparisons.stats.recipe_selection import FIRST
+
+    _, training, wall, _ = fold_scores(folder, ran)
+    spent, least = sum(wall.values()), FIRST * sum(training.values())
+    if spent > budget or least > budget:
+        raise UserInputError(f"--budget-minutes {budget:g} cannot hold the pilot fold: its first {len(ran)} "
+                             f"candidate(s) took {spent:.1f} minutes and the first {FIRST} folds of them need at "
+                             f"least {least:.1f}; give more minutes or fewer candidates (the runs are kept: the same "
+                             "command with a larger budget resumes)")
+
+
 def within_caps(p, caps: ServingCaps, names: list[str], records: dict) -> tuple[list[str], dict, dict]:
     """(the candidates within the caps, {candidate: serving figures}, {candidate: why excluded}) from the pilot's
     records; one line when fewer than two are left (nothing to select among)."""
@@ -216,10 +233,15 @@ def run_selection(p, executor, settings: SelectSettings) -> tuple[int, dict | No
         fold = replace(p, variants=runs)
         if plan is None and caps.measured:  # the pilot measures serving costs too, for the caps and the costs
             fold = replace(fold, plan=replace(p.plan, quality_only=False))
-        exit_code = run_in_folder(fold, folder, partition.split, executor, reports=False, code=code,
-                                  partition_index=index)
-        if exit_code not in (0, 1):  # interrupted: the finished runs are kept, the same command resumes
-            return exit_code, None
+        # the pilot one candidate at a time (a growing plan: the finished ones resume), so that a budget too small
+        # for it is refused after the run that showed it; a later fold's runs go in one plan
+        for count in range(1, len(runs) + 1) if plan is None else [len(runs)]:
+            exit_code = run_in_folder(replace(fold, variants=runs[:count]), folder, partition.split, executor,
+                                      reports=False, code=code, partition_index=index)
+            if exit_code not in (0, 1):  # interrupted: the finished runs are kept, the same command resumes
+                return exit_code, None
+            if plan is None and count < len(runs):
+                refuse_pilot(folder, runs[:count], budget)
         scores, training, minutes, records = fold_scores(folder, runs)
         if plan is None:  # the pilot fold: its minutes predict every later run's, recorded before any decision
             if caps.measured:

@@ -43,6 +43,21 @@ def test_select_runs_folds_until_it_decides_and_replays_to_the_same_pick(tmp_pat
     assert "replay differs" in capsys.readouterr().err
 
 
+def test_a_budget_too_small_for_the_pilot_is_refused_after_the_run_that_shows_it(tmp_path, capsys):
+    """The pilot runs one candidate at a time: past the budget after its first run, it stops there (one line, the
+    run kept for a resume) instead of finishing the fold first."""
+    out = tmp_path / "selection"
+    code = main(["select", "--candidates", "tfidf_logreg,tfidf_logreg:seed", "--labels", "100", "--folds", "4",
+                 "--budget-minutes", "0.0001", "--profile", "fast", "--threads", "1", "--out", str(out)])
+    err = capsys.readouterr().err
+    errors = [line for line in err.splitlines() if line.startswith("error:")]
+    assert code == 2 and len(errors) == 1 and "Traceback" not in err, err
+    assert "cannot hold the pilot fold: its first 1 candidate(s) took" in errors[0]
+    ran = [path.name for path in (out / "partitions" / "r0f0" / "runs").glob("*.json")]
+    assert ran == ["tfidf_logreg__n100__seed0.json"], ran  # the second candidate never started
+    assert not (out / "selection.json").exists()
+
+
 @pytest.mark.parametrize("argv, message", [
     (["--candidates", "tfidf_logreg,torch_scratch"], "--budget-minutes is required"),
     (["--budget-minutes", "5", "--delta", "2"], "--delta 2.0"),
