@@ -88,6 +88,11 @@ class BenchmarkFolder:
         self.path = Path(path)
         self.plan = BenchmarkPlan.read(self.path)
 
+    @property
+    def started(self) -> list[Path]:
+        """None: a benchmark's own folder holds no manifest (its corpora's folders do: `corpus`)."""
+        return []
+
     def manifests(self) -> list[Manifest]:
         """None: a benchmark's own folder holds no split (its corpora's folders do: `corpus`)."""
         return []
@@ -109,6 +114,14 @@ def open_folder(path: Path) -> SplitFolder | DesignFolder | BenchmarkFolder | No
     if (path / MANIFEST).is_file():
         return SplitFolder(path)
     return None
+
+
+Opened = SplitFolder | DesignFolder | BenchmarkFolder  # what open_folder returns for a run folder
+
+
+def as_opened(folder: Path | Opened) -> Opened | None:
+    """A folder already opened as it is; a path opened now (open_folder)."""
+    return folder if isinstance(folder, (SplitFolder, DesignFolder, BenchmarkFolder)) else open_folder(Path(folder))
 
 
 def scores_table(path: Path) -> tuple[pd.DataFrame, list[str]]:
