@@ -61,11 +61,11 @@ class Result:
 
     @property
     def report(self):
-        """The folder's report as its written files hold it (comparisons/report/report.py: a SplitReport or a
+        """The folder's report as its written files hold it (comparisons/report/build.py: a SplitReport or a
         DesignReport), read now; nothing is recomputed (`api.report` rebuilds it)."""
-        from comparisons.report.report import read_report
+        from comparisons.report.build import read
 
-        return read_report(self.folder)
+        return read(self.folder)
 
     @property
     def verdicts(self) -> pd.DataFrame:

@@ -145,8 +145,30 @@ class BenchmarkReport(NamedTuple):
     table: pd.DataFrame           # cross_corpus.csv: one row per corpus and variant
     test: AcrossCorpora           # what may be concluded across the corpora
 
+    @classmethod
+    def write_tables(cls, opened, languages) -> bool:
+        """Its statistics computed once (benchmark_report: its corpora read once) and its tables written in each
+        language (write_cross_corpus_tables); always True (a benchmark without runs says so in its table)."""
+        report = benchmark_report(opened.path)
+        for language in languages:
+            write_cross_corpus_tables(report, language)
+        return True
 
-def build(parent: Path) -> BenchmarkReport:
+    @classmethod
+    def read(cls, opened) -> "BenchmarkReport":
+        """read_benchmark_report of the opened benchmark (or its path)."""
+        return read_benchmark_report(Path(getattr(opened, "path", opened)))
+
+    @classmethod
+    def unwritten(cls, opened) -> str | None:
+        """Why its page cannot be drawn from the folder yet (None: it can)."""
+        out = opened.path
+        if (out / CROSS_CORPUS_JSON).exists():
+            return None
+        return f"{out} holds no cross-corpus table yet; run `python -m comparisons report --out {out}`"
+
+
+def benchmark_report(parent: Path) -> BenchmarkReport:
     """Everything the table and the page show, computed once from the corpora's written reports (the test across
     corpora, the ranks); write_cross_corpus_tables writes it, read_benchmark_report reads it back."""
     plan, results = read_benchmark(parent)

@@ -1,11 +1,12 @@
 """A single split's report as one object: what its pages are drawn from, read once for every language.
 
-report/split_tables.py computes the aggregate and the verdicts and writes the tables; `SplitReport.read` then reads
-the language-neutral ones once (aggregate.csv, verdicts.csv, summary.csv, pretrained_vs_scratch.csv) with the
-precision they are written in, and the decision is made once from them, so a page drawn right after a run and one
-re-drawn later from the folder (`python -m comparisons.report.page`) are the same page. The tables written per
-language (summary_table, the sizes' tables, serving_table) are each read by the page of their language.
-The partition design's report is report/design_report.py.
+report/split_tables.py computes the aggregate and the verdicts and writes the tables (`SplitReport.write_tables`,
+through report/folder_reports.py); `SplitReport.read` then reads the language-neutral ones once (aggregate.csv,
+verdicts.csv, summary.csv, pretrained_vs_scratch.csv) with the precision they are written in, and the decision is
+made once from them, so a page drawn right after a run and one re-drawn later from the folder
+(`python -m comparisons.report.page`) are the same page. The tables written per language (summary_table, the sizes'
+tables, serving_table) are each read by the page of their language. The partition design's report is
+report/design_report.py; report/build.py chooses between the kinds.
 """
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from pathlib import Path
 import pandas as pd
 
 from comparisons.report.decision_section import tables_decision
+from comparisons.report.folder_reports import write_split_tables
 from comparisons.report.verdicts_file import read_verdicts
 from comparisons.run_folder import RunFolder
 from comparisons.report.names import AGGREGATE_CSV, PRETRAINED_VS_SCRATCH_CSV, SERVING_TABLE_CSV, SUMMARY_CSV
@@ -22,6 +24,11 @@ from comparisons.report.names import AGGREGATE_CSV, PRETRAINED_VS_SCRATCH_CSV, S
 
 def _numbers(path: Path) -> pd.DataFrame | None:
     return pd.read_csv(path) if path.exists() else None
+
+
+def no_finished_runs(out: Path) -> str:
+    """Why a folder without finished runs has no report to draw, and what to do."""
+    return f"{out} holds no finished runs; run `python -m comparisons run --out {out}` first"
 
 
 @dataclass(frozen=True, eq=False)  # tables inside: compared by identity
@@ -34,11 +41,21 @@ class SplitReport:
     _decisions: dict = field(default_factory=dict, repr=False)  # the decision at each price, made once
 
     @classmethod
+    def write_tables(cls, folder: "Path | RunFolder", languages) -> bool:
+        """Its statistics computed once and its tables and figures written in each language; False without runs."""
+        return write_split_tables(folder, languages)
+
+    @classmethod
     def read(cls, folder: "Path | RunFolder") -> "SplitReport":
         folder = RunFolder.of(folder)
         out = folder.path
         return cls(folder, _numbers(out / AGGREGATE_CSV), read_verdicts(out), _numbers(out / SUMMARY_CSV),
                    _numbers(out / PRETRAINED_VS_SCRATCH_CSV))
+
+    @classmethod
+    def unwritten(cls, folder: RunFolder) -> str | None:
+        """Why its page cannot be drawn from the folder yet (None: it can)."""
+        return None if folder.records else no_finished_runs(folder.path)
 
     @property
     def path(self) -> Path:

@@ -1,0 +1,57 @@
+"""comparisons/report/build.py: the one place a folder's kind chooses its report, and each kind's answers (its report
+read from the committed folders as written, what a folder not reported yet lacks, nothing written without runs)."""
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from comparisons.report.build import build, read, report_kind, unwritten
+from comparisons.report.cross_corpus import BenchmarkReport
+from comparisons.report.design_report import DesignReport
+from comparisons.report.split_report import SplitReport
+from comparisons.run_folder.open_folder import open_folder
+
+RESULTS = Path(__file__).resolve().parent.parent / "results"
+KINDS = [("reference", DesignReport), ("learning_curve", DesignReport), ("single_split_bc0aeaf", SplitReport),
+         ("cross_corpus", BenchmarkReport)]
+
+
+@pytest.mark.parametrize("name, kind", KINDS)
+def test_a_committed_folder_is_read_as_its_kind_s_report(name, kind):
+    folder = RESULTS / name
+    opened = open_folder(folder)
+    assert report_kind(opened) is kind
+    assert unwritten(opened, folder) is None, "a committed folder holds every table its page reads"
+    report = read(folder)
+    assert type(report) is kind and report.path == folder
+
+
+@pytest.mark.parametrize("name, plan_file, says", [
+    ("reference", "design.json", "holds no recipe verdicts yet; run `python -m comparisons report --out"),
+    ("learning_curve", "design.json", "holds no learning-curve table yet; run `python -m comparisons report --out"),
+    ("cross_corpus", "benchmark.json", "holds no cross-corpus table yet; run `python -m comparisons report --out"),
+    ("single_split_bc0aeaf", "manifest.json", "holds no finished runs; run `python -m comparisons run --out"),
+])
+def test_a_folder_not_reported_yet_says_what_it_lacks_in_one_line(tmp_path, name, plan_file, says):
+    folder = tmp_path / name
+    folder.mkdir()
+    shutil.copy(RESULTS / name / plan_file, folder / plan_file)  # the plan alone: nothing run or reported
+    found = unwritten(open_folder(folder), folder)
+    assert found == f"{folder} {says} {folder}" + ("` first" if "run --out" in says else "`")
+    assert "\n" not in found
+
+
+def test_no_report_without_finished_runs_and_nothing_written(tmp_path):
+    assert report_kind(open_folder(tmp_path)) is None
+    assert build(tmp_path) is None and read(tmp_path) is None
+    assert unwritten(open_folder(tmp_path), tmp_path) == (
+        f"{tmp_path} holds no finished runs; run `python -m comparisons run --out {tmp_path}` first")
+    assert not list(tmp_path.iterdir())
+    for name, plan_file in (("single_split_bc0aeaf", "manifest.json"), ("reference", "design.json")):
+        folder = tmp_path / name
+        folder.mkdir()
+        shutil.copy(RESULTS / name / plan_file, folder / plan_file)
+        assert build(folder, ["zh"]) is None, name
+        assert [p.name for p in folder.iterdir()] == [plan_file], f"{name}: a table written without runs"
