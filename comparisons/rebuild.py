@@ -10,6 +10,7 @@ from pathlib import Path
 from common.errors import UserInputError
 from comparisons.numerics import note_design_identities
 from comparisons.report.i18n import check_language
+from comparisons.report.names import CROSS_CORPUS_MD, VERDICTS_MD
 from comparisons.report.write import write_reports
 from comparisons.run_folder.open_folder import BenchmarkFolder, DesignFolder, SplitFolder, open_folder
 from comparisons.run_folder.writers import write_design
@@ -26,7 +27,7 @@ def rebuild_reports(folder: Path, lang: str = "en", contrasts: str | None = None
     opened = open_folder(folder)
     if isinstance(opened, BenchmarkFolder):  # a benchmark: the cross-corpus table and page from its run folders
         write_reports(opened, [lang], price)
-        return f"cross-corpus table rebuilt in {folder}/cross_corpus.md (each corpus: report --out {folder}/CORPUS)"
+        return f"cross-corpus table rebuilt in {folder / CROSS_CORPUS_MD} (each corpus: report --out {folder}/CORPUS)"
     if isinstance(opened, DesignFolder):  # the partition design: the recipe verdicts over its partitions
         design = opened.design
         declared = parse_contrasts(contrasts, design.variants)
@@ -44,7 +45,7 @@ def rebuild_reports(folder: Path, lang: str = "en", contrasts: str | None = None
         note_design_identities(folder)  # design.json says whether its runs mix numerics identities
         if write_reports(folder, [lang], price) is None:
             raise UserInputError(f"{folder} holds no finished runs; run `python -m comparisons run --cv K --out {folder}` first")
-        return f"recipe verdicts rebuilt in {folder}/verdicts.md"
+        return f"recipe verdicts rebuilt in {folder / VERDICTS_MD}"
     if variance:
         raise UserInputError(f"--variance applies to a partition design (a folder with design.json); {folder} is a "
                              "single split, whose pairs use the two-level bootstrap; report it without --variance")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from comparisons.report.build import build, read, report_kind, unwritten
@@ -55,3 +56,28 @@ def test_no_report_without_finished_runs_and_nothing_written(tmp_path):
         shutil.copy(RESULTS / name / plan_file, folder / plan_file)
         assert build(folder, ["zh"]) is None, name
         assert [p.name for p in folder.iterdir()] == [plan_file], f"{name}: a table written without runs"
+
+
+def _files(folder: Path) -> dict[Path, bytes]:
+    return {path: path.read_bytes() for path in sorted(folder.rglob("*")) if path.is_file()}
+
+
+@pytest.mark.parametrize("name", ["reference", "single_split_bc0aeaf"])
+def test_build_writes_nothing_and_write_writes_what_it_made_which_read_reads_back(tmp_path, name):
+    folder = tmp_path / name
+    shutil.copytree(RESULTS / name, folder)
+    for path in list(folder.rglob("report.html")):
+        path.unlink()  # the pages are drawn later, from the report
+    before = _files(folder)
+    report = build(folder, ["zh"])
+    assert _files(folder) == before, "build wrote a file"
+    made = report.files.made
+    assert made and all(path.is_relative_to(folder) for path in made)
+    assert report.write() == list(made)
+    assert {path: path.read_bytes() for path in made} == made, "write wrote other bytes than build made"
+    assert report_kind(open_folder(folder)) is type(report)
+    again = read(folder)
+    assert again.files.made == {} and again.write() == [], "a report read from its folder writes nothing"
+    tables = ("variants", "pairs", "long") if name == "reference" else ("aggregate", "summary", "verdicts")
+    for table in tables:  # the report read back from the folder is the one built in memory
+        pd.testing.assert_frame_equal(getattr(again, table), getattr(report, table), obj=table)

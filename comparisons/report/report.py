@@ -13,23 +13,14 @@ from __future__ import annotations
 from pathlib import Path
 
 from comparisons.outputs import atomic_write_text
-from comparisons.report.build import Report, read
-from comparisons.report.cross_corpus import BenchmarkReport
-from comparisons.report.cross_corpus_page import build_cross_corpus_page
-from comparisons.report.design_report import DesignReport
+from comparisons.report.build import Report, page_of, read
 from comparisons.report.html import page_path
-from comparisons.report.partition_page import build_recipe_page
-from comparisons.report.split_page import build_page as build_split_page
 from comparisons.stats.decision import DEFAULT_CPU_HOUR_PRICE
 
 
 def build_page(report: Report, lang: str, price: float = DEFAULT_CPU_HOUR_PRICE) -> str:
     """One page of the report in one language: the kind's sections in the one skeleton (html.report_page)."""
-    if isinstance(report, BenchmarkReport):
-        return build_cross_corpus_page(report, lang, price)
-    if isinstance(report, DesignReport):
-        return build_recipe_page(report, lang, price)
-    return build_split_page(report, lang, price)
+    return page_of(report)(report, lang, price)
 
 
 def draw_pages(report: Report, languages, price: float = DEFAULT_CPU_HOUR_PRICE) -> list[Path]:

@@ -1,8 +1,8 @@
 """The one way a folder's reports are written, whatever its kind and whoever asks: a run when it finishes
 (comparisons/carry_out.py), a benchmark after its corpora (comparisons/benchmark.py), `report --out` and
 `api.report` (comparisons/rebuild.py). The folder is opened once (comparisons/run_folder/open_folder.py); its kind
-(report/build.py, the one place it is decided) computes its statistics once for every language and writes its
-tables and figures, each file once:
+(report/build.py, the one place it is decided) computes its statistics once for every language and makes its
+tables and figures (report/files.py), which `Report.write` writes, each file once:
 
 - a single split: report/folder_reports.py (summary, aggregate and verdicts, serving, curves, figures);
 - a partition design: report/partition_reports.py (scores, recipe verdicts, verdicts.md, the curve tables);
@@ -26,5 +26,8 @@ def write_reports(folder: Path | Opened, languages=("en",), price: float = DEFAU
     design.json as recorded (the run side records there what report time chose: comparisons/rebuild.py, and the
     numerics identities of its runs: comparisons/numerics.note_design_identities); nothing here writes a plan file."""
     languages = list(dict.fromkeys(["en", *languages]))
-    report = build(folder, languages)  # drawn from what was written, for every language
-    return None if report is None else draw_pages(report, languages, price)[0]
+    report = build(folder, languages)  # computed once for every language, nothing written yet
+    if report is None:
+        return None
+    report.write()  # its tables and figures, each file once
+    return draw_pages(report, languages, price)[0]

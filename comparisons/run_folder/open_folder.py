@@ -102,6 +102,12 @@ class BenchmarkFolder:
         found = open_folder(self.path / entry["folder"])
         return found if isinstance(found, (SplitFolder, DesignFolder)) else None
 
+    @cached_property
+    def run_folders(self) -> list[RunFolder]:
+        """Every corpus's folders that hold a split, corpus by corpus in the plan's order."""
+        corpora = [self.corpus(entry) for entry in self.plan.corpora]
+        return [folder for corpus in corpora if corpus is not None for folder in corpus.run_folders]
+
 
 def open_folder(path: Path) -> SplitFolder | DesignFolder | BenchmarkFolder | None:
     """The folder as its kind: a benchmark plan makes a benchmark, a design a partition design, a manifest a single
