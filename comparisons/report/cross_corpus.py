@@ -171,6 +171,11 @@ class BenchmarkReport:
         """The files its build made, each written once (nothing for a report read from its folder)."""
         return self.files.write()
 
+    @property
+    def rebuilt_line(self) -> str:
+        """What `report --out` says when it has rebuilt it."""
+        return f"cross-corpus table rebuilt in {self.path / CROSS_CORPUS_MD} (each corpus: report --out {self.path}/CORPUS)"
+
 
 def benchmark_report(parent: Path) -> BenchmarkReport:
     """Everything the table and the page show, computed once from the corpora's written reports (the test across

@@ -26,9 +26,9 @@ from comparisons.run_folder.records import Design
 from comparisons.report.measured_on import folder_manifest
 from comparisons.report.partition_curves import has_sizes, read_curve_tables
 from comparisons.report.partition_figures import pooled_predictions
-from comparisons.report.partition_reports import write_recipe_reports
+from comparisons.report.partition_reports import recipe_tables, write_recipe_reports
 from comparisons.report.names import (LEARNING_CURVE_CSV, RECIPE_VARIANTS_CSV, SCORES_CSV, SERVING_TABLE_CSV,
-                                      VERDICTS_CSV)
+                                      VERDICTS_CSV, VERDICTS_MD)
 
 
 @dataclass(frozen=True, eq=False)  # tables inside: compared by identity
@@ -64,6 +64,13 @@ class DesignReport:
                    folder_manifest(folder), files)
 
     @classmethod
+    def verdict_pairs(cls, opened: "Path | DesignFolder") -> pd.DataFrame | None:
+        """Its verdict rows computed now from its runs (partition_reports.recipe_tables), nothing written or read
+        back: what a rerun's verdicts are compared with (comparisons/reproduce.py); None without runs."""
+        tables = recipe_tables(Path(getattr(opened, "path", opened)))
+        return None if tables is None else tables.pairs
+
+    @classmethod
     def unwritten(cls, opened: DesignFolder) -> str | None:
         """Why its page cannot be drawn from the folder yet: a table the pages read is missing (None: none is)."""
         out = opened.path
@@ -86,6 +93,11 @@ class DesignReport:
     def shape(self) -> str:
         """The design in words: partitions (R x K-fold)."""
         return f"partitions ({self.design.repeats} x {self.design.folds}-fold)"
+
+    @property
+    def rebuilt_line(self) -> str:
+        """What `report --out` says when it has rebuilt it."""
+        return f"recipe verdicts rebuilt in {self.folder / VERDICTS_MD}"
 
     def decision(self, price: float):
         """The decision from the report's tables (decision_section.tables_decision: recipe_variants.csv's medians

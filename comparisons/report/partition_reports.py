@@ -5,6 +5,7 @@ comparisons/stats/partition_verdicts.py's."""
 from __future__ import annotations
 
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
@@ -62,11 +63,23 @@ def design_verdicts_markdown(variants: pd.DataFrame, pairs: pd.DataFrame, design
     return verdicts_markdown(text('Verdicts about recipes', '关于训练配方的结论', lang), lede, heading, shown, pairs,
                              METRICS + CALIBRATION_METRICS, lang, design.family)
 
-def write_recipe_reports(out: Path, files: ReportFiles = ON_DISK) -> pd.DataFrame | None:
-    """scores.csv, recipe_variants.csv, verdicts.csv, verdicts.md (and zh/verdicts.md, in Chinese) and, with several
-    training sizes, learning_curve.csv and labels_saved.csv in the top folder, made in `files` (report/files.py),
-    from its design.json as recorded (contrasts and variance chosen at report time are recorded there first, by
-    comparisons/rebuild.py); None without runs. Writes no plan file."""
+@dataclass(frozen=True, eq=False)  # tables inside
+class RecipeTables:
+    """A partition design's statistics, computed once from its runs and its design.json as recorded."""
+
+    design: Design
+    long: pd.DataFrame       # the long scores table (scores.csv)
+    scores: pd.DataFrame     # one row per run (wide)
+    sets: dict               # each partition's training sets (run_folder/training_sets.py)
+    variance: str            # the design's variance estimate
+    variants: pd.DataFrame   # recipe_variants.csv
+    pairs: pd.DataFrame      # verdicts.csv
+
+
+def recipe_tables(out: Path) -> RecipeTables | None:
+    """The design's statistics (stats/partition_verdicts.py) from its design.json as recorded (contrasts and variance
+    chosen at report time are recorded there first: run_folder/open_folder.record_report_choices); None without runs.
+    Writes nothing; what a rerun's verdicts are compared with (comparisons/reproduce.py) is this too."""
     out = Path(out)
     design = Design.read(out)
     variance = design.variance or DEFAULT_VARIANCE
@@ -84,6 +97,19 @@ def write_recipe_reports(out: Path, files: ReportFiles = ON_DISK) -> pd.DataFram
                                       dropped_nodes(design.family_graph))  # and its unreachable chains
     if design.is_sequential:  # run --until-decided: the group-sequential rule over the looks
         pairs = design_sequential_verdicts(scores, sets, design.to_dict(), None, None)
+    return RecipeTables(design, long, scores, sets, variance, variants, pairs)
+
+
+def write_recipe_reports(out: Path, files: ReportFiles = ON_DISK) -> pd.DataFrame | None:
+    """scores.csv, recipe_variants.csv, verdicts.csv, verdicts.md (and zh/verdicts.md, in Chinese) and, with several
+    training sizes, learning_curve.csv and labels_saved.csv in the top folder, made in `files` (report/files.py)
+    from recipe_tables; the pairs, or None without runs. Writes no plan file."""
+    out = Path(out)
+    tables = recipe_tables(out)
+    if tables is None:
+        return None
+    design, long, scores, sets, variance = tables.design, tables.long, tables.scores, tables.sets, tables.variance
+    variants, pairs = tables.variants, tables.pairs
     files.text(out / SCORES_CSV, long.to_csv(index=False, float_format="%.6g"))
     files.text(out / RECIPE_VARIANTS_CSV, variants.to_csv(index=False, float_format="%.6g"))
     files.text(out / VERDICTS_CSV, pairs.to_csv(index=False, float_format="%.6g"))

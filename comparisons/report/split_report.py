@@ -19,6 +19,7 @@ import pandas as pd
 from comparisons.report.decision_section import tables_decision
 from comparisons.report.files import ReportFiles
 from comparisons.report.folder_reports import write_split_tables
+from comparisons.report.split_tables import build_reports
 from comparisons.report.verdicts_file import read_verdicts
 from comparisons.run_folder import RunFolder
 from comparisons.report.names import AGGREGATE_CSV, PRETRAINED_VS_SCRATCH_CSV, SERVING_TABLE_CSV, SUMMARY_CSV
@@ -58,6 +59,13 @@ class SplitReport:
                    _numbers(out / SUMMARY_CSV, files), _numbers(out / PRETRAINED_VS_SCRATCH_CSV, files), files)
 
     @classmethod
+    def verdict_pairs(cls, folder: "Path | RunFolder") -> pd.DataFrame | None:
+        """Its verdict rows computed now from its runs (split_tables.build_reports), nothing written or read back:
+        what a rerun's verdicts are compared with (comparisons/reproduce.py); None without finished runs."""
+        verdicts = build_reports(folder).verdicts
+        return None if verdicts is None else verdicts.pairs
+
+    @classmethod
     def unwritten(cls, folder: RunFolder) -> str | None:
         """Why its page cannot be drawn from the folder yet (None: it can)."""
         return None if folder.records else no_finished_runs(folder.path)
@@ -79,6 +87,11 @@ class SplitReport:
     @property
     def shape(self) -> str:
         return "single split"
+
+    @property
+    def rebuilt_line(self) -> str:
+        """What `report --out` says when it has rebuilt it."""
+        return f"reports rebuilt in {self.path}"
 
     def decision(self, price: float):
         """The decision from the report's tables (decision_section.tables_decision), made once a price for every

@@ -14,20 +14,21 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from comparisons.report.build import build
+from comparisons.report.build import Report, build
 from comparisons.report.report import draw_pages
 from comparisons.run_folder.open_folder import Opened
 from comparisons.stats.decision import DEFAULT_CPU_HOUR_PRICE
 
 
-def write_reports(folder: Path | Opened, languages=("en",), price: float = DEFAULT_CPU_HOUR_PRICE) -> Path | None:
-    """Every report of the folder in English and the other languages asked for; the English page, or None when
+def write_reports(folder: Path | Opened, languages=("en",), price: float = DEFAULT_CPU_HOUR_PRICE) -> Report | None:
+    """Every report of the folder in English and the other languages asked for; the report written, or None when
     there is nothing to report yet (no finished runs; not a run folder). A partition design's report follows its
-    design.json as recorded (the run side records there what report time chose: comparisons/rebuild.py, and the
-    numerics identities of its runs: comparisons/numerics.note_design_identities); nothing here writes a plan file."""
+    design.json as recorded (the run side records there what report time chose: run_folder/open_folder.py's
+    record_report_choices, and the numerics identities of its runs: comparisons/numerics.note_design_identities); nothing here writes a plan file."""
     languages = list(dict.fromkeys(["en", *languages]))
     report = build(folder, languages)  # computed once for every language, nothing written yet
     if report is None:
         return None
     report.write()  # its tables and figures, each file once
-    return draw_pages(report, languages, price)[0]
+    draw_pages(report, languages, price)
+    return report
