@@ -13,13 +13,16 @@ row per run (the frame the pair tests take).
 """
 from __future__ import annotations
 
+import json
+
 import pandas as pd
 
 from common.metric_names import QUALITY, SCORE_COSTS
 from common.metric_names import CALIBRATION
 from comparisons.run_folder.record_calibration import run_calibration
 from comparisons.run_folder.folder import RunFolder
-from common.splits import Split, size_label
+from comparisons.run_folder.names import SPLITS
+from common.splits import size_label
 
 COSTS = SCORE_COSTS
 KEYS = ("corpus", "design", "partition", "seed", "train_size", "serving_path", "variant")
@@ -27,12 +30,12 @@ SCORE_COLUMNS = (*KEYS, "n_train", "n_test", "metric", "value")
 
 
 
-def labelled_texts(record, split: Split) -> int:
+def labelled_texts(record, split: dict) -> int:
     """The labelled texts a run learnt from (training and validation: the correction's n_train): as the run
     recorded them, else (an older run) the training size or the split's training and validation parts."""
     if record.get("n_train_texts") is not None:
         return int(record.get("n_train_texts")) + int(record.get("n_valid_texts") or 0)
-    return record.train_size if record.train_size is not None else len(split.train) + len(split.valid)
+    return record.train_size if record.train_size is not None else len(split["train"]) + len(split["valid"])
 
 def folder_rows(folder: RunFolder, partition: str, design: str) -> tuple[list[dict], list[str]]:
     """(long rows of the folder's comparable finished runs, 'partition/run (why)' of each record left out)."""
@@ -41,7 +44,7 @@ def folder_rows(folder: RunFolder, partition: str, design: str) -> tuple[list[di
     classes = len((plan.get("data") or {}).get("class_names") or [0, 1])
     spec = (plan.get("data") or {}).get("spec") or {}
     corpus = spec.get("path") or spec.get("source")
-    split = folder.split()  # splits.json, typed (its hash checked)
+    split = json.loads((folder.path / SPLITS).read_text())
     rows = []
     for record in records:
         if not record.ok:
@@ -53,7 +56,7 @@ def folder_rows(folder: RunFolder, partition: str, design: str) -> tuple[list[di
         n_train = labelled_texts(record, split)
         base = {"corpus": str(corpus or ""), "design": design, "partition": partition, "seed": record.seed,
                 "train_size": size_label(record.train_size), "serving_path": "native", "variant": record.variant,
-                "n_train": int(n_train), "n_test": len(split.test)}
+                "n_train": int(n_train), "n_test": len(split["test"])}
         rows += [{**base, "metric": metric, "value": value} for metric, value in values.items()
                  if value is not None and not (isinstance(value, float) and value != value)]  # NaN: not measured
     return rows, [f"{partition}/{reason}" for reason in left_out]
