@@ -69,7 +69,8 @@ class Result:
 
     @property
     def verdicts(self) -> pd.DataFrame:
-        """The verdict rows of the folder's design, in the one schema (VERDICT_COLUMNS), as verdicts.csv holds them."""
+        """The verdict rows of the folder's design, in the one schema (VERDICT_COLUMNS): verdicts.csv read as today's
+        schema (report/verdicts_file.read_verdicts: an older folder's words and columns too)."""
         return self._table("verdicts")
 
     @property
@@ -167,6 +168,8 @@ def report(folder, lang: str = "en", quiet: bool = False, cpu_hour_price: float 
 def load(folder) -> Result:
     """An existing run folder or design, as it is on disk (nothing rebuilt)."""
     folder = Path(folder)
-    if Result(folder).report is None:
+    from comparisons.report.run_report import run_report_kind
+
+    if run_report_kind(open_folder(folder)) is None:
         raise ValueError(f"{folder} is not a run folder or design (no manifest.json, no design.json)")
     return Result(folder)

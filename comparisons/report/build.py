@@ -10,9 +10,10 @@ chooses its report's class and its page (a run folder's class: report/run_report
 
 Each class answers the same questions: `make(opened, languages, files)` computes its statistics once and makes its
 tables in `files` (report/files.py: in memory; False: nothing to report yet), `read(opened, files)` reads the
-report those files hold (nothing recomputed: from memory after a build, from the folder later, so a page drawn
-right after a build and one redrawn later are the same page), `write()` writes what its build made, each file once,
-and `unwritten(opened)` says why its page cannot be drawn yet. The pages: report/report.py.
+report those files hold (nothing recomputed: from memory after a build, from the folder later, with the precision
+they are written in), `write()` writes what its build made, each file once, and `unwritten(opened)` says why its
+page cannot be drawn yet. The pages (report/report.py) are drawn after `write`: they embed the figures and the
+per-language tables from the folder, so a page drawn right after a build and one redrawn later are the same page.
 
     report = build(folder, ["en", "zh"])  # computed once, nothing written
     report.write()                        # its tables and figures, each file once

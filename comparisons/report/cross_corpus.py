@@ -136,7 +136,8 @@ def interval(row) -> str:
 @dataclass(frozen=True, eq=False)  # tables inside: compared by identity
 class BenchmarkReport:
     """A benchmark's report: everything its tables and pages show, built once for every language from its
-    corpora's folders (each read once: their written variants and verdicts, report/cross_corpus.read_corpus)."""
+    corpora's reports (report/run_report.py, through read_corpus: read when the benchmark's report is made, and
+    again when it is read)."""
 
     path: Path                    # the benchmark's folder
     plan: dict                    # benchmark.json
@@ -147,7 +148,7 @@ class BenchmarkReport:
 
     @classmethod
     def make(cls, opened, languages, files: ReportFiles) -> bool:
-        """Its statistics computed once (benchmark_report: its corpora read once) and its tables made in `files` in
+        """Its statistics computed once (benchmark_report: its corpora's reports read) and its tables made in `files` in
         each language (write_cross_corpus_tables); always True (a benchmark without runs says so in its table)."""
         report = benchmark_report(opened.path)
         for language in languages:

@@ -1,7 +1,7 @@
 """A partition design's report as one object: what its pages, figures and curves are drawn from, read once.
 
 `write_recipe_reports` (partition_reports.py; `DesignReport.make`) computes the statistics and makes the design's
-tables in memory (report/files.py); `DesignReport.read` then reads each of them once (design.json, scores.csv,
+tables in the report's files (report/files.py: in memory in a build); `DesignReport.read` then reads each of them once (design.json, scores.csv,
 recipe_variants.csv, verdicts.csv, the first partition's manifest) with the precision they are written in, from
 those files or, for a report read later, from the folder, so a page drawn right after a run and one re-drawn later
 from the folder are the same page. The learning curves and labels saved are read the same

@@ -4,8 +4,9 @@ The tables' writers (report/split_tables.py, partition_reports.py, cross_corpus.
 learning_curves.py, partition_curves.py) say what to write through one of these instead of writing it:
 
 - `ReportFiles()`: kept in memory, path -> bytes in the order made, and read back from there (`read_csv`,
-  `read_text`, `exists`) before the folder on disk, so a report is read from what it will write before anything is
-  written; `write()` then writes each file once, atomically (comparisons/outputs.py);
+  `read_text`, `exists`) before the folder on disk, so a report's tables are read from what it will write before
+  anything is written; `write()` then writes each file once, atomically (comparisons/outputs.py), before any page
+  is drawn (the pages embed figures and per-language tables from the folder: report/write.py);
 - `ON_DISK`: the folder itself: what is made is written at once (a caller outside a report's build: a lesson's
   curve, a test), what is read is read from disk.
 

@@ -1,7 +1,8 @@
 """A run folder's report, whatever its kind: a single split's (report/split_report.SplitReport) or a partition
 design's (report/design_report.DesignReport), the class chosen here from the opened folder's kind
 (comparisons/run_folder/open_folder.py). A benchmark's corpora are read through it (report/cross_corpus.py), and
-report/build.py adds the benchmark's own report to it: nothing else asks which kind a folder is.
+report/build.py adds the benchmark's own report to it: nothing else switches on an opened folder's class (reproduce
+and the power studies read design.json where they need a design's plan, and refuse a folder without one).
 
 Both classes answer the same questions (report/build.py lists them) and hold the same tables under the same names:
 `variants` (one row per variant), `verdicts` (the pairs in today's verdict schema), `summary` (one row per run),
