@@ -81,3 +81,18 @@ def test_build_writes_nothing_and_write_writes_what_it_made_which_read_reads_bac
     tables = ("variants", "pairs", "long") if name == "reference" else ("aggregate", "summary", "verdicts")
     for table in tables:  # the report read back from the folder is the one built in memory
         pd.testing.assert_frame_equal(getattr(again, table), getattr(report, table), obj=table)
+
+
+@pytest.mark.parametrize("name", ["learning_curve", "cross_corpus"])
+def test_drawing_a_page_writes_no_table(tmp_path, name):
+    """`python -m comparisons.report.page` reads the report and draws: its pages and their figures change, no table
+    (no .csv, .md or .json) is written."""
+    from comparisons.report.page import main as page
+
+    folder = tmp_path / name
+    shutil.copytree(RESULTS / name, folder)
+    before = _files(folder)
+    assert page(["--out", str(folder)]) == 0
+    after = _files(folder)
+    changed = sorted(str(path.relative_to(folder)) for path in after if before.get(path) != after[path])
+    assert changed and all(path.endswith((".html", ".png")) for path in changed), changed
