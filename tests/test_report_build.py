@@ -15,8 +15,11 @@ from comparisons.report.split_report import SplitReport
 from comparisons.run_folder.open_folder import open_folder
 
 RESULTS = Path(__file__).resolve().parent.parent / "results"
-KINDS = [("reference", DesignReport), ("learning_curve", DesignReport), ("single_split_bc0aeaf", SplitReport),
-         ("cross_corpus", BenchmarkReport)]
+KINDS = [("reference", DesignReport), ("learning_curve", DesignReport), ("learning_curve_powered", DesignReport),
+         ("learning_curve_seeded", DesignReport), ("sequential_tweets", DesignReport), ("precision/bf16", DesignReport),
+         ("precision/fp32", DesignReport), ("recipe_audit/curve_small", DesignReport), ("serving", SplitReport),
+         ("single_split_bc0aeaf", SplitReport), ("cross_corpus", BenchmarkReport),
+         ("cross_corpus_preview", BenchmarkReport)]  # every committed run folder
 
 
 @pytest.mark.parametrize("name, kind", KINDS)
@@ -27,6 +30,7 @@ def test_a_committed_folder_is_read_as_its_kind_s_report(name, kind):
     assert unwritten(opened, folder) is None, "a committed folder holds every table its page reads"
     report = read(folder)
     assert type(report) is kind and report.path == folder
+    assert report.files.made == {} and report.write() == [], "a report read from its folder writes nothing"
 
 
 @pytest.mark.parametrize("name, plan_file, says", [
