@@ -43,14 +43,12 @@ class Scored:
                 "accuracy": decided["accuracy"]}
 
 
-def score_fitted(model, valid, test, positive_index: int | None, test_proba: np.ndarray | None = None,
-                 precision_floor: float | None = None, valid_proba: np.ndarray | None = None) -> Scored:
-    """A fitted model scored: validation probabilities, the threshold chosen on them, the test part once.
-    `valid`, `test`: LabelledTexts (texts, labels). valid_proba, test_proba: the probabilities when the caller
-    has them already (the worker scores validation first and the test part in its throughput pass), so no
-    text is scored twice."""
-    valid_proba = model.predict_proba(valid.texts) if valid_proba is None else valid_proba
-    test_proba = model.predict_proba(test.texts) if test_proba is None else test_proba
+def choose_decision(model, valid, valid_proba: np.ndarray, positive_index: int | None,
+                    precision_floor: float | None = None) -> tuple[dict | None, dict]:
+    """(the decision threshold chosen and its rule, or None; the validation metrics) of a fitted model: on its
+    validation probabilities, or on its inner-CV out-of-fold view when it was fitted on validation too, or the
+    fixed 0.5 cut when nothing was held out (the module's docstring). What `score_fitted` scores the test part at,
+    and what a deployed model ships with (comparisons/run/deploy_worker.py)."""
     binary = valid_proba.shape[1] == 2 and positive_index is not None
     selection = getattr(model, "selection_", None)
     rule = getattr(selection, "rule", "validation")
@@ -59,13 +57,23 @@ def score_fitted(model, valid, test, positive_index: int | None, test_proba: np.
         choose_labels, choose_proba = selection.labels, selection.proba
     if rule == "fixed_schedule" or (rule == "inner_cv" and selection.proba is None):
         chosen = {"threshold": 0.5, "rule": FIXED_SCHEDULE_RULE} if binary else None
-        valid_metrics = {"average_precision": None}  # nothing held out to score
-    else:
-        chosen = (choose_threshold(choose_labels, choose_proba[:, positive_index], positive_index, precision_floor)
-                  if binary else None)
-        if chosen and rule == "inner_cv":
-            chosen = {**chosen, "rule": chosen["rule"].replace("on validation", "on inner-CV out-of-fold predictions")}
-        valid_metrics = classification_metrics(choose_labels, choose_proba, positive_index)
+        return chosen, {"average_precision": None}  # nothing held out to score
+    chosen = (choose_threshold(choose_labels, choose_proba[:, positive_index], positive_index, precision_floor)
+              if binary else None)
+    if chosen and rule == "inner_cv":
+        chosen = {**chosen, "rule": chosen["rule"].replace("on validation", "on inner-CV out-of-fold predictions")}
+    return chosen, classification_metrics(choose_labels, choose_proba, positive_index)
+
+
+def score_fitted(model, valid, test, positive_index: int | None, test_proba: np.ndarray | None = None,
+                 precision_floor: float | None = None, valid_proba: np.ndarray | None = None) -> Scored:
+    """A fitted model scored: validation probabilities, the threshold chosen on them, the test part once.
+    `valid`, `test`: LabelledTexts (texts, labels). valid_proba, test_proba: the probabilities when the caller
+    has them already (the worker scores validation first and the test part in its throughput pass), so no
+    text is scored twice."""
+    valid_proba = model.predict_proba(valid.texts) if valid_proba is None else valid_proba
+    test_proba = model.predict_proba(test.texts) if test_proba is None else test_proba
+    chosen, valid_metrics = choose_decision(model, valid, valid_proba, positive_index, precision_floor)
     return Scored(valid_proba=valid_proba, test_proba=test_proba,
                   valid=valid_metrics,
                   test=classification_metrics(test.labels, test_proba, positive_index),

@@ -8,6 +8,8 @@
     result.variants                   # per variant: mean, spread and interval of each metric, median costs
     again = api.load("runs/fast")     # an existing run folder or design, as it is on disk
     corpora = api.benchmark(plan, "sms,zh-reviews")   # one folder per corpus and the cross-corpus table
+    chosen = api.select("my.csv", budget_minutes=60, labels=200)  # which recipe to deploy, how sure (`select`)
+    chosen.pick, chosen.outcome, chosen.behind_best   # the pick (None: cannot say), how far below the best each can be
 
 `run` carries the plan out as the command line does (comparisons/plan.py `execute`: the same prepare, runner,
 reports and pages), in this process: a plan the data refuses (a training size larger than a partition, say)
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import json
 import sys
 from dataclasses import dataclass
 from functools import cached_property
@@ -28,7 +31,7 @@ import pandas as pd
 from comparisons.plan import Plan
 from comparisons.run_folder.open_folder import open_folder
 
-__all__ = ["Plan", "Result", "Benchmark", "benchmark", "load", "report", "run"]
+__all__ = ["Plan", "Result", "Benchmark", "Selection", "benchmark", "load", "report", "run", "select"]
 
 
 @dataclass(frozen=True)
@@ -163,6 +166,61 @@ def report(folder, lang: str = "en", quiet: bool = False, cpu_hour_price: float 
     if not quiet:
         print(done, file=sys.stderr)
     return Result(Path(folder))
+
+
+@dataclass(frozen=True)
+class Selection:
+    """A selection's folder and its record (selection.json): what `transformer-compare select` writes."""
+
+    folder: Path
+    record: dict
+    exit_code: int = 0
+
+    @property
+    def outcome(self) -> str:
+        return self.record["decision"]["outcome"]
+
+    @property
+    def pick(self) -> str | None:
+        """The selected recipe: the best or within delta of it with the stated confidence; None when it cannot say."""
+        return self.record["decision"]["pick"]
+
+    @property
+    def behind_best(self) -> dict[str, float]:
+        return dict(self.record["decision"]["behind_best"])
+
+    @property
+    def scores(self) -> pd.DataFrame:
+        """Each fold's test AP of each candidate (NaN where it sat out)."""
+        plan = self.record["plan"]
+        return pd.DataFrame([[float("nan") if v is None else v for v in row] for row in self.record["scores"]],
+                            columns=plan["candidates"],
+                            index=[fold["partition"] for fold in self.record["folds"]]).rename_axis("fold")
+
+
+def select(data: str, budget_minutes: float, quiet: bool = False, **settings) -> Selection:
+    """Which recipe to deploy on `data` (a CSV/TSV path or a named corpus) within `budget_minutes` of CPU: what
+    `transformer-compare select` does (comparisons/select.py; the same function). settings: candidates (a tuple of
+    variants), labels, delta, confidence, folds, profile, threads, lang, out, deploy, text_col, label_col, caps
+    (a selection_caps.ServingCaps). A refusal raises
+    ValueError (one line); an interrupted selection raises KeyboardInterrupt after keeping its runs."""
+    from comparisons.select import SelectSettings, select_recipe
+
+    if isinstance(settings.get("candidates"), str):
+        settings["candidates"] = tuple(c for c in settings["candidates"].split(",") if c)
+    if settings.get("out") is not None:
+        settings["out"] = Path(settings["out"])
+    try:
+        chosen = SelectSettings(budget_minutes, data, **settings)
+    except TypeError as exc:
+        raise ValueError(f"select: {exc}") from None
+    with _as_python(quiet):
+        code, folder, record = select_recipe(chosen, ["api.select"])
+    if record is None:
+        raise KeyboardInterrupt(f"selection interrupted; its finished runs are kept in {folder}")
+    from comparisons.select import SELECTION_FILE
+
+    return Selection(folder, json.loads((folder / SELECTION_FILE).read_text()), code)  # as recorded (rounded)
 
 
 def load(folder) -> Result:

@@ -6,22 +6,26 @@
 The candidates run on one repeat of K group-aware stratified folds (each fold its own training draw and seed, every
 candidate of a fold on the same texts), one fold at a time; after each, comparisons/stats/recipe_selection.py decides
 who is out, whether a candidate can be claimed (the best or within delta of it, with probability at least the
-confidence) and who runs next. The first fold is the pilot: every candidate runs, and its measured minutes become
+confidence) and who runs next. The first fold is the pilot: every candidate runs (one at a time, so that a budget too
+small for it is refused after the run that shows it), and its measured minutes become
 the predicted cost of each candidate's later runs, recorded in selection.json before any decision uses them, so the
 decisions depend on the records alone (`--replay`). The folder is a design folder (its partitions are run folders);
-selection.json and selection.md (and zh/selection.md) say what was decided and why.
+selection.json, selection.md and the page selection.html (and both under zh/) say what was decided and why. A pick is then trained on all
+the labels and shipped in DIR/deploy (native, ONNX where its backend exports, MODEL_CARD.md: comparisons/deploy.py)
+unless --no-deploy.
 """
 from __future__ import annotations
 
 import json
 import math
 import sys
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
 
 from common.errors import UserInputError
+from comparisons.selection_caps import ServingCaps
 
 SELECTION_FILE = "selection.json"
 FOLDS = 20           # the default K: at most this many partitions (a selection's J_max is capped by it)
@@ -33,6 +37,7 @@ def add_select_parser(commands) -> None:
                                                 "stated confidence (docs/statistics.md, 'Selecting a recipe')")
     select.add_argument("--data", default="sms_spam", help="a CSV/TSV path or a named corpus, as for run")
     select.add_argument("--text-col", help="text column of a CSV/TSV (default text)")
+    select.add_argument("--label-col", help="label column of a CSV/TSV with a header (default label)")
     select.add_argument("--candidates", help="comma-separated variants (default: every one this machine can run, "
                                              "SetFit included)")
     select.add_argument("--labels", type=int, metavar="N",
@@ -47,6 +52,16 @@ def add_select_parser(commands) -> None:
     select.add_argument("--lang", default="en", help="en or zh")
     select.add_argument("--out", type=Path, help="the selection folder (default runs/selection)")
     select.add_argument("--replay", type=Path, metavar="DIR", help="re-decide a selection folder from its records")
+    select.add_argument("--max-latency-ms", type=float, help="serving cap: batch-1 latency (median ms) a candidate "
+                                                              "may have (measured in the pilot fold)")
+    select.add_argument("--max-memory-mb", type=float, help="serving cap: the serving process's peak memory (MB)")
+    select.add_argument("--max-cost-per-million", type=float,
+                        help="serving cap: USD per million predictions at --cpu-hour-price (batch-32 throughput)")
+    select.add_argument("--cpu-hour-price", type=float,
+                        help="USD a CPU-hour for the costs per million predictions (default 0.05)")
+    select.add_argument("--no-deploy", action="store_true",
+                        help="do not train the pick on all labels (by default it is trained and saved in DIR/deploy "
+                             "with an ONNX graph where its backend exports one, and a model card)")
 
 
 def installed_candidates() -> list[str]:
@@ -56,10 +71,37 @@ def installed_candidates() -> list[str]:
     return [v for v in VARIANTS if v != "tfidf_logreg:seed" and not missing_modules(resolve_variant(v)[0])]
 
 
-def check_settings(args) -> None:
+@dataclass(frozen=True)
+class SelectSettings:
+    """What a selection is asked (the command's options; api.select's arguments)."""
+
+    budget_minutes: float | None
+    data: str = "sms_spam"
+    text_col: str | None = None
+    label_col: str | None = None
+    candidates: tuple[str, ...] = ()   # empty: every variant this machine can run (installed_candidates)
+    labels: int | None = None          # the labelled texts a recipe may learn from; None: all
+    delta: float = 0.01
+    confidence: float = 0.95
+    folds: int = FOLDS
+    profile: str = "full"
+    threads: int = 2
+    lang: str = "en"
+    out: Path | None = None
+    deploy: bool = True
+    caps: ServingCaps = ServingCaps()  # serving caps and the CPU-hour price (comparisons/selection_caps.py)
+
+    @classmethod
+    def from_args(cls, args) -> "SelectSettings":
+        candidates = tuple(c for c in (args.candidates or "").split(",") if c)
+        caps = ServingCaps(args.max_latency_ms, args.max_memory_mb, args.max_cost_per_million, args.cpu_hour_price)
+        return cls(args.budget_minutes, args.data, args.text_col, args.label_col, candidates, args.labels, args.delta,
+                   args.confidence, args.folds, args.profile, args.threads, args.lang, args.out, not args.no_deploy,
+                   caps)
+
+
+def check_settings(args: SelectSettings) -> None:
     """The selection's own one-line refusals (the plan's are Plan's)."""
-    if args.replay is not None:
-        return
     if args.budget_minutes is None or args.budget_minutes <= 0:
         raise UserInputError("--budget-minutes is required and must be positive, e.g. --budget-minutes 60")
     if not 0 < args.delta < 1:
@@ -70,16 +112,20 @@ def check_settings(args) -> None:
         raise UserInputError(f"--folds {args.folds}: a selection needs at least 3 partitions (e.g. --folds 20)")
     if args.labels is not None and args.labels < 10:
         raise UserInputError(f"--labels {args.labels}: give at least 10 labelled texts (leave it out for all of them)")
+    args.caps.check()
+    if args.caps.measured and args.labels is not None:  # the worker measures serving on whole-budget runs only
+        raise UserInputError("serving caps and --cpu-hour-price are measured on recipes trained on all the labels; "
+                             "leave out --labels to use them, or leave out the caps")
 
 
-def selection_plan_of(args):
+def selection_plan_of(args: SelectSettings):
     from comparisons.plan import Plan
 
-    candidates = tuple(c for c in (args.candidates.split(",") if args.candidates else installed_candidates()) if c)
+    candidates = tuple(args.candidates) or tuple(installed_candidates())
     if len(set(candidates)) < 2:
         raise UserInputError("select needs at least two candidates; name them with --candidates A,B[,...]")
     try:
-        return Plan(data=args.data, text_col=args.text_col, backends=candidates, cv=args.folds, repeats=1,
+        return Plan(data=args.data, text_col=args.text_col, label_col=args.label_col, backends=candidates, cv=args.folds, repeats=1,
                     train_sizes=(str(args.labels) if args.labels else "all",), seeds=1, draws=1,
                     quality_only=True, profile=args.profile, threads=args.threads, lang=args.lang,
                     out=str(args.out or Path("runs") / "selection"))
@@ -100,15 +146,16 @@ def design_ratio(p) -> float:
     return float(rho / (1 - rho)) if rho < 1 else math.inf
 
 
-def fold_scores(folder: Path, names) -> tuple[dict[str, float], dict[str, float], dict[str, float]]:
-    """({candidate: test AP}, {candidate: training minutes}, {candidate: wall minutes}) of a partition's runs of
-    `names`; a failed or missing run stops the selection in one line."""
+def fold_scores(folder: Path, names) -> tuple[dict[str, float], dict[str, float], dict[str, float], dict]:
+    """({candidate: test AP}, {candidate: training minutes}, {candidate: wall minutes}, {candidate: its run record})
+    of a partition's runs of `names`; a failed or missing run stops the selection in one line."""
     from comparisons.run_folder import read_runs
 
-    scores, training, wall = {}, {}, {}
+    scores, training, wall, records = {}, {}, {}, {}
     for record in read_runs(folder):
         if record["variant"] not in names:
             continue
+        records[record["variant"]] = record
         if not record.ok:
             raise UserInputError(f"{record['variant']} failed in {folder} ({record.get('reason')}); its log is "
                                  f"in {folder}/logs; fix it or leave it out of --candidates")
@@ -118,7 +165,7 @@ def fold_scores(folder: Path, names) -> tuple[dict[str, float], dict[str, float]
     missing = [n for n in names if n not in scores]
     if missing:
         raise UserInputError(f"{', '.join(missing)} left no record in {folder}; run the same command again to resume")
-    return scores, training, wall
+    return scores, training, wall, records
 
 
 def predicted_costs(training: dict[str, float], wall: dict[str, float]) -> dict[str, float]:
@@ -129,7 +176,41 @@ def predicted_costs(training: dict[str, float], wall: dict[str, float]) -> dict[
     return {n: training[n] + overhead for n in training}
 
 
-def run_selection(p, executor, delta: float, confidence: float, budget: float) -> tuple[int, dict | None]:
+def refuse_pilot(folder: Path, ran: list[str], budget: float) -> None:
+    """One line, the runs kept, when the pilot's candidates measured so far show that the budget cannot hold the
+    pilot or the first folds: their wall minutes already pass it, or their training minutes alone, FIRST times,
+    do (training is a part of every later run's predicted cost: predicted_costs). So the pilot passes the budget by
+    at most one run."""
+    from comparisons.stats.recipe_selection import FIRST
+
+    _, training, wall, _ = fold_scores(folder, ran)
+    spent, least = sum(wall.values()), FIRST * sum(training.values())
+    if spent > budget or least > budget:
+        raise UserInputError(f"--budget-minutes {budget:g} cannot hold the pilot fold: its first {len(ran)} "
+                             f"candidate(s) took {spent:.1f} minutes and the first {FIRST} folds of them need at "
+                             f"least {least:.1f}; give more minutes or fewer candidates (the runs are kept: the same "
+                             "command with a larger budget resumes)")
+
+
+def within_caps(p, caps: ServingCaps, names: list[str], records: dict) -> tuple[list[str], dict, dict]:
+    """(the candidates within the caps, {candidate: serving figures}, {candidate: why excluded}) from the pilot's
+    records; one line when fewer than two are left (nothing to select among)."""
+    serving = {n: caps.figures(records[n], p.plan.threads) for n in names}
+    excluded = caps.excluded(serving)
+    left = [n for n in names if n not in excluded]
+    if len(left) < 2:
+        why = "; ".join(f"{n}: {reason}" for n, reason in excluded.items())
+        only = f"only {left[0]} is within them, nothing to select among (deploy it, or relax the caps)" if left \
+            else "no candidate is within them"
+        raise UserInputError(f"the serving caps leave {len(left)} candidate(s): {only} ({why})")
+    return left, serving, excluded
+
+
+def _nan_last(value: float) -> float:
+    return math.inf if value != value else value
+
+
+def run_selection(p, executor, settings: SelectSettings) -> tuple[int, dict | None]:
     """The selection's loop over the folds: (0 and selection.json's record, also written after every fold), or an
     interruption's exit code and None."""
     from comparisons.carry_out import run_in_folder
@@ -138,9 +219,10 @@ def run_selection(p, executor, delta: float, confidence: float, budget: float) -
     from comparisons.run_folder.writers import write_design
     from comparisons.stats.recipe_selection import CONTINUE, FIRST, SelectionPlan, decide, most_partitions
 
+    delta, confidence, budget, caps = settings.delta, settings.confidence, settings.budget_minutes, settings.caps
     out, code = p.out, code_state()
     write_design(out, design_record(p, p.partitions, code))
-    names, plan, rows, looks = list(p.variants), None, [], []
+    names, plan, rows, looks, serving, excluded = list(p.variants), None, [], [], {}, {}
     for index, partition in enumerate(p.partitions):
         look = decide(np.array(rows).reshape(-1, len(plan.candidates)), plan) if plan else None
         if look is not None and look.outcome != CONTINUE:
@@ -148,12 +230,23 @@ def run_selection(p, executor, delta: float, confidence: float, budget: float) -
         runs = list(look.next_runs) if look is not None else names
         print(f"fold {index + 1}/{len(p.partitions)}: {', '.join(runs)}", file=sys.stderr)
         folder = out / "partitions" / partition.name
-        exit_code = run_in_folder(replace(p, variants=runs), folder, partition.split, executor, reports=False,
-                                  code=code, partition_index=index)
-        if exit_code not in (0, 1):  # interrupted: the finished runs are kept, the same command resumes
-            return exit_code, None
-        scores, training, minutes = fold_scores(folder, runs)
+        fold = replace(p, variants=runs)
+        if plan is None and caps.measured:  # the pilot measures serving costs too, for the caps and the costs
+            fold = replace(fold, plan=replace(p.plan, quality_only=False))
+        # the pilot one candidate at a time (a growing plan: the finished ones resume), so that a budget too small
+        # for it is refused after the run that showed it; a later fold's runs go in one plan
+        for count in range(1, len(runs) + 1) if plan is None else [len(runs)]:
+            exit_code = run_in_folder(replace(fold, variants=runs[:count]), folder, partition.split, executor,
+                                      reports=False, code=code, partition_index=index)
+            if exit_code not in (0, 1):  # interrupted: the finished runs are kept, the same command resumes
+                return exit_code, None
+            if plan is None and count < len(runs):
+                refuse_pilot(folder, runs[:count], budget)
+        scores, training, minutes, records = fold_scores(folder, runs)
         if plan is None:  # the pilot fold: its minutes predict every later run's, recorded before any decision
+            if caps.measured:
+                names, serving, excluded = within_caps(p, caps, names, records)
+                training = {n: training[n] for n in names}
             predicted = predicted_costs(training, minutes)
             order = sorted(names, key=lambda n: (predicted[n], names.index(n)))
             costs = tuple(round(predicted[n], 4) for n in order)
@@ -162,11 +255,17 @@ def run_selection(p, executor, delta: float, confidence: float, budget: float) -
                 raise UserInputError(f"--budget-minutes {budget:g} is below the first {FIRST} folds of every "
                                      f"candidate (about {sum(costs) * FIRST:.1f} minutes predicted from the first); "
                                      "give more minutes or fewer candidates")
+            preference = ()  # serving measured: the cheapest to serve is preferred among claimable candidates
+            if caps.measured:
+                preference = tuple(sorted(order, key=lambda n: (_nan_last(serving[n]["cost_per_million"]),
+                                                                order.index(n))))
             plan = SelectionPlan(tuple(order), costs, delta, 1 - confidence, design_ratio(p), FIRST, max(FIRST, most),
-                                 budget)
+                                 budget, preference=preference)
         rows.append([scores.get(n, np.nan) for n in plan.candidates])
         looks.append({"partition": partition.name, "ran": runs, "minutes": {n: round(m, 4) for n, m in minutes.items()}})
         record = selection_record(plan, rows, looks, decide(np.array(rows), plan))
+        if caps.measured:
+            record["serving"] = {"caps": caps.to_dict(), "figures": serving, "excluded": excluded}
         write_selection(out, record)
     return 0, record
 
@@ -215,33 +314,63 @@ def replay_folder(folder: Path) -> int:
     return 0 if same else 1
 
 
+def ship(p, record: dict) -> bool:
+    """Train the pick on all labels (comparisons/deploy.py), record it in selection.json, write the model card;
+    False when the training failed (the selection's record is kept, with the reason)."""
+    from comparisons.comparability import code_state
+    from comparisons.deploy import DEPLOY_FOLDER, deploy_pick
+    from comparisons.report.model_card import write_model_card
+
+    pick = record["decision"]["pick"]
+    print(f"training {pick} on all the labels for deployment ...", file=sys.stderr)
+    trained = deploy_pick(p, pick, p.out, code_state())
+    record["deployment"] = trained
+    write_selection(p.out, record)
+    if "failed" in trained:
+        print(f"the pick was selected but not trained for deployment: {trained['failed']}", file=sys.stderr)
+        return False
+    write_model_card(p.out / DEPLOY_FOLDER, record)
+    onnx = "native and ONNX" if trained["onnx"].get("exported") else "native (no ONNX: " + trained["onnx"]["reason"] + ")"
+    print(f"deployed {pick} ({onnx}) in {p.out / DEPLOY_FOLDER}, with MODEL_CARD.md", file=sys.stderr)
+    return True
+
+
 def command_select(args) -> int:
+    if args.replay is not None:
+        return replay_folder(args.replay)
+    return select_recipe(SelectSettings.from_args(args), list(getattr(args, "argv", None) or ["select"]))[0]
+
+
+def select_recipe(args: SelectSettings, argv: list[str] | None = None) -> tuple[int, Path, dict | None]:
+    """Carry a selection out (the command and api.select): (exit code, its folder, selection.json's record or None
+    when interrupted). Refusals raise UserInputError (one line)."""
     from comparisons.plan import prepare
     from comparisons.run.lock import RunFolderLock
     from comparisons.run.open_executor import open_executor
 
     check_settings(args)
-    if args.replay is not None:
-        return replay_folder(args.replay)
-    p = prepare(selection_plan_of(args), list(getattr(args, "argv", None) or ["select"]))
+    p = prepare(selection_plan_of(args), argv or ["select"])
     executor = open_executor("local", None, None, 2 * sum(map(len, p.data.texts)), p.variants, True)
     p.out.mkdir(parents=True, exist_ok=True)
     try:
         with RunFolderLock(p.out).acquire():
-            code, record = run_selection(p, executor, args.delta, args.confidence, args.budget_minutes)
+            code, record = run_selection(p, executor, args)
     finally:
         executor.close()
     if record is None:
         print(f"interrupted: finished runs are kept in {p.out}; run the same command again to resume", file=sys.stderr)
-        return code
+        return code, p.out, None
     decision = record["decision"]
     if decision["outcome"] == "selected":
         others = [c for c in decision["claimable"] if c != decision["pick"]]
         print(f"selected {decision['pick']}: the best or within {args.delta} AP of it, with probability at least "
               f"{args.confidence}" + (f" (also within: {', '.join(others)})" if others else ""), file=sys.stderr)
+        if args.deploy and not ship(p, record):
+            print(f"results: {p.out / SELECTION_FILE}", file=sys.stderr)
+            return 1, p.out, record
     else:
         print(f"cannot say within this budget ({decision['outcome']}): still in "
               + ", ".join(f"{c} (at most {b:.3f} below the best)" for c, b in decision["behind_best"].items()),
               file=sys.stderr)
     print(f"results: {p.out / SELECTION_FILE}", file=sys.stderr)
-    return 0
+    return 0, p.out, record

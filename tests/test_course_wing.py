@@ -54,8 +54,9 @@ def test_lessons_in_teaching_order():
     assert LESSONS[:2] == ["eda", "attention_by_hand"]
     assert LESSONS[11:16] == ["sine_forecast", "attention_before_transformers", "keras_and_bert",
                               "scratch_vs_pretrained", "chinese_reviews"]
-    assert LESSONS[16:] == ["rnn_bottleneck", "pretraining_objectives", "attention_heads"]  # appended: numbers kept
-    assert len(LESSONS) == len(set(LESSONS)) == 19
+    assert LESSONS[16:] == ["rnn_bottleneck", "pretraining_objectives", "attention_heads",  # appended: numbers kept
+                            "train_eval_mode"]
+    assert len(LESSONS) == len(set(LESSONS)) == 20
     # the list names the lesson files that exist, and every lesson file is in the list (no stray, no missing one)
     course = Path(lesson_file(LESSONS[0])).parent
     files = {p.stem for p in course.glob("*.py")} - {"__init__", "__main__", "shared", "notebooks", "sine_task"}

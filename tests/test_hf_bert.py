@@ -253,7 +253,6 @@ def test_unknown_mode_is_a_user_input_error(tiny_model_dir, tiny_splits):
         tiny(tiny_model_dir, mode="partial").fit(*tiny_splits[:2])
 
 
-@pytest.mark.slow
 def test_shipped_minilm_fine_tunes_offline(tiny_splits, monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     train, valid, test = tiny_splits

@@ -15,7 +15,7 @@ keras = pytest.importorskip("keras")
 torch = pytest.importorskip("torch")
 
 from backends.keras_layers import KerasLayersBackend, build_keras_model  # noqa: E402
-from backends.keras_layers.parity import copy_torch_weights, load_state  # noqa: E402
+from backends.keras_layers.parity import load_state, torch_state  # noqa: E402
 from backends.keras_layers.training import (  # noqa: E402
     BestValidationAP,
     SharedOrderBatches,
@@ -30,6 +30,16 @@ from common.initial_weights import initial_state  # noqa: E402
 from common.config import EncoderConfig  # noqa: E402
 from common.vocabulary import Vocabulary  # noqa: E402
 from tests.backend_contract import check_backend_contract  # noqa: E402
+
+
+def copy_torch_weights(torch_model, keras_model) -> None:
+    """Assign every torch parameter to its Keras twin (the parity tests below; the backend itself loads the shared
+    initial state through parity.load_state)."""
+    n_torch = sum(1 for _ in torch_model.parameters())
+    state = torch_state(torch_model)
+    assert len(state) == n_torch, f"torch state holds {len(state)} arrays for {n_torch} parameters"
+    load_state(keras_model, state, torch_model.config)
+
 
 ROOT = Path(__file__).resolve().parents[1]
 TINY = dict(d_model=16, num_heads=2, num_layers=1, ff_dim=32, max_len=24, epochs=2, batch_size=16, min_steps=0)
@@ -377,13 +387,13 @@ import sys, numpy as np, keras, torch
 assert keras.backend.backend() == "torch"
 from common.config import EncoderConfig
 from backends.keras_layers.model import build_keras_model
-from backends.keras_layers.parity import copy_torch_weights
+from backends.keras_layers.parity import load_state, torch_state
 from backends.torch_scratch.encoder import build_model
 config = EncoderConfig(vocab_size=50, d_model=16, num_heads=2, num_layers=1, ff_dim=32, max_len=12, pooling="cls")
 torch.manual_seed(0)
 torch_model = build_model(config).eval()
 keras_model = build_keras_model(config)
-copy_torch_weights(torch_model, keras_model)
+load_state(keras_model, torch_state(torch_model), config)
 ids = np.array([[5, 6, 7, 0, 0], [0, 0, 0, 0, 0], [1, 1, 0, 0, 0]])
 with torch.no_grad():
     expected = torch_model(torch.as_tensor(ids)).numpy()

@@ -130,7 +130,6 @@ def start_cluster(cluster: Cluster) -> None:
     assert wait_until(lambda: cluster.alive_nodes() == 2, 60), "the second node never joined"
 
 
-@pytest.mark.slow
 def test_a_two_node_cluster_runs_a_plan_joined_by_address_and_refuses_drivers_without_its_token(tmp_path, capfd):
     """One test, so that pytest-xdist never starts two clusters for one module."""
     # short: Ray's unix sockets live under the temp dir, and a socket path has at most 107 bytes

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from comparisons.stats.corrected_t import corrected_t
-from comparisons.stats.recipe_selection import (BUDGET, MOST_REACHED, SELECTED, SelectionPlan, decide, most_partitions,
-                                         replay, select)
+from comparisons.stats.recipe_selection import (BUDGET, MORE_FOLDS, MORE_LABELS, MOST_REACHED, SELECTED, SelectionPlan,
+                                                decide, most_partitions, replay, select)
 from comparisons.studies.selection_study import kn
 
 
@@ -57,6 +57,21 @@ def test_near_equal_candidates_pick_the_cheapest_claimable_and_the_target_runs_e
     assert set(look.claimable) <= set(plan.candidates) - set(look.eliminated)
 
 
+def test_the_pick_follows_the_preference_among_claimable_candidates():
+    """Three recipes indistinguishable to 1e-4 over 6 partitions: every one is claimable; the pick is the first of
+    them in the plan's preference (the cheapest to serve, say), not the cheapest to train; a preference that is not
+    the candidates is refused."""
+    rng = np.random.default_rng(3)
+    scores = 0.9 + 1e-4 * rng.standard_normal((6, 3))
+    plan = plan_of(3, delta=0.01, most=60, preference=("c2", "c0", "c1"))
+    look = decide(scores, plan)
+    assert look.outcome == SELECTED and set(look.claimable) == {"c0", "c1", "c2"} and look.pick == "c2"
+    assert decide(scores, plan_of(3, delta=0.01, most=60)).pick == "c0"  # no preference: the candidates' order
+    assert SelectionPlan.from_dict(json.loads(json.dumps(plan.to_dict()))).preference == plan.preference
+    with pytest.raises(ValueError, match="preference"):
+        plan_of(3, preference=("c0", "c1"))
+
+
 def test_an_elimination_cycle_never_puts_everyone_out():
     from comparisons.stats.recipe_selection import eliminations
 
@@ -69,9 +84,9 @@ def test_an_elimination_cycle_never_puts_everyone_out():
 def test_stops_at_the_budget_and_at_the_most_partitions_without_a_pick():
     rng = np.random.default_rng(4)
     noisy = lambda p, runs: {n: 0.9 + 0.05 * rng.standard_normal() for n in runs}  # noqa: E731
-    look, scores = select(plan_of(3, most=10), noisy)
+    look, scores = select(plan_of(3, most=10, futility_from=0), noisy)  # no futility stop: to the last partition
     assert look.outcome == MOST_REACHED and look.pick is None and scores.shape[0] == 10
-    budget = plan_of(3, most=40, budget=500.0)  # a partition of all three costs 111
+    budget = plan_of(3, most=40, budget=500.0, futility_from=0)  # a partition of all three costs 111
     look, scores = select(budget, noisy)
     assert look.outcome == BUDGET and look.pick is None
     assert look.spent <= 500.0
@@ -92,6 +107,47 @@ def test_replay_gives_the_same_look_and_names_a_record_the_procedure_did_not_ask
         replay(tampered, plan)
 
 
+def test_equal_candidates_above_the_correlation_floor_stop_early_asking_for_more_labels():
+    """Two equal recipes whose folds share their texts (r = 1): however many folds run, the bound stays near
+    c * s * sqrt(r) = 2.3 * 0.014, above delta, so the selection stops at the first look it may judge (6 common
+    partitions), not at the 40th, and says more labels are needed. Without the rule it runs all 40."""
+    rng = np.random.default_rng(8)
+    draws = 0.9 + 0.01 * rng.standard_normal((40, 2))
+    run = lambda p, runs: {n: draws[p, int(n[1])] for n in runs}  # noqa: E731
+    look, scores = select(plan_of(2, costs=[1.0, 2.0], ratio=1.0, most=40), run)
+    assert look.outcome == MORE_LABELS and look.pick is None and scores.shape[0] == 6
+    assert replay(scores, plan_of(2, costs=[1.0, 2.0], ratio=1.0, most=40)).outcome == MORE_LABELS
+    look, scores = select(plan_of(2, costs=[1.0, 2.0], ratio=1.0, most=40, futility_from=0), run)
+    assert look.outcome == MOST_REACHED and scores.shape[0] == 40
+
+
+def test_a_small_plan_on_independent_folds_stops_early_asking_for_more_folds():
+    """r = 0 (no floor): two equal recipes with a spread of 0.03 cannot be told within delta in 8 folds (the bound at
+    the last look is about 2.3 * 0.042 / sqrt(8) = 0.034, above delta plus the gap the 6 folds show), but enough folds
+    would: more folds needed."""
+    rng = np.random.default_rng(9)
+    draws = 0.9 + 0.03 * rng.standard_normal((8, 2))
+    look, scores = select(plan_of(2, costs=[1.0, 2.0], most=8), lambda p, runs: {n: draws[p, int(n[1])] for n in runs})
+    assert look.outcome == MORE_FOLDS and look.pick is None and scores.shape[0] == 6
+
+
+def test_the_futility_stop_never_fires_where_the_last_look_would_decide():
+    """A best one leading by 5 delta with a small spread: the projection at the last look claims it, so the procedure
+    goes on to a pick rather than giving up."""
+    rng = np.random.default_rng(10)
+    truth = np.array([0.85, 0.90])
+    look, _ = select(plan_of(2, ratio=0.05, most=40),
+                     lambda p, runs: {n: truth[int(n[1])] + 0.01 * rng.standard_normal() for n in runs})
+    assert look.outcome == SELECTED and look.pick == "c1"
+
+
+def test_a_record_written_before_the_futility_rule_replays_without_it():
+    record = plan_of(3).to_dict()
+    assert record["futility_from"] == 6
+    del record["futility_from"]
+    assert SelectionPlan.from_dict(record).futility_from == 0
+
+
 def test_most_partitions_follows_the_budget():
     assert most_partitions([1, 10, 100], budget=333, first=3) == 3  # the first partitions take it all
     assert most_partitions([1, 10, 100], budget=333 + 11 * 5, first=3) == 8  # then the two cheapest
@@ -105,6 +161,8 @@ def test_bad_plans_are_refused():
         plan_of(2, alpha=0.7)
     with pytest.raises(ValueError, match="first"):
         plan_of(2, first=1)
+    with pytest.raises(ValueError, match="futility_from"):
+        plan_of(2, futility_from=2)
 
 
 def test_correct_selection_holds_in_the_least_favourable_configuration():

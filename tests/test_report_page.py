@@ -183,7 +183,7 @@ def test_page_is_valid_html(reference, lang):
     assert not re.search(r'(src|href)="(https?:)?//', markup)
 
 
-@pytest.mark.slow  # two real tiny worker runs and a full `report`
+# two real tiny worker runs and a full `report`
 def test_failed_skipped_and_sweep_runs_all_show(browser, troubled):
     for lang in ("en", "zh"):
         page, requests, problems = open_page(browser, page_path(troubled, lang), width=390)  # a phone

@@ -8,7 +8,7 @@ comparisons reproduce` (its main, in this process: tests/test_cli.run_main; qual
 8.9 minutes); it is checked by `make reproduce-reference` (all 5 partitions, results/reproduce_reference/), whose
 tolerance below stays the one a torch_scratch rerun is held to. Under the committed runs'
 numerics identity every figure must come back to 1e-6 (the reference was remade with the audited recipes on
-a 2-core Intel Xeon with AMX, identity ogm74xupop5xchn5). Under another one the test AP must agree within the
+a 2-core AMD EPYC with every partition its own seed, identity fcjtauk72jyq5dxz). Under another one the test AP must agree within the
 cross-kernel tolerance measured for that recipe:
 - TF-IDF: 1e-6. Measured for the earlier recipe: its 5 partitions came back exactly (AP and macro-F1 to 6
   decimals) on a 2-core AMD EPYC against Intel Xeon runs (2026-12-01); the audited recipe's inner cross-validation

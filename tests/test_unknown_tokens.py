@@ -76,7 +76,6 @@ def test_hf_rate_on_chinese_and_english_with_the_shipped_vocabulary():
     assert hf_unknown_counts(tokenizer, [CHINESE], max_length=2) == {"tokens": 2, "unknown": 1, "rate": 0.5}
 
 
-@pytest.mark.slow
 def test_the_real_minilm_tokenizer_agrees():
     pytest.importorskip("transformers")
     from transformers import AutoTokenizer

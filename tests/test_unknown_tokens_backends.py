@@ -33,7 +33,6 @@ def test_hf_bert_counts_unknown_pieces_within_max_length():
     assert model.unknown_tokens([CHINESE, ENGLISH])["rate"] == 0.4
 
 
-@pytest.mark.slow
 def test_keras_layers_counts_unknown_ids_with_the_shared_vocabulary():
     pytest.importorskip("keras")
     from backends.keras_layers.backend import KerasLayersBackend

@@ -61,11 +61,3 @@ def load_state(keras_model, state: Mapping[str, np.ndarray], config: EncoderConf
 def torch_state(torch_model) -> dict[str, np.ndarray]:
     """A torch model's persistent state as float32 numpy arrays (no torch import needed here)."""
     return {name: value.detach().cpu().numpy().astype("float32") for name, value in torch_model.state_dict().items()}
-
-
-def copy_torch_weights(torch_model, keras_model) -> None:
-    """Assign every torch parameter to its Keras twin (tests and the course)."""
-    n_torch = sum(1 for _ in torch_model.parameters())
-    state = torch_state(torch_model)
-    assert len(state) == n_torch, f"torch state holds {len(state)} arrays for {n_torch} parameters"
-    load_state(keras_model, state, torch_model.config)

@@ -4,8 +4,8 @@ Each lesson is a script with `# %%` cells (Markdown cells in Chinese and English
 turns into a notebook: `python -m comparisons.course notebooks`.
 """
 
-# Teaching order. The last three (rnn_bottleneck, pretraining_objectives, attention_heads) were written after the
-# rest and appended, so earlier lessons keep their numbers.
+# Teaching order. The last four (rnn_bottleneck, pretraining_objectives, attention_heads, train_eval_mode) were written
+# after the rest and appended, so earlier lessons keep their numbers.
 LESSONS = [
     "eda",
     "attention_by_hand",
@@ -26,4 +26,5 @@ LESSONS = [
     "rnn_bottleneck",
     "pretraining_objectives",
     "attention_heads",
+    "train_eval_mode",  # model.train() / model.eval() and the logits the loss takes: every lesson relied on both
 ]

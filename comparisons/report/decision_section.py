@@ -7,7 +7,7 @@ import pandas as pd
 from comparisons.report.html import paragraph, png_figure, table
 from comparisons.report.i18n import label, setup_matplotlib, text
 from comparisons.report.measured_on import measured_on
-from comparisons.stats.decision import COSTS, DEFAULT_CPU_HOUR_PRICE, Decision, decide, pareto_front
+from comparisons.stats.decision import COSTS, DEFAULT_CPU_HOUR_PRICE, Decision, cost_per_million, decide, pareto_front
 from comparisons.stats.family import PRIMARY
 from comparisons.outputs import save_figure
 from comparisons.report.verdicts_file import largest_group
@@ -186,7 +186,7 @@ def serving_points(path, threads: int | None, price: float) -> pd.DataFrame:
     table = table[(table["status"] == "ok") & (table["path"] != "native")]
     return pd.DataFrame({"variant": [f"{v} ({p})" for v, p in zip(table["variant"], table["path"])],
                          "mean": table["average_precision"], "latency_ms_b1_p50": table["latency_ms_b1_p50"],
-                         "cost_per_million": 1e6 / table["throughput_per_s"] / 3600 * (threads or float("nan")) * price})
+                         "cost_per_million": cost_per_million(table["throughput_per_s"], threads, price)})
 
 
 def decision_section(out, lang: str, price: float, decision: Decision) -> tuple[tuple[str, str, str], str]:

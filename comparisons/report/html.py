@@ -160,11 +160,12 @@ def _break_digit_runs(encoded: str) -> str:
 _DIGIT_RUN = re.compile(r"[\d/+]{5,}")
 
 
-def report_page(title: str, lang: str, lede: str, sections: list[tuple[str, str, str]], banner: str = "") -> str:
+def report_page(title: str, lang: str, lede: str, sections: list[tuple[str, str, str]], banner: str = "",
+                page: str = REPORT_HTML) -> str:
     """A whole page: title, lede (HTML), an optional banner, a nav of the (anchor, heading, content)
-    sections with a link to the other language's page (DIR/report.html <-> DIR/zh/report.html), then
+    sections with a link to the other language's page (DIR/page <-> DIR/zh/page: report.html unless named), then
     the sections."""
-    href, name, other_lang = ("zh/report.html", "中文版", "zh") if lang == "en" else ("../report.html", "English version", "en")
+    href, name, other_lang = (f"zh/{page}", "中文版", "zh") if lang == "en" else (f"../{page}", "English version", "en")
     nav = ("<nav><ul>" + "".join(f'<li><a href="#{anchor}">{escape(heading)}</a></li>' for anchor, heading, _ in sections)
            + f'<li><a href="{href}" hreflang="{other_lang}">{name}</a></li></ul></nav>')
     body = (f"<header><h1>{escape(title)}</h1>{lede}{banner}{nav}</header>\n<main>\n"

@@ -21,3 +21,5 @@ LABELS_SAVED_CSV = "labels_saved.csv"          # a design with sizes: labels the
 CROSS_CORPUS_CSV, CROSS_CORPUS_JSON, CROSS_CORPUS_MD = "cross_corpus.csv", "cross_corpus.json", "cross_corpus.md"
 CROSS_CORPUS_VERDICTS_CSV = "cross_corpus_verdicts.csv"  # a benchmark's pairs across corpora
 REPORT_HTML = "report.html"                    # every kind's page (report/html.page_path)
+SELECTION_MD, SELECTION_HTML = "selection.md", "selection.html"  # a selection's decision (report/selection_report.py)
+MODEL_CARD_MD = "MODEL_CARD.md"                # a selection's shipped pick, in DIR/deploy (report/model_card.py)

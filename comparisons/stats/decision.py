@@ -80,14 +80,19 @@ def deciding(row) -> bool:
     return not isinstance(contrast, str) or contrast != "exploratory"
 
 
+def cost_per_million(throughput_per_s, threads: int | None, price: float = DEFAULT_CPU_HOUR_PRICE):
+    """USD for a million predictions at the batch-32 throughput, `threads` CPUs busy, `price` a CPU-hour (NaN when
+    the threads are unknown); works on numbers and on pandas columns alike."""
+    return 1e6 / throughput_per_s / 3600 * (threads or float("nan")) * price
+
+
 def decide(variants: pd.DataFrame, pairs: pd.DataFrame | None, threads: int | None,
            price: float = DEFAULT_CPU_HOUR_PRICE) -> Decision:
     """variants: variant, mean (the primary metric) and the COSTS columns; pairs: verdicts.csv's primary rows."""
     rows = variants.copy()
     for cost in COSTS:
         rows[cost] = pd.to_numeric(rows.get(cost), errors="coerce") if cost in rows else float("nan")
-    cpu_hours = 1e6 / rows["throughput_per_s"] / 3600 * (threads or float("nan"))
-    rows["cost_per_million"] = cpu_hours * price
+    rows["cost_per_million"] = cost_per_million(rows["throughput_per_s"], threads, price)
     ranked = rows.dropna(subset=["mean"]).sort_values("mean", ascending=False)
     if ranked.empty:
         return Decision(None, [], None, False, False, None, price, rows)

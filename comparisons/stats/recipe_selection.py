@@ -22,8 +22,9 @@ decides after each partition from the per-partition differences of the primary m
   chance that a pick is made and is not within delta of the best is at most alpha; if the best leads every other by
   at least delta, the chance that a pick is made and is not the best is at most alpha. A selection stopped by its
   budget makes no pick (unlike KN, which always ends with one), so the chance of a correct pick is at least
-  1 - alpha minus the chance of running out. The pick is the cheapest claimable candidate (the candidates come in
-  preference order), all claimable ones are reported.
+  1 - alpha minus the chance of running out. The pick is the first claimable candidate in the plan's `preference`
+  (default: the candidates' order, cheapest to train first; `select` puts the cheapest to serve first when it
+  measured serving costs); all claimable ones are reported, each carries the guarantee.
 - Allocation (cost-aware). The target is the cheapest candidate still in. On the next partition run the target and
   every candidate still in whose advantage over the target is not yet bounded by delta (m_lt + d_lt > delta): the
   others cannot change the target's claim and sit out, so an expensive recipe shown within delta of a cheaper one
@@ -31,8 +32,13 @@ decides after each partition from the per-partition differences of the primary m
   design's model (the per-partition score vectors are exchangeable), so each pair's sequence of statistics over its
   common partitions keeps the law the boundaries assume (predictable sampling, Kallenberg 1988); the target runs
   every partition, so the procedure never stalls.
-- Stopping. Claimable: selected. Else stop when the next partition's predicted cost would pass the budget, or at the
-  most partitions planned: "cannot say within this budget", the candidates still in with their bounds.
+- Stopping. Claimable: selected. Else, once every pair still in has reached `futility_from` partitions, stop when
+  the current figures predict that no candidate would be claimable even with every pair at the last look (its mean
+  as now, its bound at the last look's boundary on its current spread, `projected_advice`): "more folds needed"
+  when unlimited partitions would, at the correlation floor, "more labels needed" when not even they would. A
+  stop without a pick cannot break the guarantee; it only gives up the chance of a lucky claim. Else stop when the
+  next partition's predicted cost would pass the budget, or at the most partitions planned: "cannot say within
+  this budget", the candidates still in with their bounds.
 
 Costs are predictions recorded before they are used (`SelectionPlan`), so the decisions are a function of the
 recorded scores and the plan alone: `decide` replayed on the same records gives the same looks on any machine.
@@ -53,8 +59,11 @@ FIRST = 3           # partitions every candidate runs before the first look (at 
 SEQUENCES = 200_000  # null sequences behind the boundaries: enough that most looks' shares at alpha / (k - 1) are
                      # read from simulated crossings, not the conservative marginal t quantile
 MOST = 40           # the most partitions a selection plans (the boundaries' last look; the data allow more)
+FUTILITY_FROM = 6   # common partitions every pair still in needs before a futility stop is judged (a spread on
+                    # 2 degrees of freedom is too rough to give up on)
 
 SELECTED, BUDGET, MOST_REACHED, CONTINUE = "selected", "budget", "most partitions", "continue"
+MORE_FOLDS, MORE_LABELS = "more folds needed", "more labels needed"  # futility stops: what would decide it
 
 
 RECORDED_DECIMALS = 6  # the decimals selection.json keeps: the plan decides with exactly what it records
@@ -69,7 +78,7 @@ def _recorded(value: float) -> float:
 class SelectionPlan:
     """What the decisions depend on besides the scores, fixed before the first look and recorded."""
 
-    candidates: tuple[str, ...]   # in preference order: the first is the cheapest (the pick among claimable ones)
+    candidates: tuple[str, ...]   # cheapest to train first: the target of the allocation (and the default preference)
     run_costs: tuple[float, ...]  # predicted CPU minutes of one run of each candidate on one partition
     delta: float = DELTA
     alpha: float = 1 - CONFIDENCE
@@ -78,6 +87,9 @@ class SelectionPlan:
     most: int = MOST
     budget: float = float("inf")  # CPU minutes, in predicted run costs
     boundaries: tuple[float, ...] = ()  # c_J for J = first..most; computed once when not given, then recorded
+    futility_from: int = FUTILITY_FROM  # 0: never stop for futility (a record written before the rule replays so)
+    preference: tuple[str, ...] = ()    # the order the pick is taken in among claimable ones (empty: candidates'):
+                                        # e.g. the cheapest to serve first; any claimable one carries the guarantee
 
     def __post_init__(self):
         for name in ("ratio", "budget"):  # as selection.json holds them (comparisons/outputs.atomic_write_json)
@@ -91,6 +103,10 @@ class SelectionPlan:
             raise ValueError("confidence must be in (0.5, 1) and delta positive")
         if not 2 <= self.first <= self.most:
             raise ValueError(f"first ({self.first}) must be at least 2 and at most most ({self.most})")
+        if self.preference and sorted(self.preference) != sorted(self.candidates):
+            raise ValueError("the preference must order exactly the candidates")
+        if self.futility_from and self.futility_from < 3:
+            raise ValueError(f"futility_from ({self.futility_from}) must be 0 (never) or at least 3")
         if not self.boundaries:  # the t boundaries (a seeded simulation): recorded with the plan, so that a replay
             object.__setattr__(self, "boundaries",  # never depends on the machine's floating point
                                tuple(_recorded(c) for c in _bounds(self.looks, float(self.ratio), float(self.level))))
@@ -109,12 +125,14 @@ class SelectionPlan:
     def to_dict(self) -> dict:
         return {"candidates": list(self.candidates), "run_costs": list(self.run_costs), "delta": self.delta,
                 "alpha": self.alpha, "ratio": self.ratio, "first": self.first, "most": self.most,
-                "budget": self.budget, "boundaries": list(self.boundaries)}
+                "budget": self.budget, "boundaries": list(self.boundaries), "futility_from": self.futility_from,
+                "preference": list(self.preference)}
 
     @classmethod
     def from_dict(cls, record: dict) -> "SelectionPlan":
         return cls(tuple(record["candidates"]), tuple(record["run_costs"]), record["delta"], record["alpha"],
-                   record["ratio"], record["first"], record["most"], record["budget"], tuple(record["boundaries"]))
+                   record["ratio"], record["first"], record["most"], record["budget"], tuple(record["boundaries"]),
+                   record.get("futility_from", 0), tuple(record.get("preference", ())))
 
 
 def look_schedule(first: int, most: int) -> tuple[int, ...]:
@@ -176,8 +194,9 @@ class Look:
         return out
 
 
-def _pair_statistics(scores: np.ndarray, plan: SelectionPlan) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(m, d, J) of every ordered pair at its last look: J the look reached by the partitions both ran, m and se over
+def _pair_statistics(scores: np.ndarray, plan: SelectionPlan) -> tuple[np.ndarray, ...]:
+    """(m, d, J, s) of every ordered pair at its last look: J the look reached by the partitions both ran, m, s (the
+    standard deviation of the differences) and se over
     the first J of them (a pair's m and se are corrected_t's of those differences, tests/test_recipe_selection.py
     checks it), computed elementwise (no BLAS, whose kernels differ between CPU kinds) so that a replay on another
     machine gives the same bits."""
@@ -189,12 +208,13 @@ def _pair_statistics(scores: np.ndarray, plan: SelectionPlan) -> tuple[np.ndarra
     with np.errstate(invalid="ignore", divide="ignore"):
         mean = filled.sum(axis=0) / np.maximum(look, 1)
         squares = np.where(used, (filled - mean) ** 2, 0.0).sum(axis=0)
-        se = np.sqrt(squares / np.maximum(look - 1, 1) * (1.0 / np.maximum(look, 1) + plan.ratio))
+        spread = np.sqrt(squares / np.maximum(look - 1, 1))
+        se = spread * np.sqrt(1.0 / np.maximum(look, 1) + plan.ratio)
     c = np.asarray(plan.boundaries)
     index = np.clip(np.searchsorted(np.asarray(plan.looks), look), 0, len(c) - 1)
     bound = np.where(look >= plan.first, c[index] * se, np.inf)
     np.fill_diagonal(bound, np.inf)
-    return mean, bound, look
+    return mean, bound, look, spread
 
 
 def eliminations(mean: np.ndarray, bound: np.ndarray, names) -> dict[str, str]:
@@ -218,22 +238,59 @@ def decide(scores: np.ndarray, plan: SelectionPlan) -> Look:
     """The look after the partitions in `scores` ((partitions, k) primary-metric scores, NaN where a candidate did
     not run), with what to do next. Pure: the same scores and plan give the same look on any machine."""
     scores = np.asarray(scores, dtype=float).reshape(-1, len(plan.candidates))
-    mean, bound, common = _pair_statistics(scores, plan)
+    mean, bound, common, spread = _pair_statistics(scores, plan)
     names = plan.candidates
     k = len(names)
     eliminated = eliminations(mean, bound, names)
     alive = [i for i in range(k) if names[i] not in eliminated]
-    claimable = tuple(names[i] for i in alive if all(mean[l, i] + bound[l, i] <= plan.delta for l in alive if l != i))
+    claimable = _claimable(mean, bound, alive, plan.delta)
     state = dict(partitions=scores.shape[0], spent=_spent(scores, plan), mean=mean, bound=bound, common=common,
-                 eliminated=eliminated, claimable=claimable)
+                 eliminated=eliminated, claimable=tuple(names[i] for i in claimable))
     if claimable:
-        return Look(**state, outcome=SELECTED, pick=claimable[0])
+        order = plan.preference or names
+        return Look(**state, outcome=SELECTED, pick=min(state["claimable"], key=order.index))
+    advice = projected_advice(mean, spread, common, alive, plan)
+    if advice is not None:
+        return Look(**state, outcome=advice)
     if scores.shape[0] < plan.first:
         runs = list(range(k))
     else:
         target = alive[0]
         runs = [target] + [l for l in alive if l != target and mean[l, target] + bound[l, target] > plan.delta]
     return _next_step(plan, state, tuple(names[i] for i in runs))
+
+
+def _claimable(mean: np.ndarray, bound: np.ndarray, alive: list[int], delta: float) -> list[int]:
+    """The candidates still in that every other still in cannot beat by more than delta: m_li + d_li <= delta."""
+    return [i for i in alive if all(mean[l, i] + bound[l, i] <= delta for l in alive if l != i)]
+
+
+def projected_advice(mean: np.ndarray, spread: np.ndarray, common: np.ndarray, alive: list[int],
+                     plan: SelectionPlan) -> str | None:
+    """A futility stop: None to go on, or what would decide the selection when the current figures predict that the
+    planned partitions will not. Judged once every pair still in has at least `futility_from` common partitions.
+    The projection keeps each pair's mean and spread as they are and puts its bound at the last look,
+    c_last * s * sqrt(1/J_max + r): if no candidate would then be claimable (after the eliminations those bounds
+    would make), more of the planned partitions are not predicted to decide; if none would be even at the
+    correlation floor c_last * s * sqrt(r) (unlimited partitions), more labels (or a wider delta) are needed."""
+    if not plan.futility_from or len(alive) < 2:
+        return None
+    pairs = [(a, b) for a in alive for b in alive if a != b]
+    if min(common[a, b] for a, b in pairs) < plan.futility_from:
+        return None
+    last = plan.boundaries[-1]
+
+    def decides(partitions: float) -> bool:
+        reach = 1.0 / partitions if partitions else 0.0
+        bound = np.full_like(mean, np.inf)
+        for a, b in pairs:
+            bound[a, b] = last * spread[a, b] * np.sqrt(reach + plan.ratio)
+        out = eliminations(mean, bound, tuple(range(len(mean))))
+        return bool(_claimable(mean, bound, [i for i in alive if i not in out], plan.delta))
+
+    if decides(plan.most):
+        return None
+    return MORE_FOLDS if decides(0) else MORE_LABELS
 
 
 def _spent(scores: np.ndarray, plan: SelectionPlan) -> float:

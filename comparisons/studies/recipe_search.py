@@ -25,8 +25,10 @@ from pathlib import Path
 import torch
 
 from common.arguments import OneLineParser
+from common.config import EncoderConfig
 from backends.torch_scratch.backend import TorchScratchBackend
 from common.datasets import load_sms_spam
+from common.recipe import RECIPE
 from common.splits import stratified_split
 
 OUT = Path(__file__).resolve().parents[2] / "results" / "studies" / "recipe_search.jsonl"
@@ -61,6 +63,15 @@ CANDIDATES: dict[str, dict] = {  # name -> backend keyword arguments, in the ord
 }
 
 
+def as_searched(candidate: dict) -> dict:
+    """A candidate's backend arguments with its config laid over EncoderConfig's own defaults, as when it was searched.
+    The backend lays a config over RECIPE["config"], the recipe this search chose afterwards (the <cls> vector at
+    2e-3): left to it, every candidate would be fitted with that recipe's settings wherever its name says otherwise."""
+    defaults = EncoderConfig()
+    baseline = {key: getattr(defaults, key) for key in RECIPE["config"]}
+    return {**candidate, "config": {**baseline, **candidate.get("config", {})}}
+
+
 def done_keys() -> set[tuple[str, int]]:
     if not OUT.exists():
         return set()
@@ -83,7 +94,7 @@ def main() -> None:
             if (name, seed) in done:
                 continue
             started = time.perf_counter()
-            backend = TorchScratchBackend(seed=seed, progress=False, **CANDIDATES[name]).fit(train, valid)
+            backend = TorchScratchBackend(seed=seed, progress=False, **as_searched(CANDIDATES[name])).fit(train, valid)
             info = backend.fit_info_
             row = {"candidate": name, "seed": seed, "valid_ap": info["best_valid_average_precision"],
                    "best_epoch": info["best_epoch"], "epochs_run": info["epochs_run"],

@@ -30,7 +30,7 @@ import pandas as pd
 from common.arguments import OneLineParser
 from comparisons.outputs import atomic_write_text
 from comparisons.report.scores import read_scores
-from comparisons.stats.recipe_selection import DELTA, SELECTED, SelectionPlan, select
+from comparisons.stats.recipe_selection import DELTA, MORE_FOLDS, MORE_LABELS, SELECTED, SelectionPlan, select
 from comparisons.studies.selection_replay import design_ratio
 
 ALPHA = 0.05
@@ -152,8 +152,9 @@ def one_replication(config: Configuration, rng: np.random.Generator, most: int) 
     ours_cost = float((~np.isnan(used) * config.costs).sum())
     kn_pick, kn_runs = kn(scores, DELTA)
     fixed_pick = int(np.argmax(scores[:FIXED].mean(axis=0)))
-    return {"select": (ours, ours_cost), "KN": (kn_pick, float(kn_runs @ config.costs)),
-            "fixed 10": (fixed_pick, float(FIXED * config.costs.sum()))}
+    early = look.outcome in (MORE_FOLDS, MORE_LABELS)  # a futility stop: no pick, by the projection
+    return {"select": (ours, ours_cost, early), "KN": (kn_pick, float(kn_runs @ config.costs), False),
+            "fixed 10": (fixed_pick, float(FIXED * config.costs.sum()), False)}
 
 
 def wilson_low(successes: int, n: int, z: float = 1.959963984540054) -> float:
@@ -169,10 +170,12 @@ def simulate(config: Configuration, reps: int, most: int, seed: int = SEED) -> l
     rng = np.random.default_rng(seed)
     picks = {name: [] for name in ("select", "KN", "fixed 10")}
     costs = {name: [] for name in picks}
+    early = {name: 0 for name in picks}
     for _ in range(reps):
-        for name, (pick, cost) in one_replication(config, rng, most).items():
+        for name, (pick, cost, stopped) in one_replication(config, rng, most).items():
             picks[name].append(pick)
             costs[name].append(cost)
+            early[name] += stopped
     best = config.mu.max()
     rows = []
     for name in picks:
@@ -185,6 +188,7 @@ def simulate(config: Configuration, reps: int, most: int, seed: int = SEED) -> l
                      "correct_wilson_low": wilson_low(correct, reps) if config.separated else float("nan"),
                      "good": good / reps, "good_wilson_low": wilson_low(good, reps),
                      "wrong": (reps - good - none) / reps, "no_pick": none / reps,
+                     "stopped_early": early[name] / reps,
                      "mean_cost": float(np.mean(costs[name]))})
     kn_cost = next(r["mean_cost"] for r in rows if r["procedure"] == "KN")
     for row in rows:
@@ -212,13 +216,16 @@ def study(sources: list[tuple[Path, str]], reps: int, ks=(4, 6, 8), most: int = 
 
 def study_markdown(table: pd.DataFrame, reps: int, seconds: float) -> str:
     shown = table.copy()
-    for column in ("correct", "correct_wilson_low", "good", "good_wilson_low", "wrong", "no_pick", "cost_vs_KN"):
+    for column in ("correct", "correct_wilson_low", "good", "good_wilson_low", "wrong", "no_pick", "stopped_early",
+                   "cost_vs_KN"):
         shown[column] = shown[column].map(lambda v: "" if pd.isna(v) else f"{v:.3f}")
     shown["mean_cost"] = shown["mean_cost"].map(lambda v: f"{v:,.0f}")
     return ("# Selection simulated: correct and good selection, cost against textbook KN\n\n"
             f"{reps} replications a configuration, delta {DELTA}, confidence {1 - ALPHA}; "
             f"{seconds:.0f} s. Costs are in units of the cheapest candidate's run; 'correct' only where the best "
-            "leads every other by at least delta. `python -m comparisons.studies.selection_study`.\n\n"
+            "leads every other by at least delta; 'stopped_early' the share of no picks that were futility stops "
+            "(the projection predicting the planned partitions would not decide). "
+            "`python -m comparisons.studies.selection_study`.\n\n"
             + shown.to_markdown(index=False) + "\n")
 
 
