@@ -23,33 +23,37 @@ import io
 import json
 import sys
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 import pandas as pd
 
 from comparisons.plan import Plan
-from comparisons.run_folder.open_folder import DesignFolder, SplitFolder, open_folder
-from comparisons.run_folder.records import BenchmarkPlan, Design, Manifest
-from comparisons.report.names import CROSS_CORPUS_CSV, RECIPE_VARIANTS_CSV, VERDICTS_CSV
+from comparisons.run_folder.open_folder import open_folder
 
 __all__ = ["Plan", "Result", "Benchmark", "Selection", "benchmark", "load", "report", "run", "select"]
 
 
 @dataclass(frozen=True)
 class Result:
-    """A run folder (a single split or a partition design) and its tables as DataFrames."""
+    """A run folder (a single split or a partition design) and its tables as DataFrames, from its report."""
 
     folder: Path
     exit_code: int = 0  # the command line's: 0 every run finished, 1 some failed (their rows say why)
 
-    @property
-    def is_design(self) -> bool:
-        return isinstance(open_folder(self.folder), DesignFolder)
+    @cached_property
+    def report(self):
+        """The folder's report as its written files hold it (comparisons/report/run_report.py: a SplitReport or a
+        DesignReport), read once; nothing is recomputed (`api.report` rebuilds it)."""
+        from comparisons.report.run_report import read_run_report
+
+        return read_run_report(self.folder)
 
     @property
     def plan(self) -> Plan | None:
         """The typed plan the folder was run with (None for a folder written before plans were recorded)."""
-        source = (Design if self.is_design else Manifest).read(self.folder)
+        opened = open_folder(self.folder)
+        source = opened.plan if opened is not None else None  # design.json or manifest.json, typed
         recorded = source.plan if source else None
         if recorded and recorded.get("power_plan") and recorded.get("cv") is not None:  # resolved when it ran: the
             recorded = {**recorded, "power_plan": None}  # file may have moved or been rewritten since (design.json keeps it)
@@ -62,39 +66,27 @@ class Result:
 
         return scores_table(self.folder)[0]
 
-    @property
-    def report(self):
-        """The folder's report as its written files hold it (comparisons/report/report.py: a SplitReport or a
-        DesignReport), read now; nothing is recomputed (`api.report` rebuilds it)."""
-        from comparisons.report.report import read_report
-
-        return read_report(self.folder)
+    def _table(self, name: str) -> pd.DataFrame:
+        found = getattr(self.report, name) if self.report is not None else None
+        return found if found is not None else pd.DataFrame()
 
     @property
     def verdicts(self) -> pd.DataFrame:
-        """The verdict rows of the folder's design, in the one schema (VERDICT_COLUMNS), as verdicts.csv holds them."""
-        if self.is_design:
-            return pd.read_csv(self.folder / VERDICTS_CSV)
-        found = self.report.verdicts
-        return found if found is not None else pd.DataFrame()
+        """The verdict rows of the folder's design, in the one schema (VERDICT_COLUMNS): verdicts.csv read as today's
+        schema (report/verdicts_file.read_verdicts: an older folder's words and columns too)."""
+        return self._table("verdicts")
 
     @property
     def variants(self) -> pd.DataFrame:
-        """Per variant: each metric's mean, spread and interval (over partitions, or over seeds and test items)."""
-        if self.is_design:
-            return pd.read_csv(self.folder / RECIPE_VARIANTS_CSV)
-        found = self.report.aggregate  # aggregate.csv: the largest training size's variants
-        return found if found is not None else pd.DataFrame()
+        """Per variant: each metric's mean, spread and interval (over partitions, or over seeds and test items; a
+        sweep's largest training size)."""
+        return self._table("variants")
 
     @property
     def summary(self) -> pd.DataFrame:
-        """A single split's one row per run (status, metrics, costs); a design's scores per run, wide."""
-        if self.is_design:
-            from comparisons.run_folder.scores import wide_runs
-
-            return wide_runs(self.scores)
-        found = self.report.summary  # summary.csv
-        return found if found is not None else pd.DataFrame()
+        """One row per run: a single split's status, metrics and costs (summary.csv); a design's scores (scores.csv,
+        wide)."""
+        return self._table("summary")
 
 
 @dataclass(frozen=True)
@@ -107,15 +99,22 @@ class Benchmark:
     @property
     def corpora(self) -> dict[str, Result]:
         """{corpus: its run folder's Result}, for the corpora that ran (skipped ones have no folder)."""
-        entries = BenchmarkPlan.read(self.folder).corpora
-        folders = {e["corpus"]: self.folder / e["folder"] for e in entries}
-        return {corpus: Result(folder) for corpus, folder in folders.items()
-                if isinstance(open_folder(folder), (DesignFolder, SplitFolder))}
+        opened = open_folder(self.folder)
+        return {entry["corpus"]: Result(self.folder / entry["folder"]) for entry in opened.plan.corpora
+                if opened.corpus(entry) is not None}
+
+    @cached_property
+    def report(self):
+        """The benchmark's report as its written files hold it (comparisons/report/cross_corpus.BenchmarkReport:
+        the cross-corpus table and test, each corpus's report), read once."""
+        from comparisons.report.build import read
+
+        return read(self.folder)
 
     @property
     def table(self) -> pd.DataFrame:
         """The cross-corpus table (cross_corpus.csv): one row per corpus and variant."""
-        return pd.read_csv(self.folder / CROSS_CORPUS_CSV)
+        return self.report.table
 
 
 @contextlib.contextmanager
@@ -227,6 +226,8 @@ def select(data: str, budget_minutes: float, quiet: bool = False, **settings) ->
 def load(folder) -> Result:
     """An existing run folder or design, as it is on disk (nothing rebuilt)."""
     folder = Path(folder)
-    if not isinstance(open_folder(folder), (DesignFolder, SplitFolder)):
+    from comparisons.report.run_report import run_report_kind
+
+    if run_report_kind(open_folder(folder)) is None:
         raise ValueError(f"{folder} is not a run folder or design (no manifest.json, no design.json)")
     return Result(folder)

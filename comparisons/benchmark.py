@@ -27,6 +27,7 @@ from comparisons.run_folder import default_out
 from comparisons.run_folder.writers import write_benchmark_plan
 from comparisons.stats.decision import cpu_hour_price
 from comparisons.report.write import write_reports
+from comparisons.report.names import CROSS_CORPUS_CSV, CROSS_CORPUS_MD, REPORT_HTML
 from comparisons.run.open_executor import open_executor
 from comparisons.run.lock import RunFolderLock
 
@@ -99,7 +100,7 @@ def benchmark(plan: Plan, corpora: str, argv: list[str] | None = None) -> int:
         write_benchmark_plan(parent, record)
         code = run_corpora(plan, planned)
         write_reports(parent, [plan.lang], cpu_hour_price(plan.cpu_hour_price))
-    print(f"cross-corpus: {parent}/cross_corpus.md, {parent}/cross_corpus.csv, {parent}/report.html; "
+    print(f"cross-corpus: {parent / CROSS_CORPUS_MD}, {parent / CROSS_CORPUS_CSV}, {parent / REPORT_HTML}; "
           f"each corpus's runs in {parent}/<corpus>/", file=sys.stderr)
     return code
 

@@ -14,6 +14,7 @@ from pathlib import Path
 from common.errors import UserInputError
 from comparisons.plan import Plan, Prepared, prepare
 from comparisons.plan_records import design_record, manifest_record, run_specs
+from comparisons.report.names import REPORT_HTML, SCORES_CSV, SUMMARY_CSV, VERDICTS_MD
 
 
 def execute(plan: Plan, argv: list[str] | None = None) -> int:
@@ -88,8 +89,8 @@ def run_partitions(p: Prepared, executor) -> int:
     ran = len(partitions)
     if p.plan.until_decided:  # the partitions of the looks made, not the most the plan allows
         ran = len((Design.read(out).sequential or {}).get("looks") or []) * p.plan.cv
-    print(f"results: {out}/verdicts.md (verdicts about recipes over {ran} partitions), "
-          f"{out}/scores.csv; each partition's runs in {out}/partitions/", file=sys.stderr)
+    print(f"results: {out / VERDICTS_MD} (verdicts about recipes over {ran} partitions), "
+          f"{out / SCORES_CSV}; each partition's runs in {out}/partitions/", file=sys.stderr)
     return 1 if failed else 0
 
 def run_in_folder(p: Prepared, out: Path, split, executor, reports: bool = True, code: dict | None = None,
@@ -158,7 +159,7 @@ def run_in_folder(p: Prepared, out: Path, split, executor, reports: bool = True,
 
         track_after_run(out, p.mlflow_uri)
     if reports:
-        print(f"results: open {out}/report.html (tables, figures, verdicts, details); {out}/summary.csv", file=sys.stderr)
+        print(f"results: open {out / REPORT_HTML} (tables, figures, verdicts, details); {out / SUMMARY_CSV}", file=sys.stderr)
         note = preview_note(p.plan.profile, p.plan.seeds)  # a fast ranking is a preview, not the suite's finding
         if note:
             print(note, file=sys.stderr)

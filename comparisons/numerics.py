@@ -134,7 +134,8 @@ def identities_summary(records) -> dict:
 
 def note_design_identities(out) -> str | None:
     """Write into a design's design.json which numerics identities its partitions' runs were made under
-    (`numerics_runs`), print the line when they mix, and return it (None: one identity, or not recorded)."""
+    (`numerics_runs`), print the line when they mix, and return it (None: one identity, not recorded, or the folder
+    is not a partition design)."""
     from pathlib import Path
 
     from comparisons.run_folder import read_runs
@@ -144,6 +145,8 @@ def note_design_identities(out) -> str | None:
     out = Path(out)
     records = [r for folder in sorted((out / "partitions").glob("r*f*")) for r in read_runs(folder) if r.ok]
     design = Design.read(out)
+    if design is None:  # not a partition design: nothing to note
+        return None
     noted = design.with_numerics_runs(identities_summary(records), identities_line(records))
     line = noted.numerics_line
     if noted.to_dict() != design.to_dict():

@@ -33,10 +33,13 @@ def atomic_write_text(path: Path, text: str) -> Path:
     return atomic_write_bytes(path, text.encode("utf-8"))
 
 
+def json_text(payload: Any) -> str:
+    """JSON as the suite writes it: floats rounded to 6 decimals (measurement noise is far larger), indented, UTF-8."""
+    return json.dumps(_rounded(payload), indent=2, ensure_ascii=False, default=_jsonable) + "\n"
+
+
 def atomic_write_json(path: Path, payload: Any) -> Path:
-    """JSON with floats rounded to 6 decimals (measurement noise is far larger)."""
-    text = json.dumps(_rounded(payload), indent=2, ensure_ascii=False, default=_jsonable)
-    return atomic_write_text(path, text + "\n")
+    return atomic_write_text(path, json_text(payload))
 
 
 def _rounded(value: Any) -> Any:
@@ -59,8 +62,8 @@ def _jsonable(value: Any) -> Any:
     raise TypeError(f"cannot write {type(value).__name__} as JSON")
 
 
-def save_figure(fig, path: Path, dpi: int = 130) -> Path:
-    """Save a matplotlib figure atomically as PNG and close it."""
+def png_bytes(fig, dpi: int = 130) -> bytes:
+    """A matplotlib figure as the PNG the suite saves (tight bounding box), the figure closed."""
     import io
 
     import matplotlib.pyplot as plt
@@ -68,29 +71,38 @@ def save_figure(fig, path: Path, dpi: int = 130) -> Path:
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=dpi, bbox_inches="tight")
     plt.close(fig)
-    return atomic_write_bytes(path, buffer.getvalue())
+    return buffer.getvalue()
+
+
+def save_figure(fig, path: Path, dpi: int = 130) -> Path:
+    """Save a matplotlib figure atomically as PNG and close it."""
+    return atomic_write_bytes(path, png_bytes(fig, dpi))
 
 
 def write_table(frame: pd.DataFrame, directory: Path, stem: str, title: str | None = None,
                 html: bool = False, float_format: str = "{:.4f}") -> list[Path]:
     """Write `stem.csv` and `stem.md` (and `stem.html`) under `directory`; returns the paths."""
-    import pandas as pd  # here, as matplotlib in save_figure: the atomic writers are imported where pandas is not
+    return [atomic_write_text(Path(directory) / name, content)
+            for name, content in table_texts(frame, stem, title, html, float_format).items()]
 
-    directory = Path(directory)
+
+def table_texts(frame: pd.DataFrame, stem: str, title: str | None = None, html: bool = False,
+                float_format: str = "{:.4f}") -> dict[str, str]:
+    """`stem.csv` and `stem.md` (and `stem.html`) of a table: file name -> text, in the order written."""
+    import pandas as pd  # here, as matplotlib in png_bytes: the atomic writers are imported where pandas is not
+
     shown = frame.copy()
     for column in shown.columns:
         if pd.api.types.is_float_dtype(shown[column]):
             shown[column] = shown[column].map(lambda v: "" if pd.isna(v) else float_format.format(v))
     heading = f"# {title}\n\n" if title else ""
-    paths = [
-        atomic_write_text(directory / f"{stem}.csv", frame.to_csv(index=False, float_format="%.6g")),
-        atomic_write_text(directory / f"{stem}.md", heading + shown.to_markdown(index=False) + "\n"),
-    ]
+    texts = {f"{stem}.csv": frame.to_csv(index=False, float_format="%.6g"),
+             f"{stem}.md": heading + shown.to_markdown(index=False) + "\n"}
     if html:
         page = (f"<!doctype html><html><head><meta charset='utf-8'><title>{title or stem}</title>"
                 "<style>body{font-family:sans-serif}table{border-collapse:collapse}"
                 "td,th{border:1px solid #ccc;padding:4px 8px;text-align:right}</style></head><body>"
                 + (f"<h1>{title}</h1>" if title else "") + shown.to_html(index=False, escape=True)
                 + "</body></html>\n")
-        paths.append(atomic_write_text(directory / f"{stem}.html", page))
-    return paths
+        texts[f"{stem}.html"] = page
+    return texts

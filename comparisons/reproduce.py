@@ -32,11 +32,12 @@ from comparisons.numerics import describe as describe_numerics, numerics_identit
 from common.metric_names import REPRODUCED
 from comparisons.outputs import atomic_write_text
 from comparisons.carry_out import run_in_folder
-from comparisons.run_folder.open_folder import DesignFolder, SplitFolder, open_folder
+from comparisons.report.run_report import run_report_kind
+from comparisons.run_folder.open_folder import open_folder
 from comparisons.plan import Plan, prepare
 from comparisons.run_folder import read_runs, run_name
 from comparisons.run_folder.names import MANIFEST
-from comparisons.run_folder.records import Manifest
+from comparisons.run_folder.records import Design, Manifest
 from comparisons.run_folder.writers import write_manifest
 
 EXACT = 1e-6  # records keep 6 decimals: the same computation gives the same written figure
@@ -50,22 +51,17 @@ def read_committed(folder: Path, backends: str | None, partitions: str | None) -
     """The committed plan and the selection to rerun; UserInputError (exit 2, nothing written) for bad input."""
     folder = Path(folder)
     opened = open_folder(folder)
-    if isinstance(opened, DesignFolder):
-        design = opened.design.to_dict()
-        names = [p["name"] for p in design["partitions"]]
-        found = opened.manifests()
-        if not found:
-            raise UserInputError(f"{folder} is a design without partition runs (no partitions/*/manifest.json)")
-        manifest, variants, seeds = found[0].to_dict(), list(design["variants"]), list(design["seeds"])
-    elif isinstance(opened, SplitFolder) and (folder / "runs").is_dir():
-        design, names = None, ["split"]
-        manifest = opened.plan.to_dict()
-        variants, seeds = list(manifest["variants"]), list(manifest["seeds"])
-        if partitions:
-            raise UserInputError(f"--partitions needs a --cv design; {folder} is a single-split run folder")
-    else:
-        raise UserInputError(f"{folder} is not a run folder or design (no manifest.json with runs/, no design.json); "
-                             "name a folder that `python -m comparisons run` wrote")
+    if run_report_kind(opened) is None or not any((f.path / "runs").is_dir() for f in opened.run_folders):
+        raise UserInputError(f"{folder} is not a run folder or design (no manifest.json with runs/, no design.json "
+                             "with partition runs); name a folder that `python -m comparisons run` wrote")
+    recorded = Design.read(folder)  # a partition design's plan (None: a single split)
+    design = recorded.to_dict() if recorded is not None else None
+    manifest = opened.manifests()[0].to_dict()  # the split's, or the first partition's
+    names = [p["name"] for p in design["partitions"]] if design else ["split"]
+    plan = design or manifest
+    variants, seeds = list(plan["variants"]), list(plan["seeds"])
+    if partitions and not design:
+        raise UserInputError(f"--partitions needs a --cv design; {folder} is a single-split run folder")
     if manifest.get("train_sizes") not in (None, ["all"]):
         raise UserInputError(f"{folder} is a training-size sweep; reproduce reruns whole-split plans only")
     chosen_variants = _chosen(backends, variants, "variant", folder)
@@ -251,8 +247,8 @@ def seed_spread(committed: dict) -> tuple[float | None, str]:
 
 def _score_table(folder: Path) -> pd.DataFrame:
     rows = []
-    opened = open_folder(folder)
-    partitions = [p.name for p in opened.partitions] if isinstance(opened, DesignFolder) else ["split"]
+    design = Design.read(folder)  # a partition design's plan (None: a single split)
+    partitions = [p["name"] for p in design.partitions] if design is not None else ["split"]
     for partition in partitions:
         for (variant, seed), record in _records(folder, partition).items():
             if record.ok:
@@ -262,23 +258,14 @@ def _score_table(folder: Path) -> pd.DataFrame:
 
 
 def folder_verdicts(folder: Path) -> pd.DataFrame:
-    """(metric, variant_a, variant_b, verdict) of a folder, through the report code its design uses: the one place
-    to point at another verdict engine."""
-    folder = Path(folder)
-    opened = open_folder(folder)
-    if isinstance(opened, DesignFolder):
-        from comparisons.stats.contrasts import as_pairs
-        from comparisons.report.partition_reports import partition_scores
-        from comparisons.stats.partition_verdicts import recipe_verdicts
-
-        design = opened.design  # its margins and its declared family
-        _, pairs = recipe_verdicts(partition_scores(folder), design.margins, design.variants,
-                                   as_pairs(design.contrasts), design.get("folds"), family=design.family)
-    else:
-        from comparisons.report.split_tables import build_reports
-
-        verdicts = build_reports(folder).verdicts
-        pairs = pd.DataFrame(columns=["metric", "variant_a", "variant_b", "verdict"]) if verdicts is None else verdicts.pairs
+    """(metric, variant_a, variant_b, verdict) of a folder, computed by its report's own code (a partition design's
+    recipe verdicts, a single split's bootstrap; report/run_report.py), nothing written: the one place to point at
+    another verdict engine."""
+    opened = open_folder(Path(folder))
+    kind = run_report_kind(opened)
+    pairs = kind.verdict_pairs(opened) if kind is not None else None
+    if pairs is None:
+        pairs = pd.DataFrame(columns=["metric", "variant_a", "variant_b", "verdict"])
     return pairs[["metric", "variant_a", "variant_b", "verdict"]].reset_index(drop=True)
 
 

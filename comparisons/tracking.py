@@ -30,7 +30,7 @@ from pathlib import Path
 from common.errors import UserInputError
 from common.redaction import redact
 from comparisons.run_folder.records import Manifest
-from comparisons.run_folder.open_folder import DesignFolder, SplitFolder, open_folder
+from comparisons.run_folder.open_folder import open_folder
 from comparisons.report.names import REPORT_HTML
 
 INSTALL = 'pip install -c constraints.txt -e ".[tracking]"'
@@ -238,7 +238,7 @@ def command_track(args) -> int:
     out = Path(args.dir)
 
     opened = open_folder(out)
-    folders = opened.started if isinstance(opened, (DesignFolder, SplitFolder)) else []
+    folders = opened.started if opened is not None else []  # a benchmark's own folder starts none
     if not folders:
         raise UserInputError(f"{out} is not a run folder (no manifest.json)")
     uri = args.mlflow_uri or default_uri(out)

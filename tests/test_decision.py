@@ -9,8 +9,9 @@ import pandas as pd
 import pytest
 
 from comparisons.outputs import atomic_write_json
-from comparisons.report.decision_section import decision_section, decision_sentences, folder_decision
-from comparisons.stats.decision import pareto_front
+from comparisons.report.build import read
+from comparisons.report.decision_section import decision_section, decision_sentences
+from comparisons.stats.decision import DEFAULT_CPU_HOUR_PRICE, pareto_front
 from comparisons.report.report import redraw_pages
 from comparisons.stats.partition_verdicts import METRICS
 
@@ -57,12 +58,17 @@ COSTS = {"tfidf_logreg": {"latency_ms_b1_p50": 0.6, "throughput_per_s": 25000, "
                           "size_mb": 87, "train_seconds": 164}}
 
 
+
+def decision_of(folder, price=DEFAULT_CPU_HOUR_PRICE):
+    """The folder's decision as its report makes it (report/build.read, then the report's decision)."""
+    return read(folder).decision(price)
+
 def test_a_cheaper_recipe_equivalent_to_the_best_is_the_decision(tmp_path):
     folder = design_folder(tmp_path / "d", [("torch_scratch", "tfidf_logreg", "A better"),
                                             ("hf_bert:full", "tfidf_logreg", "A better"),
                                             ("hf_bert:full", "torch_scratch", "equivalent", (-0.001, 0.004))],
                            COSTS)
-    decision = folder_decision(folder, price=0.1)
+    decision = decision_of(folder, 0.1)
     assert decision.best == "hf_bert:full" and decision.group == ["hf_bert:full", "torch_scratch"]
     assert decision.worse == ["tfidf_logreg"] and not decision.open
     assert decision.cheapest == "torch_scratch" and decision.equivalent and decision.decided
@@ -76,7 +82,7 @@ def test_a_cheaper_recipe_equivalent_to_the_best_is_the_decision(tmp_path):
     assert lines[2].startswith("Cheapest to serve among them: torch_scratch, equivalent to hf_bert:full within the margin")
     assert f"${cost:,.4f} at $0.1 a CPU-hour" in lines[2] and len(lines) == 4
     assert lines[3].startswith("A recipe joins the best's group only when it is shown not worse") and "2 threads" in lines[3]
-    (anchor, heading, html), front = decision_section(folder, "zh", 0.1)
+    (anchor, heading, html), front = decision_section(folder, "zh", 0.1, decision_of(folder, 0.1))
     assert anchor == "decision" and heading == "决定" and "在容差内与 hf_bert:full 等价" in html
     assert (folder / "zh" / "figures" / "cost_front.png").stat().st_size > 5000 and "质量与服务成本" in front
 
@@ -85,7 +91,7 @@ def test_where_no_verdict_stands_the_decision_says_so_and_how_many_repeats_would
     folder = design_folder(tmp_path / "d", [(a, b, "inconclusive") for a, b in [
         ("torch_scratch", "tfidf_logreg"), ("hf_bert:full", "tfidf_logreg"), ("hf_bert:full", "torch_scratch")]],
         COSTS, repeats=[3, 7.2, 40])
-    decision = folder_decision(folder)
+    decision = decision_of(folder)
     assert not decision.decided and decision.group == ["hf_bert:full"]  # "not shown worse" admits nobody
     assert decision.open == {"torch_scratch": 0.03, "tfidf_logreg": 0.03} and decision.cheapest == "hf_bert:full"
     assert decision.repeats == 8  # the best against the cheapest recipe still open (tfidf_logreg): 7.2, up
@@ -96,7 +102,7 @@ def test_where_no_verdict_stands_the_decision_says_so_and_how_many_repeats_would
     assert lines[-2].startswith("About 8 repeats of the design would detect a difference of the margin")
     pd.read_csv(folder / "verdicts.csv").drop(columns="repeats_for_power_margin").to_csv(folder / "verdicts.csv",
                                                                                         index=False)
-    assert decision_sentences(folder_decision(folder), "en")[-2] == (  # without the engine's figure: its detectable one
+    assert decision_sentences(decision_of(folder), "en")[-2] == (  # without the engine's figure: its detectable one
         "As run, the test detects (80% power) only a difference of 0.0100 or more in hf_bert:full − torch_scratch; "
         "more repeats or partitions would let it say.")
 
@@ -106,7 +112,7 @@ def test_a_folder_without_cost_figures_still_gets_its_page_and_the_decision_name
     folder = design_folder(tmp_path / "d", [("torch_scratch", "tfidf_logreg", "A better"),
                                             ("hf_bert:full", "tfidf_logreg", "A better"),
                                             ("hf_bert:full", "torch_scratch", "equivalent", (-0.001, 0.004))], costs)
-    decision = folder_decision(folder)
+    decision = decision_of(folder)
     assert decision.cheapest == "torch_scratch"  # by b=1 latency, the one cost it has
     assert decision.missing == ["throughput_per_s", "peak_rss_serve_mb", "size_mb", "train_seconds"]
     assert any("Missing from the cost tables, so not used: throughput_per_s" in line
@@ -123,10 +129,10 @@ def test_a_cheap_recipe_merely_not_shown_worse_is_not_recommended(tmp_path):
                                             ("hf_bert:full", "tfidf_logreg", "inconclusive", (-0.03, 0.21)),
                                             ("hf_bert:full", "torch_scratch", "A better", (0.02, 0.27))],
                            COSTS, means=means)
-    decision = folder_decision(folder)
+    decision = decision_of(folder)
     assert decision.group == ["hf_bert:full"] and decision.cheapest == "hf_bert:full" and not decision.decided
     assert decision.open == {"tfidf_logreg": pytest.approx(0.21)} and decision.worse == ["torch_scratch"]
-    (_, _, html), _ = decision_section(folder, "en")
+    (_, _, html), _ = decision_section(folder, "en", DEFAULT_CPU_HOUR_PRICE, decision)
     assert "tfidf_logreg up to 0.2100" in html and "Cheapest to serve" not in html
 
 
@@ -136,7 +142,7 @@ def test_only_declared_contrasts_decide(tmp_path):
                                             ("hf_bert:full", "tfidf_logreg", "A better", (0.001, 0.02), "exploratory"),
                                             ("hf_bert:full", "torch_scratch", "inconclusive", (-0.001, 0.004),
                                              "exploratory")], COSTS)
-    decision = folder_decision(folder)
+    decision = decision_of(folder)
     assert decision.group == ["hf_bert:full"] and decision.untested == ["torch_scratch", "tfidf_logreg"]
     assert not decision.worse and not decision.open
     assert any(line.startswith("No declared contrast with hf_bert:full, so neither admitted nor excluded: torch_scratch, "

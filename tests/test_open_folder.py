@@ -12,7 +12,7 @@ import pytest
 from common.errors import UserInputError
 from comparisons.rebuild import rebuild_reports
 from comparisons.run_folder.names import PARTITIONS, RUNS
-from comparisons.run_folder.open_folder import (BenchmarkFolder, DesignFolder, SplitFolder, open_folder,
+from comparisons.run_folder.open_folder import (BenchmarkFolder, DesignFolder, SplitFolder, as_opened, open_folder,
                                                scores_table)
 from comparisons.run_folder.records import BenchmarkPlan, Design, Manifest
 from comparisons.run_folder.scores import SCORE_COLUMNS
@@ -33,7 +33,7 @@ def test_each_committed_kind_opens_as_itself_with_its_plan_and_scores():
 
     benchmark = open_folder(RESULTS / "cross_corpus")
     assert isinstance(benchmark, BenchmarkFolder) and isinstance(benchmark.plan, BenchmarkPlan)
-    assert benchmark.manifests() == []
+    assert benchmark.manifests() == [] and benchmark.started == [], "its corpora's folders hold the manifests"
     corpora = [benchmark.corpus(entry) for entry in benchmark.plan.corpora]
     assert corpora and all(isinstance(c, DesignFolder) for c in corpora)
     assert scores_table(RESULTS / "cross_corpus")[0].empty, "a benchmark's own folder holds no scores"
@@ -41,10 +41,12 @@ def test_each_committed_kind_opens_as_itself_with_its_plan_and_scores():
     split = open_folder(RESULTS / "serving")
     assert isinstance(split, SplitFolder) and split.run_folders == [split] and split.started == [split.path]
     assert isinstance(split.plan, Manifest) and not split.scores()[0].empty
+    assert as_opened(split) is split and isinstance(as_opened(RESULTS / "serving"), SplitFolder)
 
 
 def test_a_folder_that_is_no_run_folder_opens_as_none(tmp_path):
     assert open_folder(tmp_path) is None and open_folder(tmp_path / "absent") is None
+    assert as_opened(tmp_path) is None
     (tmp_path / "design.json").write_text('{"folds": 2, "repeats": 1, "partitions": []}')
     opened = open_folder(tmp_path)
     assert isinstance(opened, DesignFolder) and opened.run_folders == [] and opened.scores()[0].empty

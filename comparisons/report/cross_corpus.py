@@ -16,21 +16,23 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import NamedTuple
 
 import pandas as pd
 
-from comparisons.outputs import atomic_write_json, atomic_write_text
+from comparisons.report.files import ON_DISK, ReportFiles
 from comparisons.stats.across_corpora import (LARGEST_N, AcrossCorpora, across_corpora, corpus_ranks,
                                                         verdict_rules_rows as verdict_rows)
 from comparisons.report.i18n import phrase, text
-from comparisons.run_folder.open_folder import DesignFolder, open_folder, scores_table
+from comparisons.report.design_report import DesignReport
+from comparisons.report.run_report import read_run_report
+from comparisons.report.split_report import SplitReport
+from comparisons.run_folder.open_folder import open_folder, scores_table
 from comparisons.run_folder.records import BenchmarkPlan
 from comparisons.run_folder.scores import SCORE_COLUMNS
-from comparisons.report.verdicts_file import largest_group, read_verdicts
+from comparisons.report.verdicts_file import largest_group
 from comparisons.stats.family import PRIMARY
-from comparisons.report.names import (AGGREGATE_CSV, CROSS_CORPUS_CSV, CROSS_CORPUS_JSON, CROSS_CORPUS_MD,
-                                      CROSS_CORPUS_VERDICTS_CSV, RECIPE_VARIANTS_CSV, SCORES_CSV)
+from comparisons.report.names import (CROSS_CORPUS_CSV, CROSS_CORPUS_JSON, CROSS_CORPUS_MD, CROSS_CORPUS_VERDICTS_CSV,
+                                      SCORES_CSV)
 
 CSV_COLUMNS = ("corpus", "status", "reason", "design", "texts", "texts_before_cap", "capped", "classes",
                "primary_metric", "variant", "mean", "ci_low", "ci_high", "interval", "rank",
@@ -39,18 +41,19 @@ CSV_COLUMNS = ("corpus", "status", "reason", "design", "texts", "texts_before_ca
 
 @dataclass
 class CorpusResult:
-    """One corpus of the benchmark, as its run folder holds it."""
+    """One corpus of the benchmark, as its run folder's report holds it."""
 
     corpus: str
     status: str                      # ok | skipped | not run yet
     reason: str = ""
-    design: str = ""                 # partitions (K folds x R) | single split
+    design: str = ""                 # partitions (R x K-fold) | single split
     texts: int | None = None
     texts_before_cap: int | None = None
     capped: bool = False
     classes: int | None = None
     variants: pd.DataFrame = field(default_factory=pd.DataFrame)  # variant, mean, ci_low, ci_high
     pairs: pd.DataFrame = field(default_factory=pd.DataFrame)     # the primary metric's verdicts
+    report: SplitReport | DesignReport | None = None                 # the corpus folder's report, read once
 
     @property
     def primary_metric(self) -> str:
@@ -58,31 +61,26 @@ class CorpusResult:
 
 
 def read_corpus(parent: Path, entry: dict) -> CorpusResult:
+    """The corpus's row of the benchmark from its folder's report (report/run_report.py), read once."""
     folder = Path(parent) / entry["folder"]
     if entry.get("status") == "skipped":
         return CorpusResult(entry["corpus"], "skipped", entry.get("reason", ""))
     opened = open_folder(folder)
-    partitions = isinstance(opened, DesignFolder)
-    manifests = opened.manifests() if opened is not None else []
-    variants_file = folder / (RECIPE_VARIANTS_CSV if partitions else AGGREGATE_CSV)
-    if not manifests or not variants_file.exists():
+    report = read_run_report(opened) if opened is not None and opened.manifests() else None
+    if report is None or report.variants is None:
         return CorpusResult(entry["corpus"], "not run yet", "no finished runs in its folder")
-    data = manifests[0].data
+    data = report.manifest["data"]
     sample = data.get("sample") or {}
-    shape = "single split"
-    if partitions:
-        design = opened.design
-        shape = f"partitions ({design.repeats} x {design.folds}-fold)"
-    found = pd.read_csv(variants_file)
+    found = report.variants
     variants = pd.DataFrame({"variant": found["variant"], "mean": found[f"{PRIMARY}_mean"],
                              "ci_low": found.get(f"{PRIMARY}_ci_low"), "ci_high": found.get(f"{PRIMARY}_ci_high")})
-    verdicts = read_verdicts(folder)
+    verdicts = report.verdicts
     pairs = pd.DataFrame()
     if verdicts is not None and not verdicts.empty:
         pairs = largest_group(verdicts)
         pairs = pairs[pairs["metric"] == PRIMARY].reset_index(drop=True)
-    return CorpusResult(entry["corpus"], "ok", "", shape, int(data["rows"]), sample.get("rows_before", data["rows"]),
-                        bool(sample.get("capped")), len(data["class_names"]), variants, pairs)
+    return CorpusResult(entry["corpus"], "ok", "", report.shape, int(data["rows"]), sample.get("rows_before", data["rows"]),
+                        bool(sample.get("capped")), len(data["class_names"]), variants, pairs, report)
 
 
 def read_benchmark(parent: Path) -> tuple[dict, list[CorpusResult]]:
@@ -135,20 +133,54 @@ def interval(row) -> str:
     return f"{row['mean']:.4f} [{row['ci_low']:.4f}, {row['ci_high']:.4f}]"
 
 
-class BenchmarkReport(NamedTuple):
+@dataclass(frozen=True, eq=False)  # tables inside: compared by identity
+class BenchmarkReport:
     """A benchmark's report: everything its tables and pages show, built once for every language from its
-    corpora's folders (each read once: their written variants and verdicts, report/cross_corpus.read_corpus)."""
+    corpora's reports (report/run_report.py, through read_corpus: read when the benchmark's report is made, and
+    again when it is read)."""
 
     path: Path                    # the benchmark's folder
     plan: dict                    # benchmark.json
     corpora: list[CorpusResult]   # one a corpus, in the plan's order (skipped and not-run ones included)
     table: pd.DataFrame           # cross_corpus.csv: one row per corpus and variant
     test: AcrossCorpora           # what may be concluded across the corpora
+    files: ReportFiles = field(default_factory=ReportFiles)  # what `write` writes (report/files.py)
+
+    @classmethod
+    def make(cls, opened, languages, files: ReportFiles) -> bool:
+        """Its statistics computed once (benchmark_report: its corpora's reports read) and its tables made in `files` in
+        each language (write_cross_corpus_tables); always True (a benchmark without runs says so in its table)."""
+        report = benchmark_report(opened.path)
+        for language in languages:
+            write_cross_corpus_tables(report, language, files)
+        return True
+
+    @classmethod
+    def read(cls, opened, files: ReportFiles | None = None) -> "BenchmarkReport":
+        """read_benchmark_report of the opened benchmark (or its path): from `files`, else from disk."""
+        return read_benchmark_report(Path(getattr(opened, "path", opened)), files)
+
+    @classmethod
+    def unwritten(cls, opened) -> str | None:
+        """Why its page cannot be drawn from the folder yet (None: it can)."""
+        out = opened.path
+        if (out / CROSS_CORPUS_JSON).exists():
+            return None
+        return f"{out} holds no cross-corpus table yet; run `python -m comparisons report --out {out}`"
+
+    def write(self) -> list[Path]:
+        """The files its build made, each written once (nothing for a report read from its folder)."""
+        return self.files.write()
+
+    @property
+    def rebuilt_line(self) -> str:
+        """What `report --out` says when it has rebuilt it."""
+        return f"cross-corpus table rebuilt in {self.path / CROSS_CORPUS_MD} (each corpus: report --out {self.path}/CORPUS)"
 
 
-def build(parent: Path) -> BenchmarkReport:
+def benchmark_report(parent: Path) -> BenchmarkReport:
     """Everything the table and the page show, computed once from the corpora's written reports (the test across
-    corpora, the ranks); write_cross_corpus_tables writes it, read_benchmark_report reads it back."""
+    corpora, the ranks); write_cross_corpus_tables makes its files, read_benchmark_report reads them."""
     plan, results = read_benchmark(parent)
     scores = score_table(results, plan.get("variants") or [])
     test = across_corpora(scores)
@@ -156,18 +188,18 @@ def build(parent: Path) -> BenchmarkReport:
     return BenchmarkReport(Path(parent), plan, results, long_rows(results, ranks), test)
 
 
-def read_benchmark_report(parent: Path) -> BenchmarkReport:
-    """The benchmark's report as its written files hold it (cross_corpus.csv, cross_corpus.json; the corpora's own
-    reports): what its pages are drawn from, nothing recomputed."""
+def read_benchmark_report(parent: Path, files: ReportFiles | None = None) -> BenchmarkReport:
+    """The benchmark's report as its files hold them (cross_corpus.csv, cross_corpus.json: in `files` as a build made
+    them, else on disk; the corpora's own reports): what its pages are drawn from, nothing recomputed."""
     import json
 
-    parent = Path(parent)
+    parent, files = Path(parent), files or ReportFiles()
     plan, results = read_benchmark(parent)
-    fields = json.loads((parent / CROSS_CORPUS_JSON).read_text())
+    fields = json.loads(files.read_text(parent / CROSS_CORPUS_JSON))
     fields.pop("conclusion", None)
-    table = pd.read_csv(parent / CROSS_CORPUS_CSV, dtype={"corpus": str, "variant": str, "interval": str},
-                        keep_default_na=False, na_values=[""])
-    return BenchmarkReport(parent, plan, results, table, AcrossCorpora(**fields))
+    table = files.read_csv(parent / CROSS_CORPUS_CSV, dtype={"corpus": str, "variant": str, "interval": str},
+                           keep_default_na=False, na_values=[""])
+    return BenchmarkReport(parent, plan, results, table, AcrossCorpora(**fields), files)
 
 
 def corpora_rows(results: list[CorpusResult], lang: str) -> list[list]:
@@ -262,17 +294,18 @@ def benchmark_scores(parent: Path, plan: dict) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=list(SCORE_COLUMNS))
 
 
-def write_cross_corpus_tables(report: BenchmarkReport, lang: str) -> Path:
-    """cross_corpus.csv and .json in the parent folder (en), cross_corpus.md in it (en) or in DIR/zh/ (zh)."""
-    parent, plan, results, table, test = report
+def write_cross_corpus_tables(report: BenchmarkReport, lang: str, files: ReportFiles = ON_DISK) -> Path:
+    """cross_corpus.csv and .json in the parent folder (en), cross_corpus.md in it (en) or in DIR/zh/ (zh), made in
+    `files` (report/files.py)."""
+    parent, plan, results, table, test = report.path, report.plan, report.corpora, report.table, report.test
     if lang == "en":
-        atomic_write_text(parent / CROSS_CORPUS_CSV, table.to_csv(index=False, float_format="%.6g"))
-        atomic_write_json(parent / CROSS_CORPUS_JSON, {**asdict(test), "conclusion": conclusion(test, "en")})
-        atomic_write_text(parent / CROSS_CORPUS_VERDICTS_CSV,  # the across-corpora pairs in the one verdict schema
-                          verdict_rows(test).to_csv(index=False, float_format="%.6g"))
-        atomic_write_text(parent / SCORES_CSV, benchmark_scores(parent, plan).to_csv(index=False, float_format="%.6g"))
+        files.text(parent / CROSS_CORPUS_CSV, table.to_csv(index=False, float_format="%.6g"))
+        files.json(parent / CROSS_CORPUS_JSON, {**asdict(test), "conclusion": conclusion(test, "en")})
+        files.text(parent / CROSS_CORPUS_VERDICTS_CSV,  # the across-corpora pairs in the one verdict schema
+                   verdict_rows(test).to_csv(index=False, float_format="%.6g"))
+        files.text(parent / SCORES_CSV, benchmark_scores(parent, plan).to_csv(index=False, float_format="%.6g"))
     target = parent if lang == "en" else parent / "zh"
-    return atomic_write_text(target / CROSS_CORPUS_MD, cross_corpus_markdown(plan, results, table, test, lang))
+    return files.text(target / CROSS_CORPUS_MD, cross_corpus_markdown(plan, results, table, test, lang))
 
 
 def _chi(result: AcrossCorpora) -> str:

@@ -19,7 +19,7 @@ from comparisons.report.i18n import text
 
 
 def build_cross_corpus_page(report: BenchmarkReport, lang: str, price: float = DEFAULT_CPU_HOUR_PRICE) -> str:
-    parent, plan, results, frame, test = report
+    parent, plan, results, frame, test = report.path, report.plan, report.corpora, report.table, report.test
     order = [v for v in dict.fromkeys([*(plan.get("variants") or []), *frame["variant"].dropna()])]
     title = text(f"Across corpora: {Path(parent).resolve().name}", f"跨语料库比较：{Path(parent).resolve().name}", lang)
     ranks = {"average rank": text("average rank", "平均名次", lang)}

@@ -6,13 +6,11 @@ import pandas as pd
 
 from comparisons.report.html import paragraph, png_figure, table
 from comparisons.report.i18n import label, setup_matplotlib, text
-from comparisons.report.measured_on import folder_manifest, measured_on
+from comparisons.report.measured_on import measured_on
 from comparisons.stats.decision import COSTS, DEFAULT_CPU_HOUR_PRICE, Decision, cost_per_million, decide, pareto_front
 from comparisons.stats.family import PRIMARY
 from comparisons.outputs import save_figure
-from comparisons.report.verdicts_file import largest_group, read_verdicts
-from comparisons.run_folder.open_folder import DesignFolder, open_folder
-from comparisons.report.names import AGGREGATE_CSV, RECIPE_VARIANTS_CSV, SERVING_TABLE_CSV
+from comparisons.report.verdicts_file import largest_group
 
 
 FORMATS = {"latency_ms_b1_p50": "{:.2f}", "throughput_per_s": "{:,.0f}", "peak_rss_serve_mb": "{:,.0f}",
@@ -160,24 +158,6 @@ def cost_front(decision: Decision, lang: str, path):
     return save_figure(fig, path)
 
 
-def folder_decision(out, price: float = DEFAULT_CPU_HOUR_PRICE) -> Decision:
-    """The decision of a run folder: a partition design (recipe_variants.csv, medians over runs) or one split
-    (aggregate.csv, means over seeds; a sweep's largest training size); verdicts.csv's primary rows either way."""
-    from pathlib import Path
-
-    out = Path(out)
-    partitions = isinstance(open_folder(out), DesignFolder)
-    found = out / (RECIPE_VARIANTS_CSV if partitions else AGGREGATE_CSV)
-    frame = pd.read_csv(found) if found.exists() else None
-    return tables_decision(frame, partitions, read_verdicts(out), folder_manifest(out), out / SERVING_TABLE_CSV, price)
-
-
-def design_decision(report, price: float = DEFAULT_CPU_HOUR_PRICE) -> Decision:
-    """folder_decision of a partition design from its report already read (report/design_report.py)."""
-    return tables_decision(report.variants, True, report.verdicts, report.manifest,
-                           report.folder / SERVING_TABLE_CSV, price)
-
-
 def tables_decision(frame: pd.DataFrame | None, partitions: bool, verdicts: pd.DataFrame | None, manifest: dict,
                     serving_table, price: float) -> Decision:
     """The decision from a folder's tables: its variants (recipe_variants.csv or aggregate.csv; None: not written
@@ -209,14 +189,12 @@ def serving_points(path, threads: int | None, price: float) -> pd.DataFrame:
                          "cost_per_million": cost_per_million(table["throughput_per_s"], threads, price)})
 
 
-def decision_section(out, lang: str, price: float = DEFAULT_CPU_HOUR_PRICE,
-                     decision: Decision | None = None) -> tuple[tuple[str, str, str], str]:
-    """((anchor, heading, content) of the page's first section: the decision and its costs, and the cost-quality
-    front embedded (written to figures/cost_front.png), which the page shows with its costs, after the verdicts).
-    decision: already made from tables in memory (a design's report), else made from the folder's files."""
+def decision_section(out, lang: str, price: float, decision: Decision) -> tuple[tuple[str, str, str], str]:
+    """((anchor, heading, content) of the page's first section: the decision (its report's `decision(price)`) and
+    its costs, and the cost-quality front embedded (written to figures/cost_front.png), which the page shows with its
+    costs, after the verdicts)."""
     from pathlib import Path
 
-    decision = decision if decision is not None else folder_decision(out, price)
     target = (Path(out) if lang == "en" else Path(out) / "zh") / "figures"
     front = cost_front(decision, lang, target / "cost_front.png") if decision.best else None
     figure = "" if front is None else png_figure(front, text(
@@ -230,12 +208,10 @@ def decision_section(out, lang: str, price: float = DEFAULT_CPU_HOUR_PRICE,
 
 def corpora_decisions(parent, results: list, lang: str, price: float = DEFAULT_CPU_HOUR_PRICE) -> tuple[str, str, str]:
     """(anchor, heading, content) of the cross-corpus page's first section: each corpus's own decision in a row
-    (the best, its group, the cheapest of it and its cost of a million predictions), from the corpus's folder."""
-    from pathlib import Path
-
+    (the best, its group, the cheapest of it and its cost of a million predictions), from the corpus's report."""
     rows = []
     for result in [r for r in results if r.status == "ok"]:
-        decision = folder_decision(Path(parent) / result.corpus, price)
+        decision = result.report.decision(price)
         if decision.best is None:
             continue
         cost = decision.rows.set_index("variant")["cost_per_million"].get(decision.cheapest, float("nan"))

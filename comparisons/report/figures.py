@@ -9,7 +9,7 @@ import pandas as pd
 from comparisons.run_folder.record_calibration import labelled_predictions
 from comparisons.stats.calibration import reliability_points
 from comparisons.report.i18n import label, phrase, setup_matplotlib, text
-from comparisons.outputs import save_figure
+from comparisons.report.files import ON_DISK, ReportFiles
 from comparisons.report.split_tables import QUALITY, quality_label
 from comparisons.run_folder import RunFolder
 from common.metrics import CALIBRATION_BINS
@@ -17,8 +17,9 @@ from common.metrics import CALIBRATION_BINS
 
 def write_figures(out: "Path | RunFolder", summary: pd.DataFrame, aggregate: pd.DataFrame, test_labels: np.ndarray,
                   class_names: tuple[str, ...], positive_index: int | None, lang: str = "en",
-                  pairs: pd.DataFrame | None = None) -> list[Path]:
-    """metrics, pareto, confusion matrices, PR curves (binary), forest (given verdicts.csv's pairs)."""
+                  pairs: pd.DataFrame | None = None, files: ReportFiles = ON_DISK) -> list[Path]:
+    """metrics, pareto, confusion matrices, PR curves (binary), forest (given verdicts.csv's pairs), made in `files`
+    (report/files.py)."""
     setup_matplotlib(lang)
     import matplotlib.pyplot as plt
 
@@ -27,19 +28,20 @@ def write_figures(out: "Path | RunFolder", summary: pd.DataFrame, aggregate: pd.
     done = aggregate[aggregate["seeds"] > 0].reset_index(drop=True)
     if done.empty:
         return []
-    paths = [_metric_bars(plt, done, lang, target / "metrics.png")]
+    paths = [_metric_bars(plt, done, lang, target / "metrics.png", files)]
     if done["latency_ms_b1_p50_mean"].notna().any():  # a sweep without 'all' measured no serving costs
-        paths.append(_pareto(plt, done, lang, target / "pareto.png"))
-    paths.append(_confusion(plt, out, summary, class_names, test_labels, lang, target / "confusion_matrices.png"))
+        paths.append(_pareto(plt, done, lang, target / "pareto.png", files))
+    paths.append(_confusion(plt, out, summary, class_names, test_labels, lang, target / "confusion_matrices.png",
+                           files))
     if positive_index is not None and len(class_names) == 2:
-        paths.append(_pr_curves(plt, out, summary, test_labels, positive_index, lang, target / "pr_curves.png"))
+        paths.append(_pr_curves(plt, out, summary, test_labels, positive_index, lang, target / "pr_curves.png", files))
     if pairs is not None and (pairs["metric"] == "average_precision").any():
         paths.append(forest_plot(pairs[pairs["metric"] == "average_precision"], lang, target / "forest.png",
                                  text("95% paired interval over seeds and test items",
-                                      "种子与测试样本上的 95% 配对区间", lang)))
+                                      "种子与测试样本上的 95% 配对区间", lang), files))
     points = reliability_points(_stored(out, summary), positive_index)
     if points:
-        paths.append(reliability_diagram(points, lang, target / "reliability.png"))
+        paths.append(reliability_diagram(points, lang, target / "reliability.png", files))
     return paths
 
 
@@ -53,7 +55,7 @@ def _stored(out, summary) -> dict[str, list]:
     return groups
 
 
-def _metric_bars(plt, done, lang, path):
+def _metric_bars(plt, done, lang, path, files):
     fig, ax = plt.subplots(figsize=(9, 4.5))
     width = 0.8 / len(QUALITY)
     x = np.arange(len(done))
@@ -67,10 +69,10 @@ def _metric_bars(plt, done, lang, path):
     ax.set_title(text("Test quality (mean ± std over seeds)", "测试集质量（多种子均值 ± 标准差）", lang))
     ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=3, frameon=False)
     ax.grid(axis="y", alpha=0.3)
-    return save_figure(fig, path)
+    return files.figure(fig, path)
 
 
-def _pareto(plt, done, lang, path):
+def _pareto(plt, done, lang, path, files):
     from matplotlib.ticker import NullFormatter, ScalarFormatter
 
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.5), sharey=True)
@@ -89,7 +91,7 @@ def _pareto(plt, done, lang, path):
         ax.grid(alpha=0.3)
     axes[0].set_ylabel(label("average_precision", lang))
     fig.suptitle(text("Quality against cost: up and left is better", "质量与代价：越靠左上越好", lang))
-    return save_figure(fig, path)
+    return files.figure(fig, path)
 
 
 def _first_ok_runs(summary):
@@ -97,7 +99,7 @@ def _first_ok_runs(summary):
     return ok.sort_values("seed").groupby("variant", sort=False).head(1)
 
 
-def _pr_curves(plt, out, summary, test_labels, positive_index, lang, path):
+def _pr_curves(plt, out, summary, test_labels, positive_index, lang, path, files):
     from sklearn.metrics import precision_recall_curve
 
     fig, ax = plt.subplots(figsize=(6, 5))
@@ -110,10 +112,10 @@ def _pr_curves(plt, out, summary, test_labels, positive_index, lang, path):
     ax.set_title(text("Precision-recall on test (first seed)", "测试集精确率-召回率曲线（第一个种子）", lang))
     ax.legend(loc="lower left", fontsize=8)
     ax.grid(alpha=0.3)
-    return save_figure(fig, path)
+    return files.figure(fig, path)
 
 
-def _confusion(plt, out, summary, class_names, test_labels, lang, path):
+def _confusion(plt, out, summary, class_names, test_labels, lang, path, files):
     runs = _first_ok_runs(summary)
     fig, axes = plt.subplots(1, len(runs), figsize=(3.2 * len(runs), 3.4), squeeze=False)
     names = [label(name, lang) for name in class_names]
@@ -129,7 +131,7 @@ def _confusion(plt, out, summary, class_names, test_labels, lang, path):
         ax.set_xlabel(label("predicted", lang))
     axes[0][0].set_ylabel(label("true", lang))
     fig.suptitle(text("Confusion matrices on test (first seed)", "测试集混淆矩阵（第一个种子）", lang))
-    return save_figure(fig, path)
+    return files.figure(fig, path)
 
 
 def _confusion_from_predictions(out, row, test_labels, n_classes):
@@ -140,7 +142,7 @@ def _confusion_from_predictions(out, row, test_labels, n_classes):
     return matrix
 
 
-def reliability_diagram(points: dict[str, dict], lang: str, path: Path) -> Path:
+def reliability_diagram(points: dict[str, dict], lang: str, path: Path, files: ReportFiles = ON_DISK) -> Path:
     """One panel per variant: each equal-mass bin's mean probability against the share that came true
     (comparisons/stats/calibration.reliability_points); on the diagonal is calibrated."""
 
@@ -162,13 +164,13 @@ def reliability_diagram(points: dict[str, dict], lang: str, path: Path) -> Path:
     fig.suptitle(text(f"Reliability: {CALIBRATION_BINS} equal-mass bins of the test items; on the dashed diagonal is "
                       "calibrated", f"可靠性图：测试样本的 {CALIBRATION_BINS} 个等量分箱；落在虚线对角线上即为校准", lang),
                  fontsize=10)
-    return save_figure(fig, path)
+    return files.figure(fig, path)
 
 
 COLOURS = {"A better": "tab:green", "B better": "tab:red", "equivalent": "tab:blue", "inconclusive": "0.45"}
 
 
-def forest_plot(pairs: pd.DataFrame, lang: str, path: Path, interval: str) -> Path:
+def forest_plot(pairs: pd.DataFrame, lang: str, path: Path, interval: str, files: ReportFiles = ON_DISK) -> Path:
     """The primary metric's pair differences A − B (verdicts.csv): each pair's 95% interval (thick) and,
     where the file has them (ci_low_family / ci_high_family), the Holm-adjusted interval of the declared
     family (thin); the ±margin band shaded; the verdict as colour and word. Declared contrasts
@@ -218,11 +220,11 @@ def forest_plot(pairs: pd.DataFrame, lang: str, path: Path, interval: str) -> Pa
     ax.set_title(text("Differences in average precision against the margin: green A better, red B better, "
                       "blue equivalent, grey inconclusive", "平均精度之差与容差：绿色 A 更好，红色 B 更好，蓝色等价，灰色无定论", lang),
                  fontsize=9)
-    return save_figure(fig, path)
+    return files.figure(fig, path)
 
 
 def partition_plot(scores: pd.DataFrame, lang: str, path: Path, order: list[str] | None = None,
-                   metric: str = "average_precision") -> Path:
+                   metric: str = "average_precision", files: ReportFiles = ON_DISK) -> Path:
     """Each recipe's metric on each partition (seeds averaged), the points of one partition joined across
     the recipes: lines that run together show spread the recipes share (an easy or a hard partition)."""
     setup_matplotlib(lang)
@@ -242,4 +244,4 @@ def partition_plot(scores: pd.DataFrame, lang: str, path: Path, order: list[str]
               bbox_to_anchor=(1.01, 0.5), frameon=False)
     ax.set_title(text(f"{label(metric, lang)} on each partition, one line a partition",
                       f"各划分上的{label(metric, lang)}，每条线一个划分", lang), fontsize=9)
-    return save_figure(fig, path)
+    return files.figure(fig, path)

@@ -26,7 +26,7 @@ import pandas as pd
 from backends.base import VARIANTS
 from comparisons.report.i18n import label, setup_matplotlib, text
 from comparisons.report.spread import mean_spread
-from comparisons.outputs import atomic_write_text, save_figure, write_table
+from comparisons.report.files import ON_DISK, ReportFiles
 from comparisons.stats.contrasts import as_pairs
 from comparisons.stats.family import correct_family, in_schema
 from common.metric_names import CURVE_METRICS
@@ -156,7 +156,7 @@ LABELLED_MESSAGES = ("labelled messages (training + validation)", "标注短信�
 
 
 def plot_curves(curve: pd.DataFrame, full_size: int, lang: str, path: Path,
-                size_words: tuple[str, str] = TRAINING_MESSAGES) -> Path:
+                size_words: tuple[str, str] = TRAINING_MESSAGES, files: ReportFiles = ON_DISK) -> Path:
     """AP and macro-F1 against training messages (log x): mean per variant, its 95% item interval as a band."""
     setup_matplotlib(lang)
     import matplotlib.pyplot as plt
@@ -181,7 +181,7 @@ def plot_curves(curve: pd.DataFrame, full_size: int, lang: str, path: Path,
     axes[0].legend(loc="lower right", fontsize=8)
     fig.suptitle(text(f"Test quality against {size_words[0]}: mean over seeds, band = 95% interval over test items",
                       f"测试集质量随{size_words[1]}的变化：多种子均值，阴影 = 测试样本上的 95% 区间", lang))
-    return save_figure(fig, path)
+    return files.figure(fig, path)
 
 
 def size_verdicts_markdown(pairs: pd.DataFrame, size: int, full_size: int, lang: str, metrics: list[str]) -> str:
@@ -213,7 +213,8 @@ def headline_markdown(headline: pd.DataFrame, full_size: int, lang: str,
 
 
 def write_learning_curves(out: Path, summary: pd.DataFrame, test_ids: np.ndarray, labels: np.ndarray,
-                          positive_index: int | None, full_size: int, languages=("en",)) -> list[Path]:
+                          positive_index: int | None, full_size: int, languages=("en",),
+                          files: ReportFiles = ON_DISK) -> list[Path]:
     """Every output listed in the module docstring, in DIR (en) and DIR/zh (zh); nothing for a single size."""
     ok = summary[summary["status"] == "ok"]
     if ok.empty or numeric_sizes(ok, full_size).nunique() < 2:
@@ -222,29 +223,31 @@ def write_learning_curves(out: Path, summary: pd.DataFrame, test_ids: np.ndarray
     curve, pairs = compare_sizes(folder, summary, test_ids, labels, positive_index, full_size)
     paths: list[Path] = []
     for lang in languages:
-        paths += write_curve_outputs(folder.path if lang == "en" else folder.path / "zh", curve, pairs, full_size, lang)
+        paths += write_curve_outputs(folder.path if lang == "en" else folder.path / "zh", curve, pairs, full_size, lang,
+                                     files=files)
     return paths
 
 
 def write_curve_outputs(target: Path, curve: pd.DataFrame, pairs: pd.DataFrame, full_size: int,
                         lang: str, figure_dir: str = "figures",
-                        size_words: tuple[str, str] = TRAINING_MESSAGES) -> list[Path]:
-    """The curve table, the verdicts of every size, the headline, a table per size and the figure, in `target`;
+                        size_words: tuple[str, str] = TRAINING_MESSAGES, files: ReportFiles = ON_DISK) -> list[Path]:
+    """The curve table, the verdicts of every size, the headline, a table per size and the figure, in `target`
+    (made in `files`: report/files.py);
     size_words: what a size counts (TRAINING_MESSAGES, or LABELLED_MESSAGES under the train+valid label budget)."""
     headline = pretrained_vs_scratch(curve, pairs)
-    paths = write_table(curve, target, "learning_curve")
-    paths.append(atomic_write_text(target / LEARNING_CURVE_VERDICTS_CSV, pairs.to_csv(index=False, float_format="%.6g")))
+    paths = files.table(curve, target, "learning_curve")
+    paths.append(files.text(target / LEARNING_CURVE_VERDICTS_CSV, pairs.to_csv(index=False, float_format="%.6g")))
     if not headline.empty:
-        paths.append(atomic_write_text(target / PRETRAINED_VS_SCRATCH_CSV,
-                                       headline.to_csv(index=False, float_format="%.6g")))
-        paths.append(atomic_write_text(target / PRETRAINED_VS_SCRATCH_MD, headline_markdown(headline, full_size, lang, size_words)))
+        paths.append(files.text(target / PRETRAINED_VS_SCRATCH_CSV,
+                                headline.to_csv(index=False, float_format="%.6g")))
+        paths.append(files.text(target / PRETRAINED_VS_SCRATCH_MD, headline_markdown(headline, full_size, lang, size_words)))
     for size in sorted(curve["train_size"].unique()):
         name = "all" if size == full_size else str(size)
         title = text(f"{size_words[0].capitalize()}: {size_label(size, full_size)} (mean ± std over seeds "
                      "[95% interval over test items])",
                      f"{size_words[1]}：{size_label(size, full_size, lang)}（多种子均值 ± 标准差 [测试样本上的 95% 区间]）", lang)
-        paths += write_table(size_table(curve, size, lang), target / "learning_curves", f"size_{name}", title=title)
-        paths.append(atomic_write_text(target / "learning_curves" / f"verdicts_{name}.md",
-                                       size_verdicts_markdown(pairs, size, full_size, lang, curve_metrics(curve))))
-    paths.append(plot_curves(curve, full_size, lang, target / figure_dir / "learning_curves.png", size_words))
+        paths += files.table(size_table(curve, size, lang), target / "learning_curves", f"size_{name}", title=title)
+        paths.append(files.text(target / "learning_curves" / f"verdicts_{name}.md",
+                                size_verdicts_markdown(pairs, size, full_size, lang, curve_metrics(curve))))
+    paths.append(plot_curves(curve, full_size, lang, target / figure_dir / "learning_curves.png", size_words, files))
     return paths

@@ -15,10 +15,10 @@ from pathlib import Path
 from common.arguments import OneLineParser
 from common.errors import UserInputError
 from comparisons.report.i18n import check_language
-from comparisons.report.report import draw_pages, read_report
-from comparisons.run_folder.open_folder import BenchmarkFolder, DesignFolder, SplitFolder, open_folder
+from comparisons.report.build import read, unwritten
+from comparisons.report.report import draw_pages
+from comparisons.run_folder.open_folder import open_folder
 from comparisons.outputs import atomic_write_bytes
-from comparisons.report.names import CROSS_CORPUS_JSON, LEARNING_CURVE_CSV, VERDICTS_CSV
 
 
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")  # Debian's package; another system browser by path
@@ -56,23 +56,13 @@ def main(argv=None) -> int:
     try:
         languages = [check_language(args.lang)] if args.lang else ["en"] + (["zh"] if (args.out / "zh").is_dir() else [])
         opened = open_folder(args.out)
-        design = isinstance(opened, DesignFolder)  # the partition design (--cv): the recipe page
-        benchmark = isinstance(opened, BenchmarkFolder)  # a benchmark folder: the cross-corpus page
-        if benchmark and not (args.out / CROSS_CORPUS_JSON).exists():
-            raise UserInputError(f"{args.out} holds no cross-corpus table yet; run `python -m comparisons report "
-                                 f"--out {args.out}`")
-        if design and opened.design.train_sizes[1:] and not (args.out / LEARNING_CURVE_CSV).exists():
-            raise UserInputError(f"{args.out} holds no learning-curve table yet; run `python -m comparisons report "
-                                 f"--out {args.out}`")
-        if design and not (args.out / VERDICTS_CSV).exists():
-            raise UserInputError(f"{args.out} holds no recipe verdicts yet; run `python -m comparisons report --out {args.out}`")
-        if not design and not benchmark and not (isinstance(opened, SplitFolder) and opened.records):
-            raise UserInputError(f"{args.out} holds no finished runs; "
-                                 f"run `python -m comparisons run --out {args.out}` first")
+        missing = unwritten(opened, args.out)  # a table its kind's page reads, or any finished run
+        if missing:
+            raise UserInputError(missing)
     except UserInputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    report = read_report(opened)  # read once for every language
+    report = read(opened)  # read once for every language
     for path in draw_pages(report, languages):
         print(f"{path} ({path.stat().st_size / 1e6:.2f} MB)", file=sys.stderr)
         if args.screenshot:

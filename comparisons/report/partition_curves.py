@@ -18,7 +18,7 @@ from comparisons.stats.labels_saved import labels_saved
 from comparisons.stats.corrected_t import design_interval
 from comparisons.stats.design_variance import DEFAULT_VARIANCE, resample_frame, sets_at, size_overlaps
 from comparisons.stats.family import PRIMARY
-from comparisons.outputs import atomic_write_text
+from comparisons.report.files import ON_DISK, ReportFiles
 from comparisons.report.names import LABELS_SAVED_CSV, LEARNING_CURVE_CSV
 from comparisons.run_folder.training_sets import training_sets
 
@@ -83,31 +83,34 @@ def curve_figure(curve: pd.DataFrame, pairs: pd.DataFrame, path: Path, lang: str
     return path
 
 
-def write_curve_tables(out: Path, long: pd.DataFrame, variance: str | None = None) -> None:
+def write_curve_tables(out: Path, long: pd.DataFrame, variance: str | None = None,
+                       files: ReportFiles = ON_DISK) -> None:
     """learning_curve.csv and labels_saved.csv in `out`, computed once from the long scores table as scores.csv holds
     it (its text read back: the same numbers whether the folder was just run or is reported again), with the
     design's variance choice (design.json's "variance", `report --variance`; else the default). Called by the write
-    side (partition_reports.write_recipe_reports); the pages read the files (design_report.DesignReport.curves)."""
+    side (partition_reports.write_recipe_reports), made in `files` (report/files.py); the pages read them
+    (design_report.DesignReport.curves)."""
     import io
 
     long = pd.read_csv(io.StringIO(long.to_csv(index=False, float_format="%.6g")), dtype={"train_size": str})
     sets, variance = training_sets(out, long), variance or DEFAULT_VARIANCE
     curve = curve_table(long, sets=sets, variance=variance)
     saved = labels_saved(long, overlaps=size_overlaps(sets), variance=variance)
-    atomic_write_text(out / LEARNING_CURVE_CSV, curve.to_csv(index=False, float_format="%.6g"))
-    atomic_write_text(out / LABELS_SAVED_CSV, saved.to_csv(index=False, float_format="%.6g"))
+    files.text(out / LEARNING_CURVE_CSV, curve.to_csv(index=False, float_format="%.6g"))
+    files.text(out / LABELS_SAVED_CSV, saved.to_csv(index=False, float_format="%.6g"))
 
 
-def read_curve_tables(out: Path) -> tuple[pd.DataFrame, pd.DataFrame] | None:
-    """(the curve, labels saved) as learning_curve.csv and labels_saved.csv hold them; None when not written."""
-    if not (out / LEARNING_CURVE_CSV).exists():
+def read_curve_tables(out: Path, files: ReportFiles = ON_DISK) -> tuple[pd.DataFrame, pd.DataFrame] | None:
+    """(the curve, labels saved) as learning_curve.csv and labels_saved.csv hold them (in `files`, else on disk);
+    None when not written."""
+    if not files.exists(out / LEARNING_CURVE_CSV):
         return None
     saved = out / LABELS_SAVED_CSV
     try:
-        labels = pd.read_csv(saved) if saved.exists() else pd.DataFrame()
+        labels = files.read_csv(saved) if files.exists(saved) else pd.DataFrame()
     except pd.errors.EmptyDataError:  # a design whose recipes all need pretraining or none does: nothing saved
         labels = pd.DataFrame()
-    return pd.read_csv(out / LEARNING_CURVE_CSV, dtype={"train_size": str}), labels
+    return files.read_csv(out / LEARNING_CURVE_CSV, dtype={"train_size": str}), labels
 
 
 def curve_figures(out: Path, curve: pd.DataFrame, saved: pd.DataFrame, pairs: pd.DataFrame,

@@ -15,7 +15,7 @@ from comparisons.report.i18n import label, phrase, text
 from comparisons.run_folder.scores import COSTS
 from comparisons.stats.partition_verdicts import CALIBRATION_METRICS, METRICS
 from comparisons.report.calibration_table import calibration_table
-from comparisons.report.decision_section import DEFAULT_CPU_HOUR_PRICE, decision_section, design_decision
+from comparisons.report.decision_section import DEFAULT_CPU_HOUR_PRICE, decision_section
 from comparisons.report.measured_on import costs_note_of
 from comparisons.report.html import facts, paragraph, png_figure, report_page, table
 from comparisons.report.partition_curves import curve_figures
@@ -129,7 +129,7 @@ def build_recipe_page(report: DesignReport, lang: str, price: float = DEFAULT_CP
     margins = ", ".join(f"{label(k, lang)} ±{v:g}" for k, v in design.margins.items())
     figures = dict((path.stem, png_figure(path, caption)) for path, caption in write_recipe_figures(report, lang))
     scores = report.scores
-    decision, front = decision_section(out, lang, price, design_decision(report, price))
+    decision, front = decision_section(out, lang, price, report.decision(price))
     curves = ("curves", text("Learning curves and labels saved", "学习曲线与节省的标注", lang),
               learning_curve_section(report, lang)) if report.has_sizes else None
     sections = [

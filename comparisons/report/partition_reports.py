@@ -5,11 +5,12 @@ comparisons/stats/partition_verdicts.py's."""
 from __future__ import annotations
 
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 
-from comparisons.outputs import atomic_write_text
+from comparisons.report.files import ON_DISK, ReportFiles
 from comparisons.run_folder.records import Design
 from comparisons.report.i18n import LANGUAGES, text
 from comparisons.report.pair_tables import dropped_line, seeding_line, verdicts_markdown
@@ -62,11 +63,23 @@ def design_verdicts_markdown(variants: pd.DataFrame, pairs: pd.DataFrame, design
     return verdicts_markdown(text('Verdicts about recipes', '关于训练配方的结论', lang), lede, heading, shown, pairs,
                              METRICS + CALIBRATION_METRICS, lang, design.family)
 
-def write_recipe_reports(out: Path) -> pd.DataFrame | None:
-    """scores.csv, recipe_variants.csv, verdicts.csv, verdicts.md (and zh/verdicts.md, in Chinese) and, with several
-    training sizes, learning_curve.csv and labels_saved.csv in the top folder, from its design.json as recorded
-    (contrasts and variance chosen at report time are recorded there first, by comparisons/rebuild.py); None
-    without runs. Writes no plan file."""
+@dataclass(frozen=True, eq=False)  # tables inside
+class RecipeTables:
+    """A partition design's statistics, computed once from its runs and its design.json as recorded."""
+
+    design: Design
+    long: pd.DataFrame       # the long scores table (scores.csv)
+    scores: pd.DataFrame     # one row per run (wide)
+    sets: dict               # each partition's training sets (run_folder/training_sets.py)
+    variance: str            # the design's variance estimate
+    variants: pd.DataFrame   # recipe_variants.csv
+    pairs: pd.DataFrame      # verdicts.csv
+
+
+def recipe_tables(out: Path) -> RecipeTables | None:
+    """The design's statistics (stats/partition_verdicts.py) from its design.json as recorded (contrasts and variance
+    chosen at report time are recorded there first: run_folder/open_folder.record_report_choices); None without runs.
+    Writes nothing; what a rerun's verdicts are compared with (comparisons/reproduce.py) is this too."""
     out = Path(out)
     design = Design.read(out)
     variance = design.variance or DEFAULT_VARIANCE
@@ -84,19 +97,31 @@ def write_recipe_reports(out: Path) -> pd.DataFrame | None:
                                       dropped_nodes(design.family_graph))  # and its unreachable chains
     if design.is_sequential:  # run --until-decided: the group-sequential rule over the looks
         pairs = design_sequential_verdicts(scores, sets, design.to_dict(), None, None)
-    atomic_write_text(out / SCORES_CSV, long.to_csv(index=False, float_format="%.6g"))
-    atomic_write_text(out / RECIPE_VARIANTS_CSV, variants.to_csv(index=False, float_format="%.6g"))
-    atomic_write_text(out / VERDICTS_CSV, pairs.to_csv(index=False, float_format="%.6g"))
+    return RecipeTables(design, long, scores, sets, variance, variants, pairs)
+
+
+def write_recipe_reports(out: Path, files: ReportFiles = ON_DISK) -> pd.DataFrame | None:
+    """scores.csv, recipe_variants.csv, verdicts.csv, verdicts.md (and zh/verdicts.md, in Chinese) and, with several
+    training sizes, learning_curve.csv and labels_saved.csv in the top folder, made in `files` (report/files.py)
+    from recipe_tables; the pairs, or None without runs. Writes no plan file."""
+    out = Path(out)
+    tables = recipe_tables(out)
+    if tables is None:
+        return None
+    design, long, scores, sets, variance = tables.design, tables.long, tables.scores, tables.sets, tables.variance
+    variants, pairs = tables.variants, tables.pairs
+    files.text(out / SCORES_CSV, long.to_csv(index=False, float_format="%.6g"))
+    files.text(out / RECIPE_VARIANTS_CSV, variants.to_csv(index=False, float_format="%.6g"))
+    files.text(out / VERDICTS_CSV, pairs.to_csv(index=False, float_format="%.6g"))
     if has_sizes(scores):  # the curves and labels saved, once, beside the tables the pages read
-        write_curve_tables(out, long, variance)
+        write_curve_tables(out, long, variance, files)
     saved = labels_saved(long, overlaps=size_overlaps(sets), variance=variance) \
         if long["train_size"].nunique() > 1 else None
     for language in LANGUAGES:  # English in the folder, Chinese under zh/, as the pages are (whatever --lang)
         target = out if language == "en" else out / language
-        target.mkdir(parents=True, exist_ok=True)
-        atomic_write_text(target / VERDICTS_MD, design_verdicts_markdown(variants, pairs, design, language)
-                          + "".join("\n\n" + line if i == 0 else "\n" + line
-                                    for i, line in enumerate(sequential_lines(design.to_dict(), language)))
-                          + ("\n" + "\n".join(labels_saved_markdown(saved))
-                             if saved is not None and not saved.empty else ""))
+        files.text(target / VERDICTS_MD, design_verdicts_markdown(variants, pairs, design, language)
+                   + "".join("\n\n" + line if i == 0 else "\n" + line
+                             for i, line in enumerate(sequential_lines(design.to_dict(), language)))
+                   + ("\n" + "\n".join(labels_saved_markdown(saved))
+                      if saved is not None and not saved.empty else ""))
     return pairs

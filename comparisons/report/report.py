@@ -1,14 +1,11 @@
-"""A folder's report, whatever its kind, and its pages: `read_report` gives the one object a folder's pages
-are drawn from, `draw_pages` draws them, one page skeleton (html.report_page) with the sections the kind has.
+"""A folder's pages, whatever its kind: `draw_pages` draws them from the folder's report (report/build.py: read
+once), one page skeleton (html.report_page) with the sections the kind has.
 
-- a single split: report/split_report.SplitReport (its written tables read once; the decision made once), drawn by
-  report/split_page.build_page;
-- a partition design: report/design_report.DesignReport (the same for a design), drawn by
-  report/partition_page.build_recipe_page;
-- a benchmark: report/cross_corpus.BenchmarkReport (each corpus's folder read once), drawn by
-  report/cross_corpus_page.build_cross_corpus_page.
+- a single split: report/split_report.SplitReport, drawn by report/split_page.build_page;
+- a partition design: report/design_report.DesignReport, drawn by report/partition_page.build_recipe_page;
+- a benchmark: report/cross_corpus.BenchmarkReport, drawn by report/cross_corpus_page.build_cross_corpus_page.
 
-Reading computes no statistics: a page drawn right after the reports were written (report/write.py) and one redrawn
+Drawing computes no statistics: a page drawn right after the reports were written (report/write.py) and one redrawn
 later from the folder (`python -m comparisons.report.page`) are the same page.
 """
 from __future__ import annotations
@@ -16,36 +13,14 @@ from __future__ import annotations
 from pathlib import Path
 
 from comparisons.outputs import atomic_write_text
-from comparisons.report.cross_corpus import BenchmarkReport, read_benchmark_report
-from comparisons.report.cross_corpus_page import build_cross_corpus_page
-from comparisons.report.design_report import DesignReport
+from comparisons.report.build import Report, page_of, read
 from comparisons.report.html import page_path
-from comparisons.report.partition_page import build_recipe_page
-from comparisons.report.split_page import build_page as build_split_page
-from comparisons.report.split_report import SplitReport
-from comparisons.run_folder.open_folder import BenchmarkFolder, DesignFolder, SplitFolder, open_folder
 from comparisons.stats.decision import DEFAULT_CPU_HOUR_PRICE
-
-Report = SplitReport | DesignReport | BenchmarkReport
-
-
-def read_report(folder: "Path | SplitFolder | DesignFolder | BenchmarkFolder") -> Report | None:
-    """The folder's report as its written files hold it (None: not a run folder)."""
-    opened = folder if isinstance(folder, (SplitFolder, DesignFolder, BenchmarkFolder)) else open_folder(Path(folder))
-    if isinstance(opened, BenchmarkFolder):
-        return read_benchmark_report(opened.path)
-    if isinstance(opened, DesignFolder):
-        return DesignReport.read(opened.path)
-    return SplitReport.read(opened) if isinstance(opened, SplitFolder) else None
 
 
 def build_page(report: Report, lang: str, price: float = DEFAULT_CPU_HOUR_PRICE) -> str:
     """One page of the report in one language: the kind's sections in the one skeleton (html.report_page)."""
-    if isinstance(report, BenchmarkReport):
-        return build_cross_corpus_page(report, lang, price)
-    if isinstance(report, DesignReport):
-        return build_recipe_page(report, lang, price)
-    return build_split_page(report, lang, price)
+    return page_of(report)(report, lang, price)
 
 
 def draw_pages(report: Report, languages, price: float = DEFAULT_CPU_HOUR_PRICE) -> list[Path]:
@@ -56,4 +31,4 @@ def draw_pages(report: Report, languages, price: float = DEFAULT_CPU_HOUR_PRICE)
 
 def redraw_pages(folder: Path, languages=("en",), price: float = DEFAULT_CPU_HOUR_PRICE) -> list[Path]:
     """The folder's pages drawn again from its written report (nothing recomputed)."""
-    return draw_pages(read_report(folder), languages, price)
+    return draw_pages(read(folder), languages, price)

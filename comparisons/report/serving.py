@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from common.redaction import redact
-from comparisons.outputs import atomic_write_text, save_figure
+from comparisons.report.files import ON_DISK, ReportFiles
 from comparisons.report.measured_on import costs_note
 from comparisons.report.i18n import label, phrase, setup_matplotlib, text
 from comparisons.stats.family import correct_family, margin_for
@@ -151,9 +151,9 @@ def caption(table: pd.DataFrame, lang: str) -> str:
                 f"AP 相对原生模型的结论（容差 ±{margin:g}，Holm 校正）", lang)
 
 
-def write_serving(out: Path, lang: str, table: pd.DataFrame | None) -> list[Path]:
+def write_serving(out: Path, lang: str, table: pd.DataFrame | None, files: ReportFiles = ON_DISK) -> list[Path]:
     """serving_table.csv/.md and figures/serving.png in DIR (en) or DIR/zh (zh) from the serving frame (computed once
-    for every language: serving_frame); [] when no run measured paths."""
+    for every language: serving_frame), made in `files` (report/files.py); [] when no run measured paths."""
     if table is None:
         return []
     target = Path(out) if lang == "en" else Path(out) / "zh"
@@ -162,18 +162,18 @@ def write_serving(out: Path, lang: str, table: pd.DataFrame | None) -> list[Path
     for variant in dict.fromkeys(table["variant"]):
         lines += [f"## {variant}", "", shown[table["variant"] == variant].drop(columns=[label("variant", lang)])
                   .to_markdown(index=False), ""]
-    paths = [atomic_write_text(target / SERVING_TABLE_CSV, table.to_csv(index=False, float_format="%.6g")),
-             atomic_write_text(target / SERVING_TABLE_MD, "\n".join(lines))]
+    paths = [files.text(target / SERVING_TABLE_CSV, table.to_csv(index=False, float_format="%.6g")),
+             files.text(target / SERVING_TABLE_MD, "\n".join(lines))]
     measured = table[(table["status"] == "ok") & table["latency_ms_b1_p50"].notna()]
     if not measured.empty:
-        paths.append(_figure(measured, lang, target / "figures" / "serving.png"))
+        paths.append(_figure(measured, lang, target / "figures" / "serving.png", files))
     return paths
 
 
 MARKERS = {"native": "o", "native-bf16": "v", "onnx": "s", "onnx-int8": "D", "torch-int8": "^"}
 
 
-def _figure(measured: pd.DataFrame, lang: str, path: Path) -> Path:
+def _figure(measured: pd.DataFrame, lang: str, path: Path, files: ReportFiles) -> Path:
     """AP against b1 latency (log scale), one colour per variant, one marker per path."""
     setup_matplotlib(lang)
     import matplotlib.pyplot as plt
@@ -205,7 +205,7 @@ def _figure(measured: pd.DataFrame, lang: str, path: Path) -> Path:
                       "服务路径：质量与批量1 延迟（越靠左上越好）", lang))
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.0, 0.5), frameon=False)
-    return save_figure(fig, path)
+    return files.figure(fig, path)
 
 
 def serving_tables_html(target: Path, lang: str, machine: str = "") -> str:

@@ -21,7 +21,7 @@ import pandas as pd
 from backends.base import VARIANTS
 from comparisons.report.measured_on import costs_note
 from comparisons.report.i18n import label, phrase, text
-from comparisons.outputs import atomic_write_text, write_table
+from comparisons.report.files import ON_DISK, ReportFiles
 from comparisons.run_folder import RunFolder, RunRecord, size_key, size_label
 from comparisons.report.calibration_table import with_calibration  # calibration (report/calibration_table.py)
 from comparisons.stats.contrasts import as_pairs
@@ -195,36 +195,37 @@ def _with_run_intervals(summary: pd.DataFrame, intervals: pd.DataFrame, main: pd
     return pd.concat([summary.reset_index(drop=True), extra], axis=1)
 
 
-def write_reports(folder: "Path | RunFolder", lang: str = "en", reports: Reports | None = None) -> pd.DataFrame:
+def write_reports(folder: "Path | RunFolder", lang: str = "en", reports: Reports | None = None,
+                  files: ReportFiles = ON_DISK) -> pd.DataFrame:
     """summary.csv and scores.csv in DIR (once: with the English reports); the aggregated table and the verdicts
-    (csv, md) in DIR (en) or DIR/zh (zh)."""
+    (csv, md) in DIR (en) or DIR/zh (zh); made in `files` (report/files.py)."""
     folder = RunFolder.of(folder)
     out = folder.path
     reports = reports or build_reports(folder)
     if lang == "en":  # once; scores.csv: the one long scores table every design fills (run_folder/scores.py)
-        atomic_write_text(out / SUMMARY_CSV, reports.summary.to_csv(index=False, float_format="%.6g"))
-        atomic_write_text(out / SCORES_CSV, split_scores(folder).to_csv(index=False, float_format="%.6g"))
+        files.text(out / SUMMARY_CSV, reports.summary.to_csv(index=False, float_format="%.6g"))
+        files.text(out / SCORES_CSV, split_scores(folder).to_csv(index=False, float_format="%.6g"))
     target = out if lang == "en" else out / "zh"
-    atomic_write_text(target / AGGREGATE_CSV, reports.aggregate.to_csv(index=False, float_format="%.6g"))
+    files.text(target / AGGREGATE_CSV, reports.aggregate.to_csv(index=False, float_format="%.6g"))
     title = text("Comparison on one split: mean ± std over seeds (training randomness) "
                  "[95% interval over seeds and test items (two-level bootstrap)]",
                  "同一划分上的对比：多个种子的均值 ± 标准差（训练随机性）[种子与测试样本上的 95% 区间（两级自助法）]", lang) \
         + costs_note(out, lang)
-    write_table(readable_table(reports.aggregate, lang), target, "summary_table", title=title, html=True)
+    files.table(readable_table(reports.aggregate, lang), target, "summary_table", title=title, html=True)
     if reports.verdicts is not None:
-        write_verdicts(target, reports.verdicts, lang)
+        write_verdicts(target, reports.verdicts, lang, files)
     return reports.summary
 
 
 # -- verdicts.csv / verdicts.md -------------------------------------------------------------
-def write_verdicts(target: Path, verdicts: Verdicts, lang: str) -> list[Path]:
+def write_verdicts(target: Path, verdicts: Verdicts, lang: str, files: ReportFiles = ON_DISK) -> list[Path]:
     """verdicts.csv (the columns of comparisons/stats/bootstrap.py; zh: verdict words translated) and verdicts.md."""
     pairs = verdicts.pairs.copy()
     if lang == "zh":
         for column in ("verdict", "verdict_decisions"):
             pairs[column] = [phrase(v, "A", "B", lang) if pd.notna(v) else v for v in pairs[column]]
-    paths = [atomic_write_text(Path(target) / VERDICTS_CSV, pairs.to_csv(index=False, float_format="%.6g"))]
-    paths.append(atomic_write_text(Path(target) / VERDICTS_MD, split_verdicts_markdown(verdicts, lang)))
+    paths = [files.text(Path(target) / VERDICTS_CSV, pairs.to_csv(index=False, float_format="%.6g"))]
+    paths.append(files.text(Path(target) / VERDICTS_MD, split_verdicts_markdown(verdicts, lang)))
     return paths
 
 

@@ -7,14 +7,16 @@ from pathlib import Path
 import pandas as pd
 
 from common.splits import size_key
+from comparisons.report.files import ON_DISK, ReportFiles
 from comparisons.report.names import VERDICTS_CSV
 
 
-def read_verdicts(out: Path) -> pd.DataFrame | None:
+def read_verdicts(out: Path, files: ReportFiles = ON_DISK) -> pd.DataFrame | None:
+    """verdicts.csv read as today's schema: as `files` hold it (a report's build: report/files.py), else on disk."""
     path = Path(out) / VERDICTS_CSV  # the English file: its values are the stable keys
-    if not path.exists():
+    if not files.exists(path):
         return None
-    verdicts = pd.read_csv(path, keep_default_na=False, na_values=[""])
+    verdicts = files.read_csv(path, keep_default_na=False, na_values=[""])
     # a folder reported before the four-way verdicts: its words and columns, read as today's
     for column in ("margin", "p_equivalence_holm", "decisions_p_holm"):
         if column not in verdicts:

@@ -23,21 +23,17 @@ from comparisons.outputs import atomic_write_text
 
 
 def run_seconds(out: Path) -> list[tuple[str, float]]:
-    """(run name, wall seconds) of every finished run in a run folder, a partition design's folders or a
-    benchmark's corpus folders (`python -m comparisons benchmark`)."""
-    from comparisons.run_folder.open_folder import BenchmarkFolder, DesignFolder, open_folder
+    """(run name: its folder relative to `out` and its record's stem, wall seconds) of every finished run in a run
+    folder, a partition design's partitions or a benchmark's corpus folders (`python -m comparisons benchmark`)."""
+    from comparisons.run_folder.open_folder import open_folder
 
     opened = open_folder(out)
-    if isinstance(opened, BenchmarkFolder):
-        return [(f"{folder}/{name}", seconds) for folder in opened.plan.folders if (out / folder).is_dir()
-                for name, seconds in run_seconds(out / folder)]
-    folders = opened.partitions if isinstance(opened, DesignFolder) else [out]
     found = []
-    for folder in folders:
-        for path in sorted((folder / "runs").glob("*.json")):
+    for folder in (opened.run_folders if opened is not None else []):
+        for path in sorted((folder.path / "runs").glob("*.json")):
             record = json.loads(path.read_text())
             if record.get("status") == "ok" and record.get("wall_seconds"):
-                found.append((f"{folder.name}/{path.stem}", float(record["wall_seconds"])))
+                found.append((f"{folder.path.relative_to(out).as_posix()}/{path.stem}", float(record["wall_seconds"])))
     return found
 
 

@@ -15,20 +15,20 @@ from common.arguments import OneLineParser
 from common.errors import UserInputError
 from comparisons.outputs import atomic_write_text
 from comparisons.run_folder.records import Design
-from comparisons.run_folder.open_folder import DesignFolder, open_folder
+from comparisons.report.design_report import DesignReport
 from comparisons.stats.family import PRIMARY
 from comparisons.report.names import VERDICTS_CSV
 
 
 def expected_and_decided(folder: Path) -> tuple[dict, pd.DataFrame]:
     """(the power plan design.json recorded, one row per planned size and contrast with the run's verdict)."""
-    verdicts_file = folder / VERDICTS_CSV
-    if not isinstance(open_folder(folder), DesignFolder) or not verdicts_file.exists():
+    design = Design.read(folder)
+    if design is None or not (folder / VERDICTS_CSV).exists():
         raise UserInputError(f"{folder} is not a reported partition design (no design.json / verdicts.csv)")
-    plan = Design.read(folder).power_plan
+    plan = design.power_plan
     if not plan:
         raise UserInputError(f"{folder} was not run with --power-plan: there is no expectation to check against")
-    verdicts = pd.read_csv(verdicts_file)
+    verdicts = DesignReport.read(folder).pairs  # verdicts.csv as written
     verdicts = verdicts[(verdicts["metric"] == PRIMARY) & (verdicts["contrast"] == "declared")]
     rows = []
     for expected in plan["expected"]:

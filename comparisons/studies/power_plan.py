@@ -29,7 +29,7 @@ import pandas as pd
 from common.arguments import OneLineParser
 from common.errors import UserInputError
 from comparisons.run_folder.records import Design
-from comparisons.run_folder.open_folder import DesignFolder, open_folder
+from comparisons.report.design_report import DesignReport
 from comparisons.outputs import atomic_write_json, atomic_write_text
 from comparisons.stats.power import LARGEST_REPEATS, repeats_for_power
 from comparisons.stats.family import FAMILIES, PRIMARY
@@ -40,11 +40,12 @@ from comparisons.report.names import VERDICTS_CSV
 
 def pilot_contrasts(pilot: Path) -> tuple[dict, pd.DataFrame]:
     """(design.json, the declared contrasts' primary rows of verdicts.csv at the largest size); one-line errors."""
-    if not isinstance(open_folder(pilot), DesignFolder) or not (pilot / VERDICTS_CSV).exists():
+    recorded = Design.read(pilot)
+    if recorded is None or not (pilot / VERDICTS_CSV).exists():
         raise UserInputError(f"{pilot} is not a reported partition design (no design.json / verdicts.csv); the power "
                              "planner needs a pilot run with --cv K")
-    design = Design.read(pilot).to_dict()
-    verdicts = pd.read_csv(pilot / VERDICTS_CSV)
+    design = recorded.to_dict()
+    verdicts = DesignReport.read(pilot).pairs  # verdicts.csv as written
     if len(design.get("partitions") or []) < 2 or verdicts.get("partitions", pd.Series([0])).max() < 2:
         raise UserInputError(f"{pilot} has fewer than 2 partitions: no spread to plan from; run the pilot with --cv 2 or more")
     if not design.get("contrasts") or "contrast" not in verdicts:
@@ -81,7 +82,7 @@ def plan_table(design: dict, rows: pd.DataFrame) -> pd.DataFrame:
 
 def projected_minutes(pilot: Path, design: dict, repeats: int, nodes: list[int]) -> dict[int, float]:
     """Minutes of a design of `repeats` repeats: the pilot's per-run times, each repeat of its partitions alike."""
-    one_repeat = [seconds for name, seconds in run_seconds(pilot) if name.startswith("r0f")]
+    one_repeat = [seconds for name, seconds in run_seconds(pilot) if name.split("/")[-2].startswith("r0f")]
     return {count: makespan(one_repeat * repeats, count) / 60 for count in nodes}
 
 
