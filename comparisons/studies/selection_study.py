@@ -234,7 +234,8 @@ def main(argv=None) -> int:
     parser.add_argument("--reps", type=int, default=2000, help="replications a configuration")
     parser.add_argument("--source", action="append", default=None, metavar="FOLDER:SIZE",
                         help="a committed design and training size whose covariance the scores follow "
-                             "(default: results/learning_curve_powered at 50 and at 1000, results/reference at all)")
+                             "(default: results/learning_curve_seeded at 50 and at 1000, results/reference at all: "
+                             "designs whose partitions each train with their own seeds)")
     parser.add_argument("--ks", type=int, nargs="+", default=[4, 6, 8])
     parser.add_argument("--most", type=int, default=200, help="partitions available to a replication")
     parser.add_argument("--out", type=Path, default=Path("results/selection"))
@@ -242,7 +243,7 @@ def main(argv=None) -> int:
     if args.reps < 10:
         parser.error("--reps must be at least 10, e.g. --reps 2000")
     sources = [(Path(s.rsplit(":", 1)[0]), s.rsplit(":", 1)[1]) for s in args.source] if args.source else [
-        (Path("results/learning_curve_powered"), "50"), (Path("results/learning_curve_powered"), "1000"),
+        (Path("results/learning_curve_seeded"), "50"), (Path("results/learning_curve_seeded"), "1000"),
         (Path("results/reference"), "all")]
     started = time.perf_counter()
     table = study(sources, args.reps, tuple(args.ks), most=args.most)
