@@ -150,7 +150,7 @@ def test_tfidf_run_reproduces_the_seed_and_resumes(tmp_path, capfd):
 
 def test_failures_are_isolated_rows(tmp_path, capfd):
     out = tmp_path / "run"
-    result = run_main(capfd, "run", "--backends", "tfidf_logreg", "--seeds", "3", "--timeout", "12", *SMALL,
+    result = run_main(capfd, "run", "--backends", "tfidf_logreg", "--seeds", "3", "--timeout", "8", *SMALL,
                       "--quality-only", "--out", str(out),
                       env={"COMPARISONS_FAULT": "tfidf_logreg@0:crash,tfidf_logreg@1:hang"})
     assert result.returncode == 1

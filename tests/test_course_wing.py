@@ -13,7 +13,7 @@ import pytest
 
 from comparisons.course import LESSONS
 from comparisons.course.notebooks import (COURSE_DIR, ENGLISH_MARKER, REPO_ROOT, build_notebook, execute_notebook,
-                                          language_part)
+                                          language_part, started_kernel)
 
 # written under another issue; until its file exists it is skipped by name, any other missing lesson fails
 PENDING: set[str] = set()  # none pending: every listed lesson is written
@@ -110,12 +110,21 @@ def test_lesson_runs_quick(lesson, lang, tmp_path):
     assert has_chinese == (lang == "zh"), f"{lesson}: tables {'lack' if lang == 'zh' else 'have'} Chinese"
 
 
+@pytest.fixture(scope="module")
+def kernel(tmp_path_factory):
+    """One kernel a test worker for every lesson's notebook: each starts from an emptied namespace (a name another
+    lesson defined is gone), the frameworks stay imported (a kernel per notebook cost about 4 s more each)."""
+    with started_kernel(tmp_path_factory.mktemp("kernel")) as manager:
+        yield manager
+
+
 @pytest.mark.parametrize("lesson", LESSONS)
-def test_notebook_executes_quick(lesson, tmp_path):
+def test_notebook_executes_quick(lesson, tmp_path, kernel):
     lesson_file(lesson)
     skip_without_its_packages(lesson)
     out = tmp_path / "out"
-    notebook = execute_notebook(build_notebook(lesson, "zh", ["--quick", "--out", str(out)]), cwd=tmp_path)
+    notebook = execute_notebook(build_notebook(lesson, "zh", ["--quick", "--out", str(out)]), cwd=tmp_path,
+                                kernel=kernel)
     assert notebook.cells[0].cell_type == "markdown" and CJK.search(notebook.cells[0].source)
     assert all(ENGLISH_MARKER not in cell.source for cell in notebook.cells)
     outputs = [output for cell in notebook.cells if cell.cell_type == "code" for output in cell.outputs]
@@ -158,3 +167,16 @@ def test_lesson_runs_as_a_module_and_seeds_are_not_silently_ignored(tmp_path):
     assert (tmp_path / "weights.png").is_file()
     rejected = subprocess.run([*command, "--seeds", "3"], cwd=REPO_ROOT, capture_output=True, text=True, timeout=300)
     assert rejected.returncode == 2 and "--seeds" in rejected.stderr
+
+
+def test_a_shared_kernel_runs_each_notebook_from_an_empty_namespace_in_its_folder(tmp_path, kernel):
+    import nbformat
+
+    def notebook(source):
+        return nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(source)])
+
+    execute_notebook(notebook("leftover = 1"), cwd=tmp_path, kernel=kernel)
+    (tmp_path / "second").mkdir()
+    ran = execute_notebook(notebook("import os\nprint('leftover' in globals(), os.path.basename(os.getcwd()))"),
+                           cwd=tmp_path / "second", kernel=kernel)
+    assert ran.cells[0].outputs[0]["text"].strip() == "False second"

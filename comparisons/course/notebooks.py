@@ -16,6 +16,7 @@ import json
 import os
 import sys
 import tempfile
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Sequence
 
@@ -121,20 +122,66 @@ def register_kernel(folder: Path) -> str:
     return KERNEL_NAME
 
 
-def execute_notebook(notebook, cwd: Path = REPO_ROOT, timeout: int = 600):
-    """Run every cell with nbclient in a kernel of this interpreter; a failing cell raises CellExecutionError."""
+def kernel_manager(folder: Path):
+    """A kernel manager for this interpreter's kernel, its spec and connection file in folder (no stray /tmp file)."""
     from jupyter_client.kernelspec import KernelSpecManager
     from jupyter_client.manager import KernelManager
+
+    name = register_kernel(Path(folder))
+    specs = KernelSpecManager(kernel_dirs=[str(Path(folder) / "kernels")])
+    return KernelManager(kernel_name=name, kernel_spec_manager=specs,
+                         connection_file=str(Path(folder) / "connection.json"))
+
+
+def kernel_environment() -> dict:
+    return {**os.environ, "MPLBACKEND": "Agg", "PYTHONPATH": os.pathsep.join(
+        filter(None, [str(REPO_ROOT), os.environ.get("PYTHONPATH")]))}
+
+
+@contextmanager
+def started_kernel(cwd: Path = REPO_ROOT):
+    """One kernel, started once, for running several notebooks in turn (`execute_notebook(..., kernel=)`): each
+    notebook starts from an emptied namespace in its own folder, while the modules the previous ones imported stay
+    loaded, so a notebook costs its lesson's run, not a kernel's start and a framework's import (the tests run
+    every lesson's notebook this way). A kernel per notebook stays the default."""
+    with tempfile.TemporaryDirectory(prefix="course-kernel-") as folder:
+        manager = kernel_manager(Path(folder))
+        manager.start_kernel(env=kernel_environment(), cwd=str(cwd))
+        try:
+            yield manager
+        finally:
+            manager.shutdown_kernel(now=True)
+
+
+def run_cells(notebook, manager, cwd: Path, timeout: int):
     from nbclient import NotebookClient
 
-    with tempfile.TemporaryDirectory(prefix="course-kernel-") as folder:
-        name = register_kernel(Path(folder))
-        specs = KernelSpecManager(kernel_dirs=[str(Path(folder) / "kernels")])
-        manager = KernelManager(kernel_name=name, kernel_spec_manager=specs,  # its connection file in the folder too,
-                                connection_file=str(Path(folder) / "connection.json"))  # not a stray /tmp/tmp*.json
-        env = {**os.environ, "MPLBACKEND": "Agg", "PYTHONPATH": os.pathsep.join(
-            filter(None, [str(REPO_ROOT), os.environ.get("PYTHONPATH")]))}
-        client = NotebookClient(notebook, km=manager, kernel_name=name, timeout=timeout,
-                                resources={"metadata": {"path": str(cwd)}})
-        client.execute(env=env)
+    client = NotebookClient(notebook, km=manager, kernel_name=KERNEL_NAME, timeout=timeout,
+                            resources={"metadata": {"path": str(cwd)}})
+    try:
+        client.execute(env=kernel_environment())
+    finally:
+        if client.kc is not None:
+            client.kc.stop_channels()  # the kernel is the caller's to shut down (nbclient leaves one it did not make)
     return notebook
+
+
+def execute_notebook(notebook, cwd: Path = REPO_ROOT, timeout: int = 600, kernel=None):
+    """Run every cell with nbclient in a kernel of this interpreter; a failing cell raises CellExecutionError.
+    Without `kernel` a fresh kernel runs this notebook alone; with one from `started_kernel`, its namespace is
+    emptied and its working folder set to cwd first (restarted if a previous notebook killed it)."""
+    import nbformat
+
+    if kernel is not None:
+        if not kernel.is_alive():
+            kernel.restart_kernel(now=True)
+        fresh = nbformat.v4.new_code_cell(f"%reset -f\nimport os\nos.chdir({str(cwd)!r})\ndel os")
+        run_cells(nbformat.v4.new_notebook(cells=[fresh]), kernel, cwd, timeout)
+        return run_cells(notebook, kernel, cwd, timeout)
+    with tempfile.TemporaryDirectory(prefix="course-kernel-") as folder:
+        manager = kernel_manager(Path(folder))
+        try:
+            return run_cells(notebook, manager, cwd, timeout)  # nbclient starts the kernel in cwd
+        finally:
+            if manager.has_kernel:
+                manager.shutdown_kernel(now=True)
