@@ -5,6 +5,7 @@ in `make anchors` (their own environments)."""
 from __future__ import annotations
 
 import ast
+import json
 
 import numpy as np
 import pandas as pd
@@ -103,3 +104,17 @@ def test_the_anchor_imports_only_what_the_tools_environments_have():
     allowed = {"__future__", "argparse", "importlib", "json", "os", "sys", "tempfile", "time", "traceback", "pathlib",
                "numpy", "pandas", "sklearn", "autogluon", "flaml"}
     assert imported <= allowed, imported - allowed
+
+
+def test_a_selection_refused_before_its_record_is_a_row_with_its_wall_and_its_line(tmp_path):
+    from comparisons.studies.automl_side_by_side import select_result
+
+    folder = tmp_path / "sms-200"
+    folder.mkdir()
+    cell = {"folder": folder, "test": None}
+    assert select_result(cell, 2) is None  # select did not run here
+    (folder / "select_process.json").write_text(json.dumps(
+        {"process_seconds": 252.0, "exit_code": 2, "refusal": "error: --budget-minutes 2 cannot hold the pilot fold"}))
+    row = select_result(cell, 2)
+    assert row["overrun_ratio"] == pytest.approx(2.1) and row["failed"].startswith("error: --budget-minutes 2")
+    assert table_rows("sms", 200, [row])[0]["failed"] == row["failed"]

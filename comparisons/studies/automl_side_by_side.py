@@ -156,18 +156,32 @@ def run_select(cell: dict, labels: int, minutes: float, threads: int) -> None:
     command = [sys.executable, "-m", "comparisons", "select", "--data", str(cell["pool"]), "--labels", str(labels),
                "--budget-minutes", f"{minutes:g}", "--threads", str(threads), "--out", str(folder)]
     print(f"{cell['folder'].name}: select, {minutes:g} min ...", file=sys.stderr)
+    started = time.perf_counter()
     with open(cell["folder"] / "select.log", "wb") as log:
-        subprocess.run(command, stdout=log, stderr=subprocess.STDOUT)
+        done = subprocess.run(command, stdout=log, stderr=subprocess.STDOUT)
+    # its process wall and its one-line refusal, if any: the row of a selection that wrote no record (a budget
+    # too small for the pilot) still says what it spent and why it stopped
+    lines = (cell["folder"] / "select.log").read_text(encoding="utf-8", errors="replace").splitlines()
+    refusal = next((line for line in reversed(lines) if line.startswith("error:")), None)
+    (cell["folder"] / "select_process.json").write_text(json.dumps(
+        {"process_seconds": time.perf_counter() - started, "exit_code": done.returncode,
+         "refusal": refusal.replace(str(cell["folder"]), cell["folder"].name) if refusal else None}, indent=2) + "\n")
 
 
 def select_result(cell: dict, minutes: float) -> dict | None:
     """select's row: its pick, the mean of the pick's fold scores (its validation), the selection's wall minutes
-    (the shipped model's training not counted) and the shipped model's held-out AP; None without a selection."""
+    (the shipped model's training not counted) and the shipped model's held-out AP; a refusal before any record
+    (its process wall, its one line); None where select did not run."""
     from common.metrics import classification_metrics
 
-    path = cell["folder"] / "select" / "selection.json"
+    path, process = cell["folder"] / "select" / "selection.json", cell["folder"] / "select_process.json"
     if not path.exists():
-        return None
+        if not process.exists():
+            return None
+        ran = json.loads(process.read_text())  # refused before a selection record was written
+        return {"tool": "select", "time_limit_seconds": minutes * 60, "wall_seconds": ran["process_seconds"],
+                "overrun_ratio": ran["process_seconds"] / (minutes * 60), "version": "this suite",
+                "failed": (ran["refusal"] or f"exit code {ran['exit_code']}, no selection record")[:200]}
     record = json.loads(path.read_text())
     decision, row = record["decision"], {"tool": "select", "time_limit_seconds": minutes * 60}
     row["wall_seconds"] = float(decision["wall_minutes"]) * 60
