@@ -30,7 +30,7 @@ def assert_no_text_of(directory, texts) -> None:
 
 
 BENCHMARK = ["benchmark", "--corpora", "sms,bbc-news,tweets", "--backends", "tfidf_logreg", "--profile", "tiny",
-             "--limit-per-class", "30", "--limit-total", "50"]
+             "--limit-per-class", "30", "--limit-total", "50", "--threads", "1"]
 
 
 def test_two_corpora_run_in_their_folders_a_missing_package_is_a_skipped_row_and_a_rerun_resumes(
@@ -64,7 +64,8 @@ def test_two_corpora_run_in_their_folders_a_missing_package_is_a_skipped_row_and
     stamps = {p: p.stat().st_mtime_ns for p in out.glob("*/runs/*.json")}
     from comparisons import api  # the same plan built in Python: every finished run is kept
 
-    plan = api.Plan(backends=("tfidf_logreg",), profile="tiny", limit_per_class=30, limit_total=50, out=str(out))
+    plan = api.Plan(backends=("tfidf_logreg",), profile="tiny", limit_per_class=30, limit_total=50, threads=1,
+                    out=str(out))
     again = api.benchmark(plan, "sms,bbc-news,tweets")
     err = capsys.readouterr().err
     assert again.exit_code == 0 and err.count("finished earlier, kept") == 2 and "started" not in err

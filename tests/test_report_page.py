@@ -64,7 +64,7 @@ def troubled(tmp_path_factory) -> Path:
     """A real tiny sweep (tfidf_logreg, 40 messages and all) plus a failed and a skipped row, reported."""
     folder = tmp_path_factory.mktemp("report") / "troubled"
     assert main(["run", "--backends", "tfidf_logreg", "--profile", "tiny", "--seeds", "1", "--limit-per-class", "60",
-                 "--train-sizes", "40,all", "--out", str(folder)]) == 0
+                 "--train-sizes", "40,all", "--threads", "1", "--out", str(folder)]) == 0
     ok = json.loads((folder / "runs" / "tfidf_logreg__seed0.json").read_text())  # the whole training split
     identity = {k: v for k, v in ok.items() if k in ("split_sha256", "data_sha256", "profile", "hf_model", "threads",
                                                       "device", "train_size", "git_commit", "versions")}

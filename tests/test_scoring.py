@@ -61,7 +61,7 @@ def test_a_worker_records_what_the_in_process_fit_and_score_gives(tmp_path):
 
     out = tmp_path / "run"
     assert main(["run", "--backends", "tfidf_logreg", "--profile", "tiny", "--limit-per-class", "40",
-                 "--quality-only", "--out", str(out)]) == 0
+                 "--threads", "1", "--quality-only", "--out", str(out)]) == 0
     record = json.loads((out / "runs" / "tfidf_logreg__seed0.json").read_text())
     data = load(DataSpec(limit_per_class=40))
     split = stratified_split(data)

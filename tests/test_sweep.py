@@ -132,7 +132,7 @@ def test_a_sweep_with_two_sizes_writes_curves_tables_and_resumes(tmp_path, capfd
 
     out = tmp_path / "sweep"
     command = ("run", "--profile", "tiny", "--limit-per-class", "40", "--backends", "tfidf_logreg,torch_scratch",
-               "--train-sizes", "20,all", "--out", str(out), "--lang", "zh",
+               "--train-sizes", "20,all", "--threads", "1", "--out", str(out), "--lang", "zh",
                "--margin-ap", "0.02", "--contrasts", "tfidf_logreg-torch_scratch")
     result = run_main(capfd, *command)
     assert result.returncode == 0, result.stderr[-3000:]

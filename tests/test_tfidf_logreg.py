@@ -121,10 +121,12 @@ def test_inner_cv_chooses_on_the_budget_refits_on_all_of_it_and_never_sees_the_t
     from common.scoring import score_fitted
 
     train, valid, test = tiny_splits
-    seen = []
-    original = tfidf.Pipeline.fit
-    monkeypatch.setattr(tfidf.Pipeline, "fit", lambda self, texts, labels: seen.append(list(texts)) or
-                        original(self, texts, labels))
+    seen, models = [], []  # the texts every vectorizer learns from; every logistic regression fitted
+    vectorize, regress = tfidf.TfidfVectorizer.fit_transform, tfidf.LogisticRegression.fit
+    monkeypatch.setattr(tfidf.TfidfVectorizer, "fit_transform", lambda self, texts, y=None: seen.append(list(texts))
+                        or vectorize(self, texts, y))
+    monkeypatch.setattr(tfidf.LogisticRegression, "fit", lambda self, X, y, **kw: models.append(X.shape[0]) or
+                        regress(self, X, y, **kw))
     model = build("tfidf_logreg").fit(train, valid)
     budget = set(train.texts) | set(valid.texts)
     assert all(set(texts) <= budget for texts in seen) and not any(set(texts) & (set(test.texts) - budget)
@@ -133,7 +135,9 @@ def test_inner_cv_chooses_on_the_budget_refits_on_all_of_it_and_never_sees_the_t
     selection = model.selection_
     grid = {(c["candidate"]["min_df"], c["candidate"]["C"]) for c in selection.candidates}
     assert grid == {(1, c) for c in tfidf.CHOICES_C}
-    assert len(seen) == len(grid) * selection.folds + 1
+    # a vectorizer an inner fold (every C of it reads the same n-grams) and the refit's; a model a candidate a fold
+    assert len(seen) == selection.folds + 1 and len(models) == len(grid) * selection.folds + 1
+    assert models[-1] == len(train) + len(valid)
     assert selection.chosen == max(selection.candidates, key=lambda c: c["inner_cv_average_precision"])["candidate"]
     assert selection.proba.shape == (len(train) + len(valid), 2) and np.isfinite(selection.proba).all()
     scored = score_fitted(model, valid, test, 1)

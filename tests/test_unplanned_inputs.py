@@ -95,7 +95,7 @@ def test_a_csv_with_quoted_newlines_and_mixed_labels_runs(tmp_path, real_rows, c
     out = tmp_path / "run"
     result = run_main(capfd, "run", "--backends", "tfidf_logreg", "--data", str(tmp_path / "d.csv"),
                       "--text-col", "Text", "--label-col", "Label", "--profile", "tiny", "--quality-only",
-                      "--out", str(out))
+                      "--threads", "1", "--out", str(out))
     assert result.returncode == 0, result.stderr[-2000:]
     assert pd.read_csv(out / "summary.csv").loc[0, "status"] == "ok"
 

@@ -151,16 +151,34 @@ class TfidfLogReg(Backend):
         grid = [{"analyzer": a, "min_df": self.min_df, "C": c} for a in analyzers
                 for c in (CHOICES_C if self.C is None else (self.C,))]
 
+        features: dict[tuple, tuple] = {}  # the grid is analyzer-major: C changes only the model, not the n-grams
+
+        def fold_features(candidate: dict, fit_rows, held_rows) -> tuple | None:
+            """The inner fold's TF-IDF matrices (fitted on fit_rows), made once for every C of an analyzer: the
+            same vectorizer a pipeline would fit, so the probabilities are bit for bit a pipeline's."""
+            key = (candidate["analyzer"], candidate["min_df"], fit_rows.tobytes())
+            if key not in features:
+                if features and next(iter(features))[:2] != key[:2]:
+                    features.clear()  # the next analyzer: the last one's matrices are not needed again
+                vectorizer = self._pipeline(**candidate).named_steps["tfidf"]
+                try:
+                    fitted = vectorizer.fit_transform([budget.texts[i] for i in fit_rows])
+                except ValueError as exc:  # an inner fold that keeps no n-gram at this min_df
+                    if "empty vocabulary" not in str(exc) and "no terms remain" not in str(exc):
+                        raise
+                    features[key] = None
+                else:
+                    features[key] = (fitted, vectorizer.transform([budget.texts[i] for i in held_rows]))
+            return features[key]
+
         def fit_predict(candidate: dict, fit_rows, held_rows) -> np.ndarray:
             proba = np.full((len(held_rows), budget.n_classes), np.nan)
-            try:
-                pipeline = self._pipeline(**candidate).fit([budget.texts[i] for i in fit_rows], budget.labels[fit_rows])
-            except ValueError as exc:  # an inner fold that keeps no n-gram at this min_df
-                if "empty vocabulary" not in str(exc) and "no terms remain" not in str(exc):
-                    raise
+            matrices = fold_features(candidate, fit_rows, held_rows)
+            if matrices is None:
                 return proba
+            model = self._pipeline(**candidate).named_steps["logreg"].fit(matrices[0], budget.labels[fit_rows])
             proba[:] = 0.0
-            proba[:, pipeline.classes_] = pipeline.predict_proba([budget.texts[i] for i in held_rows])
+            proba[:, model.classes_] = model.predict_proba(matrices[1])
             return proba
 
         self.selection_ = choose_by_inner_cv(grid, fit_predict, budget.labels, budget.n_classes,

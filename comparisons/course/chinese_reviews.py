@@ -430,7 +430,8 @@ def main(argv=None) -> int:
 # %% [markdown]
 # ## 5. 练习
 #
-# 1. 按空格切分的 TF-IDF 为什么几乎只能猜？看第一张表里它的词元数：每条评论只有几个"词"，大多没在训练集出现过。
+# 1. 按空格切分的 TF-IDF 为什么几乎只能猜？看与第一张表一同打印的 `spaces` 那一行 (空格分隔的片段/条；表里没有这一行)：
+#    每条评论只有几个"词"，大多没在训练集出现过。
 # 2. 按字和按 jieba 词，哪种读法的未知词元更多？未知词元多的读法，测试 AP 一定更低吗？配对区间怎么说？
 # 3. MiniLM 的未知词元比例很高，微调后它的 AP 还剩多少？它靠什么分类——那些它认识的字、标点和英文？
 # 4. 用 `--per-class 300` 和 `--per-class 3000` 重跑：数据变少时，按字和按词的差距怎么变？
@@ -438,8 +439,9 @@ def main(argv=None) -> int:
 # <!-- en -->
 # ## 5. Exercises
 #
-# 1. Why can TF-IDF on space-separated words do little better than guess? Look at its tokens per
-#    review in the first table: a few "words" per review, most never seen in training.
+# 1. Why can TF-IDF on space-separated words do little better than guess? Look at the `spaces` line printed
+#    with the first table (space-separated pieces per review; the table has no such row): a few "words" per
+#    review, most never seen in training.
 # 2. Which reading, characters or jieba words, leaves more unknown tokens? Is the reading with more
 #    unknown tokens always worse on test AP? What does the paired interval say?
 # 3. MiniLM's unknown-token rate is high: what AP is left after fine-tuning? What can it classify by:

@@ -168,7 +168,7 @@ def key_dim_table(d: int, heads: int, length: int, lang: str) -> pd.DataFrame:
 # ## 3. 来源的第二处不同：不带掩码的 `GlobalAveragePooling1D`
 #
 # 来源的嵌入层不产生掩码，注意力也不用掩码，`GlobalAveragePooling1D` 于是把填充位置也平均进去：
-# 一条标题加导语约 40 个词，补到 200 个词元时，大部分"词"是填充 (表中记录了有填充的测试文本的比例)。本项目的层把填充掩码传给注意力，并用带掩码的平均池化
+# 一条标题加导语约 40 个词，补到 256 个词元 (`max_len`) 时，大部分"词"是填充 (表中记录了有填充的测试文本的比例)。本项目的层把填充掩码传给注意力，并用带掩码的平均池化
 # (`MaskedMeanPooling`)。两个模型除此之外完全相同，都用 Keras 的 `fit` 训练，
 # 验证集损失选轮次 (`EarlyStopping(restore_best_weights=True)`)，每个种子一对；配对比较测试集的准确率和宏平均 F1。
 # 另外测量：把同样的测试文章多补一倍的填充，有多少篇的预测类别变了。
@@ -187,7 +187,7 @@ def key_dim_table(d: int, heads: int, length: int, lang: str) -> pd.DataFrame:
 # ## 3. The source's second departure: `GlobalAveragePooling1D` with no mask
 #
 # The source's embedding emits no mask and its attention uses none, so `GlobalAveragePooling1D` averages the padded
-# positions in: a headline and lead of about 40 words padded to 200 tokens is mostly padding (the table records the
+# positions in: a headline and lead of about 40 words padded to 256 tokens (`max_len`) is mostly padding (the table records the
 # share of test texts with any padding). This project's layers pass the padding mask
 # to attention and pool with a masked mean (`MaskedMeanPooling`). The two models are otherwise the same, both
 # trained with Keras's `fit`, validation loss choosing the epoch (`EarlyStopping(restore_best_weights=True)`), one
@@ -603,8 +603,8 @@ def plot(keras_rows: list[dict], bert_rows: list[dict], lang: str):
 # 1. 第 2 节：`key_dim = embed_dim` 时参数量是多少倍？为什么不是恰好 $H$ 倍？(提示：输出投影和偏置。)
 # 2. 第 3 节：不带掩码的模型，多补一倍填充后有多少篇的预测变了？带掩码的呢？配对结论能说哪种池化更好吗？
 # 3. 第 4 节：把 `SENTENCE` 换成一个生僻的英文词，它被切成了哪些 `##` 子词？中文呢？(对照第 16 课。)
-# 4. 第 5 节：大学习率的微调比配方学习率的微调差吗？看配对结论、区间和 Holm 的 p：区间不含 0 而结论是"无定论"时，
-#    是什么让它不成立？
+# 4. 第 5 节：大学习率的微调比配方学习率的微调差吗？看配对结论、区间和 Holm 的 p：差值的点估计是负的，
+#    区间却含 0 (本课提交的运行如此)，这说明了什么、没说明什么？要多少篇测试文章或多少个种子才可能下结论？
 # 5. 第 6 节：来源说 `pooled_output` 等价于平均池化。`pooler_output` 对带掩码的平均的配对结论是什么？为什么来源的
 #    val_acc 和本课的测试准确率不能直接比较 (数据、类别数、训练量、以及来源微调 BERT 时拿测试集当验证数据)？
 #
@@ -620,7 +620,8 @@ def plot(keras_rows: list[dict], bert_rows: list[dict], lang: str):
 # 3. Section 4: replace `SENTENCE` with a rare English word: which `##` subwords does it become? And Chinese? (See
 #    lesson 16.)
 # 4. Section 5: is fine-tuning at the large rate worse than at the recipe's rate? Read the verdict, its interval and
-#    Holm's p: when the interval excludes 0 and the verdict is "inconclusive", what keeps it from standing?
+#    Holm's p: the point estimate is negative but the interval holds 0 (in the committed run): what does that say,
+#    and what does it not say? How many more test articles or seeds might decide it?
 # 5. Section 6: the source calls `pooled_output` equivalent to average pooling. What is the paired verdict of
 #    `pooler_output` against the masked mean? Why can the source's val_acc and the lesson's test accuracy not be
 #    compared directly (data, classes, training size, and the source's BERT validating on its test split)?
