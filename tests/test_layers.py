@@ -3,6 +3,7 @@ meet only at the run folder, and no module imports itself back through others.""
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from pathlib import Path
 
@@ -28,6 +29,7 @@ def imports(path: Path) -> set[str]:
     return found
 
 
+@functools.cache  # parsed once a test process: the tests only read it
 def graph() -> dict[str, set[str]]:
     files = [p for package in PACKAGES for p in (ROOT / package).rglob("*.py")]
     modules = {module_name(p): p for p in files}

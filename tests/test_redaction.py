@@ -149,7 +149,20 @@ def test_the_committed_results_hold_no_phone_like_run_and_no_host_of_the_data():
     hosts = {h.lower() for text in load_sms_spam().texts
              for h in re.findall(r"(?i)\b(?:www\.)?[a-z0-9-]+\.(?:com|co\.uk|net|org|biz|info|tv|mobi)\b", text)}
     assert len(hosts) > 50, "the data names its hosts: the scan below can fail"
-    any_host = re.compile("|".join(re.escape(host) for host in sorted(hosts, key=len, reverse=True)))  # one pass a file
+    # a host ends in its domain: each place a file names a domain, the hosts ending there are looked up (a 300-way
+    # alternation scanned every file 150 times slower)
+    domain = re.compile(r"\.(?:com|co\.uk|net|org|biz|info|tv|mobi)")
+    by_domain: dict[str, set[str]] = {}
+    for host in hosts:
+        by_domain.setdefault(re.search(r"\.(?:com|co\.uk|net|org|biz|info|tv|mobi)$", host).group(0), set()).add(host)
+    lengths = {name: sorted({len(host) for host in named}) for name, named in by_domain.items()}
+
+    def any_host(content: str) -> bool:
+        return any(content[found.end() - n:found.end()] in by_domain[found.group(0)]
+                   for found in domain.finditer(content) for n in lengths[found.group(0)])
+
+    assert all(any_host(f"see x{host}/offer") for host in hosts)  # a host inside a longer name counts too
+    assert "not-a-host-of-the-data.com" not in hosts and not any_host("see not-a-host-of-the-data.com")
     results = Path(__file__).resolve().parent.parent / "results"
     scanned = 0
     for path in results.rglob("*"):
@@ -161,6 +174,6 @@ def test_the_committed_results_hold_no_phone_like_run_and_no_host_of_the_data():
         scanned += 1
         found = LINK_OR_PHONE.search(content)
         assert not found, f"{path.relative_to(results)} shows {found.group(0)!r}"
-        named = any_host.search(content.lower())
+        named = any_host(content.lower())
         assert not named, f"{path.relative_to(results)} names a host of the data"
     assert scanned > 100

@@ -19,6 +19,7 @@ None then, and the renderer "unreachable").
 """
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -54,7 +55,12 @@ def smallest_detectable(standard_error: float, hypotheses: int, df: float = np.i
     alpha / hypotheses (two-sided), from the noncentral t (the normal for df = inf)."""
     if not (standard_error > 0) or not np.isfinite(standard_error) or not (df >= 1):
         return float("nan")
-    level = alpha / max(1, int(hypotheses))
+    return _smallest_detectable(float(standard_error), max(1, int(hypotheses)), float(df), float(alpha), float(target))
+
+
+@functools.lru_cache(maxsize=4096)  # a family's rows and a simulation's replications repeat (se, size, df) exactly
+def _smallest_detectable(standard_error: float, hypotheses: int, df: float, alpha: float, target: float) -> float:
+    level = alpha / hypotheses
     upper = standard_error
     while power(upper, standard_error, df, level) < target:
         upper *= 2
