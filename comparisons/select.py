@@ -168,13 +168,26 @@ def fold_scores(folder: Path, names) -> tuple[dict[str, float], dict[str, float]
     return scores, training, wall, records
 
 
-def predicted_costs(training: dict[str, float], wall: dict[str, float], imports: dict[str, float]) -> dict[str, float]:
-    """Each candidate's predicted minutes a run, from its own pilot run: that run's wall less its imports (a later
-    run of the backend is in a warm worker and imports nothing), never below its training. A candidate's time
-    outside training is its own (the MiniLM scores a fold's test texts in 5-13 s, TF-IDF in under 1): the smallest
-    overhead of any candidate, the rule before, predicted 29.5 minutes for a selection whose runs took 32.4 (tweets
-    at 200 labels, results/selection/README.md)."""
-    return {n: max(training[n], wall[n] - imports.get(n, 0.0)) for n in training}
+def predicted_costs(training: dict[str, float], wall: dict[str, float], skipped: dict[str, float]) -> dict[str, float]:
+    """Each candidate's predicted minutes a run, from its own pilot run: that run's wall less what a later run does
+    not do (`skipped`: its imports, which a warm worker has; the serving measurements a pilot under serving caps
+    makes), never below its training. A candidate's time outside training is its own (the MiniLM scores a fold's
+    test texts in 5-13 s, TF-IDF in under 1): the smallest overhead of any candidate, the rule before, predicted
+    29.5 minutes for a selection whose runs took 32.4 (tweets at 200 labels, results/selection/README.md)."""
+    return {n: max(training[n], wall[n] - skipped.get(n, 0.0)) for n in training}
+
+
+def not_repeated_minutes(record) -> float:
+    """Minutes of a pilot run that a later fold's run of the same candidate does not spend: its imports (a warm
+    worker has them) and, where the pilot measured serving costs, the latency calls, the timed throughput passes
+    and the cold start's fresh process (later folds measure quality only)."""
+    def number(key: str) -> float:
+        return float(record.get(key) or 0.0)
+
+    latency = sum(number(f"latency_ms_b{size}_calls") * number(f"latency_ms_b{size}_p50") / 1000 for size in (1, 32))
+    per_second = number("throughput_per_s")
+    throughput = number("throughput_passes") * number("throughput_texts") / per_second if per_second else 0.0
+    return (number("import_seconds") + latency + throughput + number("cold_start_s")) / 60
 
 
 def refuse_pilot(folder: Path, ran: list[str], budget: float) -> None:
@@ -248,8 +261,7 @@ def run_selection(p, executor, settings: SelectSettings) -> tuple[int, dict | No
             if caps.measured:
                 names, serving, excluded = within_caps(p, caps, names, records)
                 training = {n: training[n] for n in names}
-            predicted = predicted_costs(training, minutes, {n: float(records[n].get("import_seconds") or 0.0) / 60
-                                                            for n in training})
+            predicted = predicted_costs(training, minutes, {n: not_repeated_minutes(records[n]) for n in training})
             order = sorted(names, key=lambda n: (predicted[n], names.index(n)))
             costs = tuple(round(predicted[n], 4) for n in order)
             most = min(len(p.partitions), most_partitions(costs, budget, FIRST, len(p.partitions)))

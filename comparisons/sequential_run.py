@@ -40,20 +40,16 @@ def look_record(look: int, folds: int, ran: list[str], decision: dict, spent: fl
             "next_variants": decision["variants"], "run_minutes": round(spent, 2), "stopped": decision["stop"]}
 
 
-def current_verdicts(out: Path, design: dict, looks: int):
-    """The sequential verdict rows of the first `looks` repeats' finished runs (the rows the reports write, as
-    they stood then: a resumed sequence decides each look on that look's data only)."""
-    from comparisons.run_folder.scores import wide_runs
-    from comparisons.run_folder.open_folder import scores_table
-    from comparisons.run_folder.training_sets import training_sets
-    from comparisons.stats.partition_verdicts import design_sequential_verdicts
-    from comparisons.stats.sequential import repeat_of
+def current_verdicts(out: Path, looks: int):
+    """The sequential verdict rows of the first `looks` repeats' finished runs, as the design's report computes them
+    (report/design_report.DesignReport.verdict_pairs; the rows its reports write, as they stood then: a resumed
+    sequence decides each look on that look's data only). Empty before any run finished."""
+    import pandas as pd
 
-    scores = wide_runs(scores_table(out)[0])
-    if not scores.empty:
-        scores = scores[[repeat_of(p) < looks for p in scores["partition"]]]
-    sets = training_sets(out, scores) if not scores.empty else None
-    return design_sequential_verdicts(scores, sets, design)
+    from comparisons.report.design_report import DesignReport
+
+    pairs = DesignReport.verdict_pairs(out, looks)
+    return pd.DataFrame() if pairs is None else pairs
 
 
 def run_sequential(p: Prepared, executor, code: dict, design: dict, run_in_folder) -> int:
@@ -80,7 +76,7 @@ def run_sequential(p: Prepared, executor, code: dict, design: dict, run_in_folde
         minutes = repeat_minutes(out, p.partitions, look)
         spent = sum(sum(per.values()) for per in minutes.values())
         per_repeat = {v: sum(per.get(v, 0.0) for per in minutes.values()) / look for v in p.variants}
-        decision = next_look(current_verdicts(out, design, look), contrasts, most, look, p.variants, spent,
+        decision = next_look(current_verdicts(out, look), contrasts, most, look, p.variants, spent,
                              p.plan.budget_minutes, per_repeat)
         looks.append(look_record(look, folds, running, decision, spent))
         design = Design(design).with_look(looks, decision["stop"]).to_dict()

@@ -154,7 +154,7 @@ def test_a_candidate_s_predicted_cost_is_its_own_pilot_wall_less_its_imports():
     """Time outside training is a candidate's own (the MiniLM scores a fold's test texts for seconds, TF-IDF for a
     fraction): the rule that added the smallest overhead of any candidate predicted 29.5 minutes for a selection
     whose runs took 32.4. Imports are not paid again by a warm worker; training is the least a run costs."""
-    from comparisons.select import predicted_costs
+    from comparisons.select import not_repeated_minutes, predicted_costs
 
     training = {"tfidf_logreg": 0.011, "hf_bert:full": 2.0, "hf_bert:frozen": 0.02}
     wall = {"tfidf_logreg": 0.04, "hf_bert:full": 2.09, "hf_bert:frozen": 0.24}
@@ -162,3 +162,10 @@ def test_a_candidate_s_predicted_cost_is_its_own_pilot_wall_less_its_imports():
     predicted = predicted_costs(training, wall, imports)
     assert predicted == pytest.approx({"tfidf_logreg": 0.038, "hf_bert:full": 2.09, "hf_bert:frozen": 0.22})
     assert predicted_costs({"a": 1.0}, {"a": 0.9}, {"a": 0.5}) == {"a": 1.0}  # never below its training
+    # a pilot under serving caps measured what later folds do not: its latency calls, throughput passes, cold start
+    quality_only = {"import_seconds": 1.2, "latency_ms_b1_p50": None, "cold_start_s": None}
+    assert not_repeated_minutes(quality_only) == pytest.approx(1.2 / 60)
+    measured = {"import_seconds": 1.2, "latency_ms_b1_calls": 20, "latency_ms_b1_p50": 10.0,
+                "latency_ms_b32_calls": 20, "latency_ms_b32_p50": 100.0, "throughput_passes": 5,
+                "throughput_texts": 1500, "throughput_per_s": 250.0, "cold_start_s": 4.8}
+    assert not_repeated_minutes(measured) == pytest.approx((1.2 + 0.2 + 2.0 + 30.0 + 4.8) / 60)

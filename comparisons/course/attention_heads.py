@@ -310,6 +310,7 @@ def main(argv=None) -> int:
     parser.add_argument("--epochs", type=int, default=None, help=f"most epochs for the scratch encoder (default {EPOCHS})")
     parser.add_argument("--messages", type=int, default=None,
                         help=f"test messages the per-head statistics average over (default {MESSAGES})")
+    parser.set_defaults(threads=1)  # one thread, as its committed outputs were made: a 2-layer encoder, MiniLM read only
     return run_course(parser, argv, run)
 
 

@@ -64,10 +64,12 @@ class DesignReport:
                    folder_manifest(folder), files)
 
     @classmethod
-    def verdict_pairs(cls, opened: "Path | DesignFolder") -> pd.DataFrame | None:
+    def verdict_pairs(cls, opened: "Path | DesignFolder", looks: int | None = None) -> pd.DataFrame | None:
         """Its verdict rows computed now from its runs (partition_reports.recipe_tables), nothing written or read
-        back: what a rerun's verdicts are compared with (comparisons/reproduce.py); None without runs."""
-        tables = recipe_tables(Path(getattr(opened, "path", opened)))
+        back, at full precision: what a rerun's verdicts are compared with (comparisons/reproduce.py) and, with
+        `looks`, what a sequential design's runner decides on after that many repeats (comparisons/sequential_run.py);
+        None without runs."""
+        tables = recipe_tables(Path(getattr(opened, "path", opened)), looks)
         return None if tables is None else tables.pairs
 
     @classmethod

@@ -23,6 +23,7 @@ from comparisons.run_folder.training_sets import training_sets
 from comparisons.stats.design_variance import DEFAULT_VARIANCE, size_overlaps
 from comparisons.stats.graphical import dropped_nodes
 from comparisons.stats.partition_verdicts import CALIBRATION_METRICS, METRICS, recipe_verdicts, design_sequential_verdicts
+from comparisons.stats.sequential import repeat_of
 from comparisons.report.names import RECIPE_VARIANTS_CSV, SCORES_CSV, VERDICTS_CSV, VERDICTS_MD
 
 
@@ -76,17 +77,21 @@ class RecipeTables:
     pairs: pd.DataFrame      # verdicts.csv
 
 
-def recipe_tables(out: Path) -> RecipeTables | None:
+def recipe_tables(out: Path, looks: int | None = None) -> RecipeTables | None:
     """The design's statistics (stats/partition_verdicts.py) from its design.json as recorded (contrasts and variance
     chosen at report time are recorded there first: run_folder/open_folder.record_report_choices); None without runs.
-    Writes nothing; what a rerun's verdicts are compared with (comparisons/reproduce.py) is this too."""
+    Writes nothing; what a rerun's verdicts are compared with (comparisons/reproduce.py) is this too. `looks`: a
+    sequential design's statistics as they stood after that many repeats (the runs of its first `looks` repeats
+    only: what its runner decides each look on, comparisons/sequential_run.py)."""
     out = Path(out)
     design = Design.read(out)
     variance = design.variance or DEFAULT_VARIANCE
     long, left_out = scores_table(out)
-    if left_out:
+    if left_out and looks is None:  # said once, by the report; a look decides on the same runs without repeating it
         print(f"left out {len(left_out)} run(s) not comparable with their partition's plan: " + ", ".join(left_out),
               file=sys.stderr)
+    if looks is not None and not long.empty:
+        long = long[[repeat_of(partition) < looks for partition in long["partition"]]]
     scores = wide_runs(long)
     if scores.empty:
         return None
