@@ -75,7 +75,7 @@ def test_table_holds_figures_and_no_text(tmp_path, tiny_data):
     assert [r["worse_than_delta"] for r in rows] == [True, False, None]
     write_table(rows, tmp_path)
     written = (tmp_path / "anchors.md").read_text() + (tmp_path / "anchors.csv").read_text()
-    assert "WeightedEnsemble_L2" in written and "overran the budget: 1;" in written
+    assert "WeightedEnsemble_L2" in written and "overran the budget: 1 of the tools' 2, 0 of select's 1;" in written
     assert not [t for t in tiny_data.texts if len(t) > 20 and t in written]
 
 
