@@ -210,8 +210,8 @@ def paired_verdicts(runs: pd.DataFrame, lang: str) -> pd.DataFrame:
 # 两个模型的 MSE 都随 $S$ 变长而下降：在这个任务上没有看到输入变长让瓶颈更紧的迹象，但这只是点估计的读法，不是结论。
 # 这与 Bahdanau 等人的图 2 并不矛盾：预测正弦只需要周期、相位和幅度，32 个数装得下；翻译要把整句话装进去。
 # 没有注意力的模型少 2,080 个参数 (9,857 对 11,937)。两个模型在第 1000 步都还没有停止进步 (每次都是最后一步最好)；
-# 表中的训练秒数是在一台空闲的 2 核 AMD EPYC 上单线程测的 (2026-12-06)：每个长度上带注意力的模型用了约 1.9 倍的时间
-# (每个模型 3 次运行的平均，是读数，不是结论)。
+# 表中的训练秒数是在一台空闲的 2 核 AMD EPYC 上单线程测的 (2026-12-06)；每个模型每个长度只有 3 次运行，没有算速度的配对结论，
+# 所以这里不比较两个模型的速度。
 #
 # <!-- en -->
 # ## 4. What the committed run shows
@@ -233,8 +233,8 @@ def paired_verdicts(runs: pd.DataFrame, lang: str) -> pd.DataFrame:
 # a period, a phase and an amplitude, which fit in 32 numbers; a translation must carry the whole sentence. The model
 # without attention has 2,080 fewer parameters (9,857 against 11,937). Neither model had stopped improving at step
 # 1000 (the last step was the best in every run); the table's training seconds were measured on an idle 2-core AMD EPYC,
-# one thread (6 December 2026): at each length the model with attention took about 1.9 times as long (the mean of
-# three runs a model: a reading, not a verdict).
+# one thread (6 December 2026); with three runs a model and length and no paired speed verdict computed, the lesson
+# does not rank the two models' speed.
 
 # %% [markdown]
 # ## 练习
