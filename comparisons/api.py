@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import contextlib
 import io
-import json
 import sys
 from dataclasses import dataclass
 from functools import cached_property
@@ -30,6 +29,7 @@ import pandas as pd
 
 from comparisons.plan import Plan
 from comparisons.run_folder.open_folder import open_folder
+from comparisons.run_folder.selection_record import SelectionRecord
 
 __all__ = ["Plan", "Result", "Benchmark", "Selection", "benchmark", "load", "report", "run", "select"]
 
@@ -173,29 +173,27 @@ class Selection:
     """A selection's folder and its record (selection.json): what `transformer-compare select` writes."""
 
     folder: Path
-    record: dict
+    record: SelectionRecord
     exit_code: int = 0
 
     @property
     def outcome(self) -> str:
-        return self.record["decision"]["outcome"]
+        return self.record.outcome
 
     @property
     def pick(self) -> str | None:
         """The selected recipe: the best or within delta of it with the stated confidence; None when it cannot say."""
-        return self.record["decision"]["pick"]
+        return self.record.pick
 
     @property
     def behind_best(self) -> dict[str, float]:
-        return dict(self.record["decision"]["behind_best"])
+        return self.record.behind_best
 
     @property
     def scores(self) -> pd.DataFrame:
         """Each fold's test AP of each candidate (NaN where it sat out)."""
-        plan = self.record["plan"]
-        return pd.DataFrame([[float("nan") if v is None else v for v in row] for row in self.record["scores"]],
-                            columns=plan["candidates"],
-                            index=[fold["partition"] for fold in self.record["folds"]]).rename_axis("fold")
+        return pd.DataFrame(self.record.scores, columns=self.record.candidates,
+                            index=[fold["partition"] for fold in self.record.folds]).rename_axis("fold")
 
 
 def select(data: str, budget_minutes: float, quiet: bool = False, **settings) -> Selection:
@@ -218,9 +216,7 @@ def select(data: str, budget_minutes: float, quiet: bool = False, **settings) ->
         code, folder, record = select_recipe(chosen, ["api.select"])
     if record is None:
         raise KeyboardInterrupt(f"selection interrupted; its finished runs are kept in {folder}")
-    from comparisons.select import SELECTION_FILE
-
-    return Selection(folder, json.loads((folder / SELECTION_FILE).read_text()), code)  # as recorded (rounded)
+    return Selection(folder, SelectionRecord.read(folder), code)  # as recorded (rounded)
 
 
 def load(folder) -> Result:

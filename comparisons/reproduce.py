@@ -47,27 +47,45 @@ TWINS = ("torch_scratch", "keras_layers")
 
 
 # --- the committed folder -----------------------------------------------------------------------------
-def read_committed(folder: Path, backends: str | None, partitions: str | None) -> dict:
+@dataclasses.dataclass(frozen=True)
+class Committed:
+    """The committed folder's plan records and what is chosen to rerun."""
+
+    folder: Path
+    design: Design | None         # a partition design's plan (None: a single split)
+    manifest: Manifest            # the split's, or the first partition's
+    variants: list[str]           # chosen to rerun
+    plan_variants: list[str]      # every variant the plan ran
+    seeds: list[int]
+    partitions: list[str]         # chosen to rerun ("split" for a single split)
+    shown: str = ""               # the folder as the user named it
+
+    def seeds_of(self, partition: str) -> list[int]:
+        """The model seeds a partition trained with (its manifest's: its own under per-partition seeding)."""
+        if partition == "split":
+            return list(self.seeds)
+        manifest = Manifest.read(self.folder / "partitions" / partition)
+        return manifest.seeds if manifest is not None and manifest.seeds else list(self.seeds)
+
+
+def read_committed(folder: Path, backends: str | None, partitions: str | None, shown: str = "") -> Committed:
     """The committed plan and the selection to rerun; UserInputError (exit 2, nothing written) for bad input."""
     folder = Path(folder)
     opened = open_folder(folder)
     if run_report_kind(opened) is None or not any((f.path / "runs").is_dir() for f in opened.run_folders):
         raise UserInputError(f"{folder} is not a run folder or design (no manifest.json with runs/, no design.json "
                              "with partition runs); name a folder that `python -m comparisons run` wrote")
-    recorded = Design.read(folder)  # a partition design's plan (None: a single split)
-    design = recorded.to_dict() if recorded is not None else None
-    manifest = opened.manifests()[0].to_dict()  # the split's, or the first partition's
-    names = [p["name"] for p in design["partitions"]] if design else ["split"]
-    plan = design or manifest
-    variants, seeds = list(plan["variants"]), list(plan["seeds"])
-    if partitions and not design:
+    design, manifest = Design.read(folder), opened.manifests()[0]
+    names = design.partition_names if design is not None else ["split"]
+    plan = design if design is not None else manifest
+    variants, seeds = list(plan.variants), list(plan.seeds)
+    if partitions and design is None:
         raise UserInputError(f"--partitions needs a --cv design; {folder} is a single-split run folder")
-    if manifest.get("train_sizes") not in (None, ["all"]):
+    if manifest.get("train_sizes") not in (None, ["all"]):  # as written: "all" or the sizes
         raise UserInputError(f"{folder} is a training-size sweep; reproduce reruns whole-split plans only")
     chosen_variants = _chosen(backends, variants, "variant", folder)
-    chosen_partitions = _chosen(partitions, names, "partition", folder) if design else names
-    return {"folder": folder, "design": design, "manifest": manifest, "variants": chosen_variants,
-            "plan_variants": variants, "seeds": seeds, "partitions": chosen_partitions}
+    chosen_partitions = _chosen(partitions, names, "partition", folder) if design is not None else names
+    return Committed(folder, design, manifest, chosen_variants, variants, seeds, chosen_partitions, shown or str(folder))
 
 
 def _chosen(value: str | None, known: list[str], what: str, folder: Path) -> list[str]:
@@ -80,11 +98,11 @@ def _chosen(value: str | None, known: list[str], what: str, folder: Path) -> lis
     return [item for item in known if item in named]
 
 
-def committed_plan(committed: dict, fresh: Path) -> Plan:
+def committed_plan(committed: Committed, fresh: Path) -> Plan:
     """The committed plan, restricted to the chosen variants, into the fresh folder, quality only (the workers skip
     latency, throughput and cold start)."""
-    manifest, design = committed["manifest"], committed["design"]
-    spec = manifest["data"]["spec"]
+    manifest, design = committed.manifest, committed.design
+    spec = manifest.data["spec"]
     source = {"sms_spam": "sms_spam", "uci": "uci", "corpus": spec.get("path"), "file": spec.get("path"),
               "hf": f"hf:{spec.get('path')}"}[spec["source"]]
     chosen = set(committed_precisions(committed).values())  # records made before --precision existed: fp32
@@ -94,30 +112,30 @@ def committed_plan(committed: dict, fresh: Path) -> Plan:
         fields["hf_split"] = spec.get("hf_split") or "train"
     if spec.get("encoding") and spec["source"] == "file":
         fields["encoding"] = spec["encoding"]
-    if design and design.get("sequential"):  # its later repeats ran only some variants: no one fixed plan remakes it
+    if design is not None and design.is_sequential:  # its later repeats ran only some variants: no one fixed plan remakes it
         raise UserInputError("reproduce does not remake a sequential design (--until-decided) yet; rerun its "
                              "command from design.json into a fresh folder instead")
-    if design:  # its seeding as it ran (a design.json before per-partition seeding: shared)
-        fields.update(cv=design["folds"], repeats=design["repeats"], seeding=design.get("seeding") or "shared")
+    if design is not None:  # its seeding as it ran (a design.json before per-partition seeding: shared)
+        fields.update(cv=design.folds, repeats=design.repeats, seeding=design.seeding)
     try:
-        return Plan(data=source, backends=tuple(committed["variants"]), seeds=max(committed["seeds"]) + 1,
-                    profile=manifest["profile"], threads=manifest["threads"], device=manifest.get("device") or "auto",
-                    split_seed=design["seed"] if design else manifest["split"]["seed"], out=str(fresh),
+        return Plan(data=source, backends=tuple(committed.variants), seeds=max(committed.seeds) + 1,
+                    profile=manifest.profile, threads=manifest.threads, device=manifest.device or "auto",
+                    split_seed=design.seed if design is not None else manifest.split["seed"], out=str(fresh),
                     dedup=bool(spec.get("dedup")), precision=chosen.pop() if len(chosen) == 1 else "auto",
-                    hf_model=manifest.get("hf_model"), timeout=manifest.get("timeout_s") or None, quality_only=True,
+                    hf_model=manifest.hf_model, timeout=manifest.timeout_s or None, quality_only=True,
                     **fields)
     except ValueError as exc:
         raise UserInputError(str(exc)) from None
 
 
-def committed_precisions(committed: dict) -> dict:
+def committed_precisions(committed: Committed) -> dict:
     """{variant: fp32 | bf16} as the committed plan resolved it (fp32 for a folder made before --precision)."""
-    planned = committed["manifest"].get("precision") or {}
-    return {variant: planned.get(variant, "fp32") for variant in committed["variants"]}
+    planned = committed.manifest.precision
+    return {variant: planned.get(variant, "fp32") for variant in committed.variants}
 
 
 # --- the rerun --------------------------------------------------------------------------------------
-def rerun(committed: dict, fresh: Path) -> int:
+def rerun(committed: Committed, fresh: Path) -> int:
     """Run the chosen runs in `fresh` through the suite's own plan and runner (resume included); 0, 1 (a run
     failed) or an interruption's code."""
     from common.datasets import fingerprint
@@ -130,17 +148,17 @@ def rerun(committed: dict, fresh: Path) -> int:
     # each variant as committed, not as `auto` would choose here
     prepared = dataclasses.replace(prepared, precisions=committed_precisions(committed))
     data, split, variants = prepared.data, prepared.split, prepared.variants
-    design, manifest = committed["design"], committed["manifest"]
-    if fingerprint(data) != manifest["data"]["sha256"]:
-        raise UserInputError(f"the data loaded now is not {committed['folder']}'s (its sha256 differs); "
+    design, manifest = committed.design, committed.manifest
+    if fingerprint(data) != manifest.data_sha256:
+        raise UserInputError(f"the data loaded now is not {committed.folder}'s (its sha256 differs); "
                              "reproduce needs the same data")
-    if design:
+    if design is not None:
         partitions = {p.name: p for p in prepared.partitions}  # the committed design's folds, repeats and seed
-        planned = {p["name"]: p["sha256"] for p in design["partitions"]}
-        if any(partitions[name].split.sha256 != planned[name] for name in committed["partitions"]):
-            raise UserInputError(f"the partitions drawn now are not {committed['folder']}'s; reproduce needs the same ones")
-    elif split.sha256 != manifest["split"]["sha256"]:
-        raise UserInputError(f"the split drawn now is not {committed['folder']}'s; reproduce needs the same one")
+        planned = {p["name"]: p["sha256"] for p in design.partitions}
+        if any(partitions[name].split.sha256 != planned[name] for name in committed.partitions):
+            raise UserInputError(f"the partitions drawn now are not {committed.folder}'s; reproduce needs the same ones")
+    elif split.sha256 != manifest.split_sha256:
+        raise UserInputError(f"the split drawn now is not {committed.folder}'s; reproduce needs the same one")
     try:
         fresh.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -149,14 +167,14 @@ def rerun(committed: dict, fresh: Path) -> int:
     failed = 0
     with RunFolderLock(fresh).acquire():
         try:
-            if not design:
+            if design is None:
                 return run_in_folder(prepared, fresh, split, executor, reports=False)
             code = code_state()
-            chosen = [p for p in design["partitions"] if p["name"] in committed["partitions"]]
-            write_design(fresh, {**design, "partitions": chosen, "variants": variants,
-                                 "code_sha256": code["code_sha256"], "reproduces": str(committed["folder"])})
+            chosen = [p for p in design.partitions if p["name"] in committed.partitions]
+            write_design(fresh, {**design.to_dict(), "partitions": chosen, "variants": variants,
+                                 "code_sha256": code["code_sha256"], "reproduces": str(committed.folder)})
             index = {p.name: number for number, p in enumerate(prepared.partitions)}  # its seeds, as committed
-            for name in committed["partitions"]:
+            for name in committed.partitions:
                 print(f"partition {name}", file=sys.stderr)
                 code_exit = run_in_folder(prepared, fresh / "partitions" / name, partitions[name].split, executor,
                                           reports=False, code=code, partition_index=index[name])
@@ -169,14 +187,6 @@ def rerun(committed: dict, fresh: Path) -> int:
 
 
 # --- the comparison ---------------------------------------------------------------------------------
-def _seeds(committed: dict, partition: str) -> list[int]:
-    """The model seeds a committed partition trained with (its manifest's: its own under per-partition seeding)."""
-    if partition == "split":
-        return list(committed["seeds"])
-    manifest = Manifest.read(committed["folder"] / "partitions" / partition)
-    return manifest.seeds if manifest is not None and manifest.seeds else list(committed["seeds"])
-
-
 def _records(folder: Path, partition: str) -> dict:
     path = folder if partition == "split" else folder / "partitions" / partition
     return {(r.variant, r.seed): r for r in read_runs(path) if r.train_size is None} if path.exists() else {}
@@ -189,13 +199,13 @@ def identity_match(committed: dict, rerun: dict) -> str:
     return "unknown, cpu " + ("same" if committed.get("node_cpu") == rerun.get("node_cpu") else "differs")
 
 
-def compare_runs(committed: dict, fresh: Path) -> pd.DataFrame:
+def compare_runs(committed: Committed, fresh: Path) -> pd.DataFrame:
     """One row per rerun: committed and rerun figures, their difference, the identity, the verdict on exactness."""
     rows = []
-    for partition in committed["partitions"]:
-        old, new = _records(committed["folder"], partition), _records(fresh, partition)
-        for variant in committed["variants"]:
-            for seed in _seeds(committed, partition):
+    for partition in committed.partitions:
+        old, new = _records(committed.folder, partition), _records(fresh, partition)
+        for variant in committed.variants:
+            for seed in committed.seeds_of(partition):
                 before, after = old.get((variant, seed)), new.get((variant, seed))
                 if before is None or after is None or not before.ok or not after.ok:
                     rows.append({"partition": partition, "run": run_name(variant, seed), "variant": variant,
@@ -221,9 +231,9 @@ def _difference(before, after) -> float | None:
     return None if before is None or after is None else float(after) - float(before)
 
 
-def seed_spread(committed: dict) -> tuple[float | None, str]:
+def seed_spread(committed: Committed) -> tuple[float | None, str]:
     """(the spread of seed noise on test AP, what it is): A/A differences if the folder has two seeds, else the twins'."""
-    scores = _score_table(committed["folder"])
+    scores = _score_table(committed.folder)
     if scores.empty:
         return None, "no finished runs to measure a seed spread from"
     differences = []
@@ -248,7 +258,7 @@ def seed_spread(committed: dict) -> tuple[float | None, str]:
 def _score_table(folder: Path) -> pd.DataFrame:
     rows = []
     design = Design.read(folder)  # a partition design's plan (None: a single split)
-    partitions = [p["name"] for p in design.partitions] if design is not None else ["split"]
+    partitions = design.partition_names if design is not None else ["split"]
     for partition in partitions:
         for (variant, seed), record in _records(folder, partition).items():
             if record.ok:
@@ -269,17 +279,17 @@ def folder_verdicts(folder: Path) -> pd.DataFrame:
     return pairs[["metric", "variant_a", "variant_b", "verdict"]].reset_index(drop=True)
 
 
-def substituted_verdicts(committed: dict, fresh: Path) -> pd.DataFrame:
+def substituted_verdicts(committed: Committed, fresh: Path) -> pd.DataFrame:
     """Each verdict of the committed folder, then with the rerun runs in place of the committed ones."""
-    source = committed["folder"]
+    source = committed.folder
     with tempfile.TemporaryDirectory() as scratch:
         overlay = Path(scratch) / "overlay"
         shutil.copytree(source, overlay, ignore=shutil.ignore_patterns("logs", "zh", "*.png", "*.html", "exports"))
-        for partition in committed["partitions"]:
+        for partition in committed.partitions:
             target = overlay if partition == "split" else overlay / "partitions" / partition
             origin = fresh if partition == "split" else fresh / "partitions" / partition
             for (variant, seed), record in _records(fresh, partition).items():
-                if variant in committed["variants"] and seed in _seeds(committed, partition) and record.ok:
+                if variant in committed.variants and seed in committed.seeds_of(partition) and record.ok:
                     name = run_name(variant, seed)
                     shutil.copy(origin / "runs" / f"{name}.json", target / "runs" / f"{name}.json")
                     if (origin / "predictions" / f"{name}.npz").exists():
@@ -300,16 +310,17 @@ def _f(value, signed: bool = False) -> str:
     return f"{value:+.6f}" if signed else f"{value:.6f}"
 
 
-def reproduce_markdown(committed: dict, runs: pd.DataFrame, spread: tuple, verdicts: pd.DataFrame,
+def reproduce_markdown(committed: Committed, runs: pd.DataFrame, spread: tuple, verdicts: pd.DataFrame,
                        conclusions: list[str]) -> str:
     value, what = spread
     cpus = sorted({str(c) for c in runs.get("committed_cpu", pd.Series(dtype=str)).dropna()})
-    lines = [f"# Reproduced: {committed.get('shown', committed['folder'])}", "",
-             f"Committed runs made on: {', '.join(cpus) or '—'}. This rerun: {describe_numerics(numerics_identity(committed['manifest'].get('threads')))}.",
-             f"Rerun: {', '.join(committed['variants'])} on {', '.join(committed['partitions'])}, seeds "
-             f"{', '.join(map(str, committed['seeds']))}, profile {committed['manifest'].get('profile')}, "
-             f"{committed['manifest'].get('threads')} thread(s), quality only (no serving costs); code: committed "
-             f"{str(committed['manifest'].get('code_sha256'))[:12]} (commit {str(committed['manifest'].get('code_commit'))[:12]}), "
+    manifest = committed.manifest
+    lines = [f"# Reproduced: {committed.shown}", "",
+             f"Committed runs made on: {', '.join(cpus) or '—'}. This rerun: {describe_numerics(numerics_identity(manifest.threads))}.",
+             f"Rerun: {', '.join(committed.variants)} on {', '.join(committed.partitions)}, seeds "
+             f"{', '.join(map(str, committed.seeds))}, profile {manifest.profile}, "
+             f"{manifest.threads} thread(s), quality only (no serving costs); code: committed "
+             f"{str(manifest.code_sha256)[:12]} (commit {str(manifest.code_commit)[:12]}), "
              f"rerun {str(_rerun_code(runs))[:12]}.", "",
              *[f"- {line}" for line in conclusions], "", "## Each run", "",
              "| partition | run | numerics identity | test AP committed | rerun | Δ | macro-F1 @ threshold committed | rerun | Δ | status |",
@@ -377,8 +388,7 @@ def command_reproduce(args) -> int:
     source, fresh = Path(args.source).resolve(), Path(args.out).resolve()
     if fresh == source or source in fresh.parents:
         raise UserInputError(f"--out {args.out} is inside the committed folder {args.source}; choose a fresh folder elsewhere")
-    committed = read_committed(source, args.backends, args.partitions)
-    committed["shown"] = str(args.source)
+    committed = read_committed(source, args.backends, args.partitions, str(args.source))
     code = rerun(committed, fresh)
     if code not in (0, 1):
         return code

@@ -16,7 +16,6 @@ unless --no-deploy.
 """
 from __future__ import annotations
 
-import json
 import math
 import sys
 from dataclasses import dataclass, replace
@@ -25,9 +24,10 @@ from pathlib import Path
 import numpy as np
 
 from common.errors import UserInputError
+from comparisons.run_folder.names import SELECTION as SELECTION_FILE
+from comparisons.run_folder.selection_record import SelectionRecord
 from comparisons.selection_caps import ServingCaps
 
-SELECTION_FILE = "selection.json"
 FOLDS = 20           # the default K: at most this many partitions (a selection's J_max is capped by it)
 PILOT_FOLD = 0       # the fold whose measured minutes predict every later run's cost
 
@@ -153,15 +153,16 @@ def fold_scores(folder: Path, names) -> tuple[dict[str, float], dict[str, float]
 
     scores, training, wall, records = {}, {}, {}, {}
     for record in read_runs(folder):
-        if record["variant"] not in names:
+        name = record.variant
+        if name not in names:
             continue
-        records[record["variant"]] = record
+        records[name] = record
         if not record.ok:
-            raise UserInputError(f"{record['variant']} failed in {folder} ({record.get('reason')}); its log is "
+            raise UserInputError(f"{name} failed in {folder} ({record.get('reason')}); its log is "
                                  f"in {folder}/logs; fix it or leave it out of --candidates")
-        scores[record["variant"]] = float(record["average_precision"])
-        training[record["variant"]] = float(record.get("train_seconds") or 0.0) / 60
-        wall[record["variant"]] = float(record.get("wall_seconds") or record.get("train_seconds") or 0.0) / 60
+        scores[name] = float(record["average_precision"])
+        training[name] = float(record.get("train_seconds") or 0.0) / 60
+        wall[name] = float(record.get("wall_seconds") or record.get("train_seconds") or 0.0) / 60
     missing = [n for n in names if n not in scores]
     if missing:
         raise UserInputError(f"{', '.join(missing)} left no record in {folder}; run the same command again to resume")
@@ -224,7 +225,7 @@ def _nan_last(value: float) -> float:
     return math.inf if value != value else value
 
 
-def run_selection(p, executor, settings: SelectSettings) -> tuple[int, dict | None]:
+def run_selection(p, executor, settings: SelectSettings) -> tuple[int, SelectionRecord | None]:
     """The selection's loop over the folds: (0 and selection.json's record, also written after every fold), or an
     interruption's exit code and None."""
     from comparisons.carry_out import run_in_folder
@@ -277,26 +278,26 @@ def run_selection(p, executor, settings: SelectSettings) -> tuple[int, dict | No
                                  budget, preference=preference)
         rows.append([scores.get(n, np.nan) for n in plan.candidates])
         looks.append({"partition": partition.name, "ran": runs, "minutes": {n: round(m, 4) for n, m in minutes.items()}})
-        record = selection_record(plan, rows, looks, decide(np.array(rows), plan))
-        if caps.measured:
-            record["serving"] = {"caps": caps.to_dict(), "figures": serving, "excluded": excluded}
+        measured = {"caps": caps.to_dict(), "figures": serving, "excluded": excluded} if caps.measured else None
+        record = selection_record(plan, rows, looks, decide(np.array(rows), plan), measured)
         write_selection(out, record)
     return 0, record
 
 
-def write_selection(out: Path, record: dict) -> None:
+def write_selection(out: Path, record: SelectionRecord) -> None:
     """selection.json, then its report in each language (report/selection_report.py), each file written whole."""
     from comparisons.outputs import atomic_write_json
     from comparisons.report.selection_report import write_selection_report
 
-    atomic_write_json(out / SELECTION_FILE, record)
+    atomic_write_json(out / SELECTION_FILE, record.to_dict())
     write_selection_report(out, record)
 
 
-def selection_record(plan, rows, looks, final) -> dict:
-    """selection.json: the plan, every fold's scores and runs, and the decision as it stands."""
+def selection_record(plan, rows, looks, final, serving: dict | None = None) -> SelectionRecord:
+    """selection.json: the plan, every fold's scores and runs, the decision as it stands (and the serving caps'
+    figures where caps were given)."""
     behind = final.behind_best(plan)
-    return {"plan": plan.to_dict(),
+    fields = {"plan": plan.to_dict(),
             "scores": [[None if np.isnan(v) else float(v) for v in row] for row in rows],
             "folds": looks,
             "decision": {"outcome": final.outcome, "pick": final.pick, "claimable": list(final.claimable),
@@ -304,6 +305,7 @@ def selection_record(plan, rows, looks, final) -> dict:
                          "partitions": final.partitions, "predicted_minutes": round(final.spent, 4),
                          "wall_minutes": round(sum(sum(f["minutes"].values()) for f in looks), 4),
                          "next_runs": list(final.next_runs)}}
+    return SelectionRecord(fields if serving is None else {**fields, "serving": serving})
 
 
 def replay_folder(folder: Path) -> int:
@@ -312,41 +314,39 @@ def replay_folder(folder: Path) -> int:
 
     path = Path(folder) / SELECTION_FILE
     try:
-        record = json.loads(path.read_text())
-        plan = SelectionPlan.from_dict(record["plan"])
-    except (OSError, ValueError, KeyError, TypeError):
+        record = SelectionRecord.read(folder)
+        plan, scores = SelectionPlan.from_dict(record.plan), record.scores
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
         raise UserInputError(f"{path} is not a selection's record; give a folder written by `select`") from None
-    scores = np.array([[np.nan if v is None else v for v in row] for row in record["scores"]], dtype=float)
     try:
         look = replay(scores, plan)
     except ValueError as exc:
         print(f"replay differs: {exc}", file=sys.stderr)
         return 1
-    same = (look.outcome, look.pick, list(look.claimable)) == (
-        record["decision"]["outcome"], record["decision"]["pick"], record["decision"]["claimable"])
+    same = (look.outcome, look.pick, list(look.claimable)) == (record.outcome, record.pick, record.claimable)
     print(f"replay {'identical' if same else 'differs'}: {look.outcome}, pick {look.pick}", file=sys.stderr)
     return 0 if same else 1
 
 
-def ship(p, record: dict) -> bool:
-    """Train the pick on all labels (comparisons/deploy.py), record it in selection.json, write the model card;
-    False when the training failed (the selection's record is kept, with the reason)."""
+def ship(p, record: SelectionRecord) -> SelectionRecord:
+    """Train the pick on all labels (comparisons/deploy.py), record it in selection.json, write the model card; the
+    record with its deployment (its "failed" reason when the training failed: the selection's record is kept)."""
     from comparisons.comparability import code_state
     from comparisons.deploy import DEPLOY_FOLDER, deploy_pick
     from comparisons.report.model_card import write_model_card
 
-    pick = record["decision"]["pick"]
+    pick = record.pick
     print(f"training {pick} on all the labels for deployment ...", file=sys.stderr)
     trained = deploy_pick(p, pick, p.out, code_state())
-    record["deployment"] = trained
+    record = record.with_deployment(trained)
     write_selection(p.out, record)
     if "failed" in trained:
         print(f"the pick was selected but not trained for deployment: {trained['failed']}", file=sys.stderr)
-        return False
+        return record
     write_model_card(p.out / DEPLOY_FOLDER, record)
     onnx = "native and ONNX" if trained["onnx"].get("exported") else "native (no ONNX: " + trained["onnx"]["reason"] + ")"
     print(f"deployed {pick} ({onnx}) in {p.out / DEPLOY_FOLDER}, with MODEL_CARD.md", file=sys.stderr)
-    return True
+    return record
 
 
 def command_select(args) -> int:
@@ -355,7 +355,7 @@ def command_select(args) -> int:
     return select_recipe(SelectSettings.from_args(args), list(getattr(args, "argv", None) or ["select"]))[0]
 
 
-def select_recipe(args: SelectSettings, argv: list[str] | None = None) -> tuple[int, Path, dict | None]:
+def select_recipe(args: SelectSettings, argv: list[str] | None = None) -> tuple[int, Path, SelectionRecord | None]:
     """Carry a selection out (the command and api.select): (exit code, its folder, selection.json's record or None
     when interrupted). Refusals raise UserInputError (one line)."""
     from comparisons.plan import prepare
@@ -374,17 +374,18 @@ def select_recipe(args: SelectSettings, argv: list[str] | None = None) -> tuple[
     if record is None:
         print(f"interrupted: finished runs are kept in {p.out}; run the same command again to resume", file=sys.stderr)
         return code, p.out, None
-    decision = record["decision"]
-    if decision["outcome"] == "selected":
-        others = [c for c in decision["claimable"] if c != decision["pick"]]
-        print(f"selected {decision['pick']}: the best or within {args.delta} AP of it, with probability at least "
+    if record.outcome == "selected":
+        others = [c for c in record.claimable if c != record.pick]
+        print(f"selected {record.pick}: the best or within {args.delta} AP of it, with probability at least "
               f"{args.confidence}" + (f" (also within: {', '.join(others)})" if others else ""), file=sys.stderr)
-        if args.deploy and not ship(p, record):
-            print(f"results: {p.out / SELECTION_FILE}", file=sys.stderr)
-            return 1, p.out, record
+        if args.deploy:
+            record = ship(p, record)
+            if "failed" in record.deployment:
+                print(f"results: {p.out / SELECTION_FILE}", file=sys.stderr)
+                return 1, p.out, record
     else:
-        print(f"cannot say within this budget ({decision['outcome']}): still in "
-              + ", ".join(f"{c} (at most {b:.3f} below the best)" for c, b in decision["behind_best"].items()),
+        print(f"cannot say within this budget ({record.outcome}): still in "
+              + ", ".join(f"{c} (at most {b:.3f} below the best)" for c, b in record.behind_best.items()),
               file=sys.stderr)
     print(f"results: {p.out / SELECTION_FILE}", file=sys.stderr)
     return 0, p.out, record

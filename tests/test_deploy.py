@@ -8,6 +8,7 @@ import numpy as np
 
 from comparisons.deploy import DEPLOY_FOLDER, deploy_pick, deploy_spec, deployment_split
 from comparisons.report.model_card import CARD_FILE, write_model_card
+from comparisons.run_folder.selection_record import SelectionRecord
 from comparisons.select import SelectSettings, selection_plan_of
 
 
@@ -46,9 +47,10 @@ def test_the_pick_is_trained_on_the_label_budget_saved_exported_and_carded(tmp_p
     model = backend_class("tfidf_logreg").load(folder / trained["model_folder"])
     proba = model.predict_proba(["free prize call now", "see you at lunch"])
     assert proba.shape == (2, 2) and np.allclose(proba.sum(axis=1), 1)
-    record = {"plan": {"candidates": ["tfidf_logreg", "tfidf_logreg:seed"], "delta": 0.01, "alpha": 0.05},
-              "scores": [[0.95, 0.93], [0.96, None], [0.94, 0.92]],
-              "decision": {"pick": "tfidf_logreg", "behind_best": {"tfidf_logreg": 0.004}}, "deployment": trained}
+    record = SelectionRecord({"plan": {"candidates": ["tfidf_logreg", "tfidf_logreg:seed"], "delta": 0.01, "alpha": 0.05},
+                              "scores": [[0.95, 0.93], [0.96, None], [0.94, 0.92]],
+                              "decision": {"pick": "tfidf_logreg", "behind_best": {"tfidf_logreg": 0.004}},
+                              "deployment": trained})
     english, chinese = write_model_card(folder, record)
     card = english.read_text()
     assert english == folder / CARD_FILE and chinese == folder / "zh" / CARD_FILE

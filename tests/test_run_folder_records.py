@@ -64,3 +64,21 @@ def test_every_committed_run_record_reads_and_keeps_every_key():
             assert {k: v for k, v in record.to_dict().items() if k != "train_size"} == \
                 {k: v for k, v in raw.items() if k != "train_size"}
     assert isinstance(read_runs(folders[0])[0], RunRecord)
+
+
+def test_a_selection_record_reads_its_scores_with_nan_and_adds_a_deployment_without_changing_itself(tmp_path):
+    from comparisons.run_folder.selection_record import SelectionRecord
+
+    fields = {"plan": {"candidates": ["a", "b"], "delta": 0.01, "alpha": 0.05},
+              "scores": [[0.9, 0.8], [0.91, None]], "folds": [{"partition": "r0f0", "ran": ["a", "b"]}],
+              "decision": {"outcome": "selected", "pick": "a", "claimable": ["a"], "behind_best": {"a": 0.0},
+                           "wall_minutes": 1.5}}
+    (tmp_path / SelectionRecord.FILE).write_text(json.dumps(fields))
+    record = SelectionRecord.read(tmp_path)
+    assert record.to_dict() == fields and record.candidates == ["a", "b"] and record.confidence == pytest.approx(0.95)
+    assert record.scores.shape == (2, 2) and record.scores[1, 1] != record.scores[1, 1]  # None read as NaN
+    assert list(record.scores_of("b")) == [0.8] and list(record.scores_of("a")) == [0.9, 0.91]
+    assert (record.pick, record.outcome, record.wall_minutes, record.deployment) == ("a", "selected", 1.5, None)
+    shipped = record.with_deployment({"backend": "x"})
+    assert shipped.deployment == {"backend": "x"} and record.deployment is None and list(shipped)[-1] == "deployment"
+    assert SelectionRecord.read(tmp_path / "absent") is None

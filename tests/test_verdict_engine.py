@@ -249,6 +249,7 @@ def test_a_gap_plan_proposes_the_cheapest_powered_design_and_records_what_it_exp
     from comparisons.studies.power_plan import main
     from scipy.stats import chi2
 
+    from comparisons.run_folder.records import Design
     from comparisons.stats.power import ASSURANCE_POINTS
     from comparisons.studies.power_sizes import (chance_of_deciding, design_power, first_step_hypotheses,
                                                  seconds_a_fold, size_components, unreachable_chains)
@@ -258,7 +259,7 @@ def test_a_gap_plan_proposes_the_cheapest_powered_design_and_records_what_it_exp
     shutil.copytree(curve, pilot, ignore=shutil.ignore_patterns("predictions", "logs", "*.html", "*.png", "zh"))
     assert main(["--from", str(pilot), "--nodes", "1", "--gap", "0.10"]) == 0
     plan = json.loads((pilot / "power_plan.json").read_text())
-    proposal, design = plan["proposal"], json.loads((pilot / "design.json").read_text())
+    proposal, design = plan["proposal"], Design.read(pilot)
     assert plan["family"] == "natural-order" and proposal["repeats"] == 1 and proposal["draws"] in (1, 2, 3)
     assert len(plan["expected"]) == 12  # 4 declared contrasts x 3 sizes
     components = size_components(pilot, design)

@@ -5,14 +5,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
-
 from comparisons.outputs import atomic_write_text
 from comparisons.report.i18n import LANGUAGES, text
 from comparisons.report.names import MODEL_CARD_MD as CARD_FILE
+from comparisons.run_folder.selection_record import SelectionRecord
 
 
-def write_model_card(folder: Path, record: dict) -> list[Path]:
+def write_model_card(folder: Path, record: SelectionRecord) -> list[Path]:
     """MODEL_CARD.md in the shipped model's folder (English) and in its zh/ (Chinese)."""
     written = []
     for language in LANGUAGES:
@@ -22,16 +21,10 @@ def write_model_card(folder: Path, record: dict) -> list[Path]:
     return written
 
 
-def fold_scores(record: dict, candidate: str) -> np.ndarray:
-    """The candidate's test AP on every fold it ran in the selection."""
-    column = record["plan"]["candidates"].index(candidate)
-    return np.array([row[column] for row in record["scores"] if row[column] is not None], dtype=float)
-
-
-def model_card(record: dict, lang: str = "en") -> str:
-    plan, decision, trained = record["plan"], record["decision"], record["deployment"]
-    pick, delta, confidence = decision["pick"], plan["delta"], 1 - plan["alpha"]
-    scores = fold_scores(record, pick)
+def model_card(record: SelectionRecord, lang: str = "en") -> str:
+    plan, decision, trained = record.plan, record.decision, record.deployment
+    pick, delta, confidence = record.pick, record.delta, record.confidence
+    scores = record.scores_of(pick)
     onnx = trained["onnx"]
     threshold = trained.get("threshold")
     lines = [f"# {text('Model card', '模型卡', lang)}: {pick}", "",

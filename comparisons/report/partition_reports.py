@@ -22,7 +22,7 @@ from comparisons.stats.labels_saved import labels_saved
 from comparisons.run_folder.training_sets import training_sets
 from comparisons.stats.design_variance import DEFAULT_VARIANCE, size_overlaps
 from comparisons.stats.graphical import dropped_nodes
-from comparisons.stats.partition_verdicts import CALIBRATION_METRICS, METRICS, recipe_verdicts, design_sequential_verdicts
+from comparisons.stats.partition_verdicts import CALIBRATION_METRICS, METRICS, recipe_verdicts, sequential_verdicts
 from comparisons.stats.sequential import repeat_of
 from comparisons.report.names import RECIPE_VARIANTS_CSV, SCORES_CSV, VERDICTS_CSV, VERDICTS_MD
 
@@ -101,7 +101,8 @@ def recipe_tables(out: Path, looks: int | None = None) -> RecipeTables | None:
                                       design.family,  # declared before the runs (run --family)
                                       dropped_nodes(design.family_graph))  # and its unreachable chains
     if design.is_sequential:  # run --until-decided: the group-sequential rule over the looks
-        pairs = design_sequential_verdicts(scores, sets, design.to_dict(), None, None)
+        pairs = sequential_verdicts(scores, design.margins, design.variants, design.contrasts, design.folds,
+                                    design.sequential["max_repeats"], sets, variance)
     return RecipeTables(design, long, scores, sets, variance, variants, pairs)
 
 
@@ -126,7 +127,7 @@ def write_recipe_reports(out: Path, files: ReportFiles = ON_DISK) -> pd.DataFram
         target = out if language == "en" else out / language
         files.text(target / VERDICTS_MD, design_verdicts_markdown(variants, pairs, design, language)
                    + "".join("\n\n" + line if i == 0 else "\n" + line
-                             for i, line in enumerate(sequential_lines(design.to_dict(), language)))
+                             for i, line in enumerate(sequential_lines(design, language)))
                    + ("\n" + "\n".join(labels_saved_markdown(saved))
                       if saved is not None and not saved.empty else ""))
     return pairs

@@ -12,6 +12,7 @@ from comparisons.outputs import atomic_write_text
 from comparisons.report.html import facts, paragraph, report_page, table
 from comparisons.report.i18n import LANGUAGES, text
 from comparisons.report.names import SELECTION_HTML, SELECTION_MD
+from comparisons.run_folder.selection_record import SelectionRecord
 
 REPORT_FILE = SELECTION_MD
 
@@ -28,7 +29,7 @@ class SelectionContent:
     shipped: list[tuple[str, str]]  # the deployment's facts (empty: nothing shipped)
 
 
-def write_selection_report(out: Path, record: dict) -> list[Path]:
+def write_selection_report(out: Path, record: SelectionRecord) -> list[Path]:
     """selection.md and selection.html in the folder (English) and under zh/ (Chinese)."""
     written = []
     for language in LANGUAGES:
@@ -40,11 +41,11 @@ def write_selection_report(out: Path, record: dict) -> list[Path]:
     return written
 
 
-def _headline(plan: dict, decision: dict, lang: str) -> tuple[str, str]:
-    delta, confidence = plan["delta"], 1 - plan["alpha"]
-    if decision["outcome"] == "selected":
-        others = [c for c in decision["claimable"] if c != decision["pick"]]
-        verdict = text(f"Selected: {decision['pick']}", f"选定：{decision['pick']}", lang)
+def _headline(record: SelectionRecord, lang: str) -> tuple[str, str]:
+    delta, confidence, outcome, pick = record.delta, record.confidence, record.outcome, record.pick
+    if outcome == "selected":
+        others = [c for c in record.claimable if c != pick]
+        verdict = text(f"Selected: {pick}", f"选定：{pick}", lang)
         rest = text(f", the best candidate or within {delta:g} AP of it, with probability at least {confidence:g}.",
                     f"，它是最好的候选，或与最好的相差不超过 {delta:g} AP，概率至少 {confidence:g}。", lang)
         if others:
@@ -66,19 +67,18 @@ def _headline(plan: dict, decision: dict, lang: str) -> tuple[str, str]:
                                          "（docs/statistics.md 中的 c·s·√r）以下，而该下限高于 delta。"
                                          "更多标注或更宽的 delta 才可以。", lang)}
     verdict = text("Cannot say within this budget", "在此预算内无法判定", lang)
-    rest = text(f" ({why.get(decision['outcome'], decision['outcome'])}): no candidate is yet shown to be within "
+    rest = text(f" ({why.get(outcome, outcome)}): no candidate is yet shown to be within "
                 f"{delta:g} AP of the best. ",
-                f"（{why.get(decision['outcome'], decision['outcome'])}）：尚无候选被证明与最好者相差不超过 {delta:g} AP。",
+                f"（{why.get(outcome, outcome)}）：尚无候选被证明与最好者相差不超过 {delta:g} AP。",
                 lang)
-    rest += remedy.get(decision["outcome"], text("More folds (a larger budget) or more labels would decide it.",
+    rest += remedy.get(outcome, text("More folds (a larger budget) or more labels would decide it.",
                                                  "更多折（更大预算）或更多标注可以判定。", lang))
     return verdict, rest
 
 
-def selection_content(record: dict, lang: str = "en") -> SelectionContent:
-    plan, decision = record["plan"], record["decision"]
-    confidence = 1 - plan["alpha"]
-    verdict, explanation = _headline(plan, decision, lang)
+def selection_content(record: SelectionRecord, lang: str = "en") -> SelectionContent:
+    plan, decision, confidence = record.plan, record.decision, record.confidence
+    verdict, explanation = _headline(record, lang)
     budget = text(f"{decision['partitions']} folds; predicted CPU {decision['predicted_minutes']:.1f} of "
                   f"{plan['budget']:g} minutes (measured wall time of the runs: {decision['wall_minutes']:.1f}). "
                   f"Correction ratio r = {plan['ratio']:.3g}; bounds at confidence {confidence:g} split over "
@@ -92,10 +92,10 @@ def selection_content(record: dict, lang: str = "en") -> SelectionContent:
                text("at most this far below the best", "至多比最好者低", lang),
                text("predicted minutes a run", "每次运行预测分钟", lang), text("folds run", "运行折数", lang)]
     costs = dict(zip(plan["candidates"], plan["run_costs"]))
-    serving = record.get("serving") or {}
+    serving = record.serving or {}
     figures, excluded = serving.get("figures") or {}, serving.get("excluded") or {}
     everyone = list(plan["candidates"]) + [c for c in excluded if c not in plan["candidates"]]
-    ran = {c: sum(c in fold["ran"] for fold in record["folds"]) for c in everyone}
+    ran = {c: sum(c in fold["ran"] for fold in record.folds) for c in everyone}
     if serving:
         headers += [text("b=1 latency (ms)", "b=1 延迟（毫秒）", lang), text("serving peak (MB)", "服务峰值内存（MB）", lang),
                     text("USD per million predictions", "每百万次预测（美元）", lang)]
@@ -120,9 +120,9 @@ def selection_content(record: dict, lang: str = "en") -> SelectionContent:
                     _shown(measured.get("cost_per_million"), "{:.4f}")]
         rows.append(row)
     folds = [[fold["partition"], ", ".join(fold["ran"]), f"{sum(fold['minutes'].values()):.2f}"]
-             for fold in record["folds"]]
+             for fold in record.folds]
     return SelectionContent(text("Which recipe to deploy", "部署哪个配方", lang), verdict, explanation, budget,
-                            headers, rows, folds, _shipped(record.get("deployment"), lang))
+                            headers, rows, folds, _shipped(record.deployment, lang))
 
 
 def _shown(value, pattern: str) -> str:
@@ -142,7 +142,7 @@ def _shipped(trained: dict | None, lang: str) -> list[tuple[str, str]]:
             (text("model card", "模型卡", lang), "deploy/MODEL_CARD.md")]
 
 
-def selection_markdown(record: dict, lang: str = "en", content: SelectionContent | None = None) -> str:
+def selection_markdown(record: SelectionRecord, lang: str = "en", content: SelectionContent | None = None) -> str:
     c = content or selection_content(record, lang)
     lines = [f"# {c.title}", "", f"**{c.verdict}**{c.explanation}", "", c.budget, "",
              "| " + " | ".join(c.headers) + " |", "| --- | --- |" + " ---: |" * (len(c.headers) - 2)]

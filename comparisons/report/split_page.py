@@ -30,6 +30,7 @@ from comparisons.report.html import facts, paragraph, png_figure, report_page, t
 from comparisons.report.split_page_sections import lead, pairwise_tables, pretrained_vs_scratch, real_differences
 from comparisons.report.split_report import SplitReport
 from comparisons.report.names import SUMMARY_TABLE_CSV, SUMMARY_TABLE_MD
+from comparisons.run_folder.records import Manifest
 
 # Measures of the "best on each" digest: (key in aggregate.csv, higher is better).
 COSTS = DIGEST_COSTS  # lower is better
@@ -57,7 +58,7 @@ FIGURE_CAPTIONS = {
 def build_page(report: SplitReport, lang: str, price: float = DEFAULT_CPU_HOUR_PRICE) -> str:
     folder, out = report.folder, report.path
     target = out if lang == "en" else out / "zh"
-    manifest = folder.plan.fields
+    manifest = folder.plan  # the typed Manifest (a Mapping: keys only the page shows are read as written)
     records, left_out = folder.selected()  # the runs the tables aggregate, as report/split_tables.py
     aggregate, verdicts = report.aggregate, report.verdicts
     title = text(f"Transformer comparison: {out.resolve().name}", f"Transformer 模型对比：{out.resolve().name}", lang)
@@ -75,7 +76,7 @@ def build_page(report: SplitReport, lang: str, price: float = DEFAULT_CPU_HOUR_P
         ("environment", text("Environment and how to reproduce", "环境与复现方法", lang),
          _environment(manifest, records, lang)),
     ]
-    note = preview_note(manifest.get("profile"), len(manifest.get("seeds", [])), lang)  # fast: a preview
+    note = preview_note(manifest.profile, len(manifest.seeds), lang)  # fast: a preview
     banner = paragraph(note, "note preview") if note else ""
     return report_page(title, lang, paragraph(_lede(manifest, records, lang), "lede"), sections, banner)
 
@@ -91,10 +92,10 @@ def _read_csv(path: Path, numeric: bool = False) -> pd.DataFrame | None:
     return pd.read_csv(path) if numeric else pd.read_csv(path, dtype=str, keep_default_na=False)
 
 
-def _lede(manifest: dict, records: list[dict], lang: str) -> str:
-    sizes = manifest.get("split", {}).get("sizes", {})
+def _lede(manifest: Manifest, records: list[dict], lang: str) -> str:
+    sizes = manifest.split.get("sizes", {})
     variants = list(dict.fromkeys(r["variant"] for r in records))
-    seeds = manifest.get("seeds", [])
+    seeds = manifest.seeds
     split = "/".join(f"{sizes[k]:,}" for k in ("train", "valid", "test") if k in sizes)
     train_sizes = [str(size) for size in manifest.get("train_sizes") or []]
     sweep = text(f" × training sizes {', '.join(train_sizes)}", f" × 训练规模 {', '.join(train_sizes)}", lang) \
@@ -214,13 +215,13 @@ TWIN_NOTE = ("torch_scratch and keras_layers are one model: they start from the 
              "所以 dropout > 0 时两者的结果仍会不同。")
 
 
-def _details(records: list[dict], manifest: dict, lang: str) -> str:
+def _details(records: list[dict], manifest: Manifest, lang: str) -> str:
     parts = []
-    planned = list(manifest.get("variants", {}))
+    planned = manifest.variants
     for variant in sorted(dict.fromkeys(r["variant"] for r in records),
                           key=lambda v: planned.index(v) if v in planned else len(planned)):
         runs = sorted((r for r in records if r["variant"] == variant), key=_run_order)
-        spec = manifest.get("variants", {}).get(variant, {})
+        spec = manifest.variant_entry(variant)
         ok = [r for r in runs if r.get("status") == "ok"]
         params = dict(spec.get("params") or {})
         if ok:
@@ -357,7 +358,7 @@ def _precision(manifest: dict, records: list[dict]) -> str:
         f"{variant} {'+'.join(sorted(found))}" for variant, found in used.items()) or "—")
 
 
-def _environment(manifest: dict, records: list[dict], lang: str) -> str:
+def _environment(manifest: Manifest, records: list[dict], lang: str) -> str:
     machine = manifest.get("machine", {})
     split, data = manifest.get("split", {}), manifest.get("data", {})
     used = sorted({str(r.get("device")) for r in records if r.get("device")})

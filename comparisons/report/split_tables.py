@@ -22,9 +22,8 @@ from backends.base import VARIANTS
 from comparisons.report.measured_on import costs_note
 from comparisons.report.i18n import label, phrase, text
 from comparisons.report.files import ON_DISK, ReportFiles
-from comparisons.run_folder import RunFolder, RunRecord, size_key, size_label
+from comparisons.run_folder import Manifest, RunFolder, RunRecord, size_key, size_label
 from comparisons.report.calibration_table import with_calibration  # calibration (report/calibration_table.py)
-from comparisons.stats.contrasts import as_pairs
 from comparisons.run_folder.scores import split_scores
 from common.metric_names import CALIBRATION, INPUT as INPUT_METRICS, SUMMARY_COSTS, SUMMARY_QUALITY
 from comparisons.report.spread import mean_spread
@@ -151,37 +150,36 @@ def readable_table(aggregate: pd.DataFrame, lang: str) -> pd.DataFrame:
     return table
 
 
-def labels_of_test_split(folder: RunFolder, records: list, test_ids: np.ndarray, manifest: dict) -> np.ndarray:
+def labels_of_test_split(folder: RunFolder, records: list, test_ids: np.ndarray, manifest: Manifest) -> np.ndarray:
     """The test labels from the run folder: the predictions files' own copy (older folders: the data)."""
     for record in records:
         if folder.has_predictions(record) and folder.predictions(record).labels is not None:
             return folder.predictions(record).labels
 
-    return np.asarray(load(DataSpec(**manifest["data"]["spec"])).labels)[test_ids]
+    return np.asarray(load(DataSpec(**manifest.data["spec"])).labels)[test_ids]
 
 
 def build_reports(out: "Path | RunFolder") -> Reports:
     """Select the comparable runs of the plan, aggregate them and compute the verdicts."""
     folder = RunFolder.of(out)
-    manifest = folder.plan.fields
+    manifest = folder.plan
     records, left_out = folder.selected()
     summary = summary_frame(records)
     main = largest_size(summary)
     test_ids = folder.split().test
     ok = [r for r in records if r.ok and size_label(r.train_size) in set(main.loc[main["status"] == "ok", "train_size"])]
     labels = labels_of_test_split(folder, ok, test_ids, manifest)
-    positive_index = manifest["data"].get("positive_index")
+    positive_index = manifest.positive_index
     verdicts = None
     if ok:
-        order = {name: i for i, name in enumerate(manifest.get("variants") or VARIANTS)}
+        order = {name: i for i, name in enumerate(manifest.variants or VARIANTS)}
         ok.sort(key=lambda r: (order.get(r["variant"], len(order)), r["seed"]))
         predictions = load_predictions(folder, ok, test_ids)
-        verdicts = compare(predictions, labels, positive_index, manifest.get("margins"),
-                           as_pairs(manifest.get("contrasts")))
+        verdicts = compare(predictions, labels, positive_index, manifest.margins, manifest.contrasts)
         summary = _with_run_intervals(summary, run_intervals(predictions, labels, positive_index), main)
     summary = with_calibration(summary, folder, records, positive_index)  # calibration (report/calibration_table.py)
     aggregate = aggregate_frame(main, None if verdicts is None else verdicts.variants)
-    return Reports(summary, aggregate, verdicts, labels, tuple(manifest["data"]["class_names"]), positive_index,
+    return Reports(summary, aggregate, verdicts, labels, manifest.class_names, positive_index,
                    left_out)
 
 

@@ -6,7 +6,8 @@ record per run), `predictions/NAME.npz` (test ids, labels and probabilities; nev
 design's top folder its `design.json` and `partitions/rRfF/`, a benchmark's its `benchmark.json` and a folder a corpus.
 
 - `names.py`: every file and folder name, and each run's paths.
-- `records.py`: the plan files as typed read-only records (`Manifest`, `Design`, `BenchmarkPlan`, `SplitsRecord`).
+- `records.py`: the plan files as typed read-only records (`Manifest`, `Design`, `BenchmarkPlan`, `SplitsRecord`);
+  `selection_record.py`: a selection's selection.json (`SelectionRecord`).
 - `folder.py`: `RunRecord`, `RunFolder` (a folder opened once), `Predictions`.
 - `open_folder.py`: `open_folder(path)`, the one decision of what a folder is: `SplitFolder`, `DesignFolder`,
   `BenchmarkFolder` (or None), each handing out its plan record, run folders, manifests and scores table.
@@ -18,6 +19,7 @@ design's top folder its `design.json` and `partitions/rRfF/`, a benchmark's its 
 from common.splits import TrainSize, as_train_size, size_key, size_label  # noqa: F401 (re-exported)
 from comparisons.run_folder.folder import Predictions, RunFolder, RunRecord, read_runs, select_runs  # noqa: F401
 from comparisons.run_folder.names import (BENCHMARK_PLAN, DESIGN, LOGS, MANIFEST, PARTITION_GLOB,  # noqa: F401
-                                          PARTITIONS, PREDICTIONS, RUNS, SERVING, SPLITS, default_out, log_path,
+                                          PARTITIONS, PREDICTIONS, RUNS, SELECTION, SERVING, SPLITS, default_out, log_path,
                                           prediction_path, run_name, run_path, worker_record_path)
 from comparisons.run_folder.records import BenchmarkPlan, Design, JsonRecord, Manifest, SplitsRecord  # noqa: F401
+from comparisons.run_folder.selection_record import SelectionRecord  # noqa: F401

@@ -14,6 +14,7 @@ MANIFEST = "manifest.json"        # a single split's or a partition's plan
 DESIGN = "design.json"            # a partition design's plan (its partitions are folders with a manifest each)
 BENCHMARK_PLAN = "benchmark.json"  # a benchmark's plan (its corpora are folders of either kind)
 SPLITS = "splits.json"            # a folder's split and the training subsets drawn in it
+SELECTION = "selection.json"      # a selection's plan, its folds' scores and runs, its decision, its shipped model
 RUNS, PREDICTIONS, LOGS, SERVING = "runs", "predictions", "logs", "serving"
 PARTITIONS = "partitions"         # a design's partition folders, named rRfF
 PARTITION_GLOB = "r*f*"

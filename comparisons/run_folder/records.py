@@ -1,5 +1,6 @@
 """The plan files of a run folder as typed, read-only records: `Manifest` (manifest.json), `Design`
-(design.json), `BenchmarkPlan` (benchmark.json) and `SplitsRecord` (splits.json).
+(design.json), `BenchmarkPlan` (benchmark.json) and `SplitsRecord` (splits.json); a selection's selection.json is
+`SelectionRecord` (selection_record.py).
 
 Each keeps the file's dict as read (`fields`, in its key order, so `to_dict()` gives the file back key for key) and
 names every key a reader uses as a typed property, with the default an older file implies where the key is absent
@@ -19,9 +20,10 @@ from common.splits import RECORDED_BEFORE_SEEDING, as_train_size, Split, TrainSi
 from comparisons.run_folder.names import BENCHMARK_PLAN, DESIGN, MANIFEST, SPLITS
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class JsonRecord(Mapping):
-    """A plan file's dict, read-only: `record["key"]`, `record.get("key")`, typed properties in subclasses."""
+    """A plan file's dict, read-only: `record["key"]`, `record.get("key")`, typed properties in subclasses; equal to
+    any mapping with the same items (a plain dict included: Mapping's equality, not the dataclass's)."""
 
     fields: dict
     FILE: ClassVar[str] = ""
@@ -76,6 +78,10 @@ class PlanRecord(JsonRecord):
     @property
     def code_sha256(self) -> str | None:
         return self.fields.get("code_sha256")
+
+    @property
+    def code_commit(self) -> str | None:
+        return self.fields.get("code_commit")
 
     @property
     def plan(self) -> dict | None:
@@ -137,6 +143,11 @@ class Manifest(PlanRecord):
     @property
     def hf_model(self) -> str | None:
         return self.fields.get("hf_model")
+
+    @property
+    def timeout_s(self) -> float | None:
+        """A run's time limit in seconds (None or 0: none)."""
+        return self.fields.get("timeout_s")
 
     @property
     def quality_only(self) -> bool:

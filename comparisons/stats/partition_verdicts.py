@@ -26,7 +26,7 @@ import pandas as pd
 
 from common.splits import size_key
 from common.metric_names import CALIBRATION, DESIGN_QUALITY
-from comparisons.stats.contrasts import as_pairs, pair_order
+from comparisons.stats.contrasts import pair_order
 from comparisons.stats.corrected_t import (corrected_t, design_interval,  # noqa: F401
                                           partition_pair_rows, per_partition, test_to_train)
 from comparisons.stats.design_variance import DEFAULT_VARIANCE, resample_frame, sets_at, training_overlap
@@ -114,15 +114,3 @@ def sequential_verdicts(scores: pd.DataFrame, margins: dict | None, order: list[
         return pd.DataFrame(columns=COLUMNS)
     rows = sequential_family(looks, [folds * k for k in range(1, max_repeats + 1)], contrasts)
     return in_schema(rows)
-
-
-def design_sequential_verdicts(scores: pd.DataFrame, sets: dict | None, design: dict, margins: dict | None = None,
-                               order: list[str] | None = None) -> pd.DataFrame:
-    """The verdict rows of a sequential design (design.json's dict) from its runs' scores (one row per run) and
-    training sets: what its reports write, and what the runner reads after each look (on that look's runs)."""
-
-    if scores.empty:
-        return pd.DataFrame()
-    return sequential_verdicts(scores, margins or design.get("margins"), order or design.get("variants"),
-                               as_pairs(design.get("contrasts")), design["folds"], design["sequential"]["max_repeats"],
-                               sets, design.get("variance") or DEFAULT_VARIANCE)

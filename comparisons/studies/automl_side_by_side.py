@@ -42,6 +42,7 @@ from common.arguments import OneLineParser
 from common.datasets import DataSpec, LabelledTexts, load
 from common.errors import UserInputError
 from comparisons.run.measure import thread_environment
+from comparisons.run_folder.selection_record import SelectionRecord
 
 HOLD_OUT_FOLDS = 5         # the held-out test: one fold in 5 of the corpus (a fifth of the texts)
 HOLD_OUT_SEED = 20261207
@@ -148,11 +149,9 @@ def run_anchor(tool: str, cell: dict, budget_s: float, threads: int, venv: Path,
 def run_select(cell: dict, labels: int, minutes: float, threads: int) -> None:
     """`select` on the pool with the same budget, unless its folder holds a finished selection."""
     folder = cell["folder"] / "select"
-    record = folder / "selection.json"
-    if record.exists():
-        done = json.loads(record.read_text())
-        if "deployment" in done or done["decision"]["outcome"] not in ("continue", "selected"):  # shipped, or no pick
-            return
+    done = SelectionRecord.read(folder)
+    if done is not None and (done.deployment is not None or done.outcome not in ("continue", "selected")):
+        return  # shipped, or no pick
     command = [sys.executable, "-m", "comparisons", "select", "--data", str(cell["pool"]), "--labels", str(labels),
                "--budget-minutes", f"{minutes:g}", "--threads", str(threads), "--out", str(folder)]
     print(f"{cell['folder'].name}: select, {minutes:g} min ...", file=sys.stderr)
@@ -174,24 +173,21 @@ def select_result(cell: dict, minutes: float) -> dict | None:
     (its process wall, its one line); None where select did not run."""
     from common.metrics import classification_metrics
 
-    path, process = cell["folder"] / "select" / "selection.json", cell["folder"] / "select_process.json"
-    if not path.exists():
+    record, process = SelectionRecord.read(cell["folder"] / "select"), cell["folder"] / "select_process.json"
+    if record is None:
         if not process.exists():
             return None
         ran = json.loads(process.read_text())  # refused before a selection record was written
         return {"tool": "select", "time_limit_seconds": minutes * 60, "wall_seconds": ran["process_seconds"],
                 "overrun_ratio": ran["process_seconds"] / (minutes * 60), "version": "this suite",
                 "failed": (ran["refusal"] or f"exit code {ran['exit_code']}, no selection record")[:200]}
-    record = json.loads(path.read_text())
-    decision, row = record["decision"], {"tool": "select", "time_limit_seconds": minutes * 60}
-    row["wall_seconds"] = float(decision["wall_minutes"]) * 60
+    row = {"tool": "select", "time_limit_seconds": minutes * 60, "wall_seconds": record.wall_minutes * 60}
     row["overrun_ratio"] = row["wall_seconds"] / row["time_limit_seconds"]
-    if decision["outcome"] != "selected":
-        return {**row, "failed": f"no pick ({decision['outcome']})"}
-    pick = decision["pick"]
-    scores = np.array([[np.nan if v is None else v for v in fold] for fold in record["scores"]], dtype=float)
-    row.update(pick=pick, validation_score=float(np.nanmean(scores[:, record["plan"]["candidates"].index(pick)])))
-    trained = record.get("deployment") or {"failed": "not trained for deployment"}
+    if record.outcome != "selected":
+        return {**row, "failed": f"no pick ({record.outcome})"}
+    pick = record.pick
+    row.update(pick=pick, validation_score=float(np.nanmean(record.scores[:, record.candidates.index(pick)])))
+    trained = record.deployment or {"failed": "not trained for deployment"}
     if "failed" in trained:
         return {**row, "failed": "the pick was not trained: " + trained["failed"].split(" (")[0]}
     from backends.base import backend_class

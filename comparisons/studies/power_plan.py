@@ -38,17 +38,16 @@ from comparisons.studies.power_sizes import draws_markdown, draws_table, gap_mar
 from comparisons.report.names import VERDICTS_CSV
 
 
-def pilot_contrasts(pilot: Path) -> tuple[dict, pd.DataFrame]:
+def pilot_contrasts(pilot: Path) -> tuple[Design, pd.DataFrame]:
     """(design.json, the declared contrasts' primary rows of verdicts.csv at the largest size); one-line errors."""
-    recorded = Design.read(pilot)
-    if recorded is None or not (pilot / VERDICTS_CSV).exists():
+    design = Design.read(pilot)
+    if design is None or not (pilot / VERDICTS_CSV).exists():
         raise UserInputError(f"{pilot} is not a reported partition design (no design.json / verdicts.csv); the power "
                              "planner needs a pilot run with --cv K")
-    design = recorded.to_dict()
     verdicts = DesignReport.read(pilot).pairs  # verdicts.csv as written
-    if len(design.get("partitions") or []) < 2 or verdicts.get("partitions", pd.Series([0])).max() < 2:
+    if len(design.partitions) < 2 or verdicts.get("partitions", pd.Series([0])).max() < 2:
         raise UserInputError(f"{pilot} has fewer than 2 partitions: no spread to plan from; run the pilot with --cv 2 or more")
-    if not design.get("contrasts") or "contrast" not in verdicts:
+    if not design.contrasts or "contrast" not in verdicts:
         raise UserInputError(f"{pilot} declares no contrasts; report it with `report --out {pilot} --contrasts course` "
                              "(or A-B pairs) first")
     rows = verdicts[(verdicts["metric"] == PRIMARY) & (verdicts["contrast"] == "declared")]
@@ -60,14 +59,14 @@ def pilot_contrasts(pilot: Path) -> tuple[dict, pd.DataFrame]:
     return design, rows
 
 
-def test_to_train(design: dict) -> float:
+def test_to_train(design: Design) -> float:
     """The pilot's mean n_test / n_train over its partitions (training and validation texts together)."""
-    sizes = [p["sizes"] for p in design["partitions"]]
+    sizes = [p["sizes"] for p in design.partitions]
     return sum(s["test"] / (s["train"] + s["valid"]) for s in sizes) / len(sizes)
 
 
-def plan_table(design: dict, rows: pd.DataFrame) -> pd.DataFrame:
-    folds, hypotheses = int(design["folds"]), 2 * len(rows)
+def plan_table(design: Design, rows: pd.DataFrame) -> pd.DataFrame:
+    folds, hypotheses = design.folds, 2 * len(rows)
     found = []
     for _, row in rows.iterrows():
         arguments = (row["spread"], folds, test_to_train(design), hypotheses)
@@ -80,19 +79,19 @@ def plan_table(design: dict, rows: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(found)
 
 
-def projected_minutes(pilot: Path, design: dict, repeats: int, nodes: list[int]) -> dict[int, float]:
+def projected_minutes(pilot: Path, design: Design, repeats: int, nodes: list[int]) -> dict[int, float]:
     """Minutes of a design of `repeats` repeats: the pilot's per-run times, each repeat of its partitions alike."""
     one_repeat = [seconds for name, seconds in run_seconds(pilot) if name.split("/")[-2].startswith("r0f")]
     return {count: makespan(one_repeat * repeats, count) / 60 for count in nodes}
 
 
-def plan_markdown(pilot: Path, design: dict, table: pd.DataFrame, nodes: list[int]) -> str:
+def plan_markdown(pilot: Path, design: Design, table: pd.DataFrame, nodes: list[int]) -> str:
     def shown(value) -> str:
         return f"more than {LARGEST_REPEATS} (unreachable)" if pd.isna(value) else str(int(value))
 
     lines = [f"# Power plan from the pilot {pilot.name}", "",
-             f"Pilot: {design['repeats']} x {design['folds']}-fold partitions. For each declared contrast, the repeats "
-             f"of {design['folds']} folds that give 80% power at Holm's strictest level of the family of "
+             f"Pilot: {design.repeats} x {design.folds}-fold partitions. For each declared contrast, the repeats "
+             f"of {design.folds} folds that give 80% power at Holm's strictest level of the family of "
              f"{len(table)} contrasts (alpha / {2 * len(table)}), holding the pilot's spread of per-partition "
              "differences (estimated, so a plan, not a promise).", "",
              "| contrast | observed Δ | spread | margin | to show Δ different | to show Δ within the margin | "
@@ -102,14 +101,14 @@ def plan_markdown(pilot: Path, design: dict, table: pd.DataFrame, nodes: list[in
                      f"{shown(row['repeats_observed_different'])} | {shown(row['repeats_observed_equivalent'])} | "
                      f"{shown(row['repeats_margin_sized_different'])} |")
     wanted = sorted({int(v) for v in table.drop(columns=["contrast", "difference", "spread", "margin"]).stack()
-                     if pd.notna(v)} | {int(design["repeats"])})
+                     if pd.notna(v)} | {design.repeats})
     lines += ["", "Projected wall time of each design (minutes; the pilot's recorded per-run times; Ray: two-core "
               "nodes, one run at a time each, longest first; Ray's start and the reports not included):", "",
               "| repeats | partitions | " + " | ".join(f"{n} node(s)" for n in nodes) + " |",
               "| ---: | ---: | " + " | ".join("---:" for _ in nodes) + " |"]
     for repeats in wanted:
         minutes = projected_minutes(pilot, design, repeats, nodes)
-        lines.append(f"| {repeats} | {repeats * int(design['folds'])} | "
+        lines.append(f"| {repeats} | {repeats * design.folds} | "
                      + " | ".join(f"{minutes[n]:.1f}" for n in nodes) + " |")
     return "\n".join(lines) + "\n"
 
@@ -146,10 +145,10 @@ def main(argv=None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     text = plan_markdown(args.pilot, design, plan_table(design, rows), args.nodes)
-    text += "\n".join(draws_markdown(draws_table(components, int(design["folds"])))) + "\n"
+    text += "\n".join(draws_markdown(draws_table(components, design.folds))) + "\n"
     if args.gap is not None:
-        margin = float((design.get("margins") or {}).get(PRIMARY, 0.005))
-        plan = gap_plan(args.pilot, components, args.gap, int(design["folds"]), args.family, args.curve_sizes,
+        margin = float((design.margins or {}).get(PRIMARY, 0.005))
+        plan = gap_plan(args.pilot, components, args.gap, design.folds, args.family, args.curve_sizes,
                         {contrast: margin for contrast in components["contrast"]}, args.budget_minutes)
         text += "\n".join(gap_markdown(plan)) + "\n"
         atomic_write_json(args.pilot / "power_plan.json", plan)

@@ -27,13 +27,14 @@ from scipy.stats import t as student_t
 from comparisons.stats.power import (ALPHA, LARGEST_FOLDS, POWER, assurance, draws_for_power, folds_for_power,
                                      power)
 from comparisons.report.names import VERDICTS_CSV
+from comparisons.run_folder.records import Design
 
 BOUNDS = ("optimistic", "pessimistic")
 PLAN_DRAWS = (1, 2, 3)  # draws a fold the proposal considers
 SMALLEST_FOLDS = 5       # the reference's folds: the proposal never plans fewer
 
 
-def size_components(pilot: Path, design: dict) -> pd.DataFrame:
+def size_components(pilot: Path, design: Design) -> pd.DataFrame:
     """For each declared contrast at each pilot size up to DRAWS_UP_TO: the observed AP difference, its variance
     components (partitions' beyond their draws, draws'), the draws and partitions measured, the overlap term and
     the pilot's family size."""
@@ -52,7 +53,7 @@ def size_components(pilot: Path, design: dict) -> pd.DataFrame:
     for size in sizes:
         at_size, here = runs[runs["train_size"] == size], sets_at(sets, size)
         overlap = training_overlap(here) if here else None
-        for a, b in design.get("contrasts") or []:
+        for a, b in design.contrasts or []:
             row = verdicts[(verdicts["metric"] == PRIMARY) & (verdicts["variant_a"] == a) & (verdicts["variant_b"] == b)
                            & (verdicts["train_size"].astype(str) == str(size))]
             if row.empty:

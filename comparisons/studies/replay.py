@@ -16,6 +16,7 @@ from common.arguments import OneLineParser
 from common.errors import UserInputError
 from comparisons.outputs import atomic_write_json, atomic_write_text
 from comparisons.report.names import VERDICTS_CSV
+from comparisons.run_folder.records import Design
 
 
 def run_minutes(out: Path) -> pd.DataFrame:
@@ -31,25 +32,24 @@ def run_minutes(out: Path) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def replay(scores: pd.DataFrame, minutes: pd.DataFrame, design: dict, max_repeats: int, sets=None,
+def replay(scores: pd.DataFrame, minutes: pd.DataFrame, design: Design, max_repeats: int, sets=None,
            variance: str | None = None) -> dict:
     """The looks the sequential rule would have made on these runs, and the runs and minutes it would have used."""
-    from comparisons.stats.contrasts import as_pairs, pair_order
+    from comparisons.stats.contrasts import pair_order
     from comparisons.stats.design_variance import DEFAULT_VARIANCE
     from comparisons.stats.partition_verdicts import sequential_verdicts
     from comparisons.stats.sequential import next_look, repeat_of
 
-    order = [v for v in design["variants"] if v in set(scores["variant"])]
-    contrasts = as_pairs(design.get("contrasts")) or pair_order(order)
+    order = [v for v in design.variants if v in set(scores["variant"])]
+    contrasts = design.contrasts or pair_order(order)
     scores = scores.assign(repeat=[repeat_of(p) for p in scores["partition"]])
     minutes = minutes.assign(repeat=[repeat_of(p) for p in minutes["partition"]])
     made, running, looks, verdicts = set(), list(order), [], pd.DataFrame()
     for look in range(1, max_repeats + 1):
         made |= {(look - 1, v) for v in running}
         upto = scores[[(r, v) in made for r, v in zip(scores["repeat"], scores["variant"])]]
-        verdicts = sequential_verdicts(upto.drop(columns="repeat"), design.get("margins"), order,
-                                       as_pairs(design.get("contrasts")), design["folds"], max_repeats, sets,
-                                       variance or design.get("variance") or DEFAULT_VARIANCE)
+        verdicts = sequential_verdicts(upto.drop(columns="repeat"), design.margins, order, design.contrasts,
+                                       design.folds, max_repeats, sets, variance or design.variance or DEFAULT_VARIANCE)
         used = minutes[[(r, v) in made for r, v in zip(minutes["repeat"], minutes["variant"])]]
         per_repeat = used.groupby("variant")["minutes"].sum() / look
         decision = next_look(verdicts, contrasts, max_repeats, look, order, float(used["minutes"].sum()), None,
@@ -118,14 +118,12 @@ def main(argv: list[str] | None = None) -> int:
         from comparisons.run_folder.open_folder import scores_table
         from comparisons.run_folder.training_sets import training_sets
 
-        from comparisons.run_folder.records import Design
-
         design = Design.read(args.source)
         if design is None:
             raise UserInputError(f"{args.source} holds no partition design (no design.json); give a --cv run's folder")
-        most = args.max_repeats or int(design["repeats"])
-        if not 2 <= most <= int(design["repeats"]):
-            raise UserInputError(f"--max-repeats must be between 2 and the folder's {design['repeats']} repeats")
+        most = args.max_repeats or design.repeats
+        if not 2 <= most <= design.repeats:
+            raise UserInputError(f"--max-repeats must be between 2 and the folder's {design.repeats} repeats")
         scores = wide_runs(scores_table(args.source)[0])
         minutes = run_minutes(args.source)
         if scores.empty or minutes.empty:
