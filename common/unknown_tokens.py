@@ -47,7 +47,9 @@ def vocabulary_unknown_counts(vocabulary, texts: Sequence[str], max_len: int) ->
 def hf_unknown_counts(tokenizer, texts: Sequence[str], max_length: int | None = None) -> dict:
     """For a Hugging Face tokenizer: its word pieces of each text (no [CLS]/[SEP]; the first
     `max_length` pieces when given, as truncation leaves them) against `tokenizer.unk_token`."""
-    pieces = (tokenizer.tokenize(text) for text in texts)
+    # verbose=False: a text longer than the model reads is split whole on purpose (cut below), so transformers'
+    # "Token indices sequence length is longer than the specified maximum ... indexing errors" would be a false alarm
+    pieces = (tokenizer.tokenize(text, verbose=False) for text in texts)
     if max_length is not None:
         pieces = (p[:max_length] for p in pieces)
     return unknown_token_counts(pieces, tokenizer.unk_token)

@@ -63,7 +63,7 @@ class WordPieceByHand:
     def __init__(self, vocab):
         self.vocab = set(vocab)
 
-    def tokenize(self, text):
+    def tokenize(self, text, verbose=True):
         words = [w for part in text.split() for w in ([part] if part.isascii() else list(part))]
         return [w if w in self.vocab else self.unk_token for w in words]
 

@@ -319,9 +319,8 @@ class HfBertBackend(Backend):
         """{"tokens", "unknown", "rate"}: the share of the word pieces the model sees of `texts` (the
         first max_length - 2, beside [CLS] and [SEP]) that are the tokenizer's unknown token."""
         self._check_fitted("fit_info_")
-        with quiet_transformers():  # whole texts are split on purpose (cut to the first pieces after): no warning
-            counts = hf_unknown_counts(self.tokenizer_, list(texts), self.max_length - 2)  # of sequences too long
-        return {**counts, "unknown_token": self.tokenizer_.unk_token}
+        return {**hf_unknown_counts(self.tokenizer_, list(texts), self.max_length - 2),
+                "unknown_token": self.tokenizer_.unk_token}
 
     # -- size -------------------------------------------------------------------------------
     def param_count(self) -> ParamCount:

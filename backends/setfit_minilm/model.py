@@ -45,18 +45,6 @@ SETTINGS_FILE = "setfit_minilm.json"
 
 
 
-def _bar_without_logs():
-    from transformers.trainer_callback import ProgressCallback
-
-    class BarWithoutLogs(ProgressCallback):
-        """transformers' progress bar, less the dict of each log ({'embedding_loss': ...}, {'train_runtime': ...})."""
-
-        def on_log(self, args, state, control, logs=None, **kwargs):
-            return None
-
-    return BarWithoutLogs
-
-
 @contextmanager
 def quiet_setfit() -> Iterator[None]:
     """A run's terminal as quiet as the other variants': SetFit's expected notes (a fresh head "with random weights",
@@ -136,14 +124,12 @@ class SetFitMiniLM(Backend):
             trainer = Trainer(model=network, args=arguments,
                               train_dataset=Dataset.from_dict({"text": list(budget.texts),
                                                                "label": [int(y) for y in budget.labels]}))
-            # no log dicts ({'embedding_loss': ...}, {'train_runtime': ...}): transformers prints them where it shows
-            # no bar (its choice while quiet_transformers holds its logging at errors) and writes them under its bar
-            # where it shows one; the run's own line reports the result, as the other variants' do
-            from transformers.trainer_callback import PrinterCallback, ProgressCallback
+            # no log dicts ({'embedding_loss': ...}, {'train_runtime': ...}): with its logging held at errors by
+            # quiet_transformers, transformers shows no bar whatever show_progress_bar says and prints each log with
+            # its PrinterCallback instead; the run's own line reports the result, as the other variants' do
+            from transformers.trainer_callback import PrinterCallback
 
             trainer.remove_callback(PrinterCallback)
-            if trainer.pop_callback(ProgressCallback) is not None:
-                trainer.add_callback(_bar_without_logs())
             with autocast(device.split(":")[0], self.precision_):
                 trainer.train()
         self.network_, self.n_classes_, self.device_ = network, train.n_classes, device
