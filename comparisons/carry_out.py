@@ -63,7 +63,7 @@ def run_partitions(p: Prepared, executor) -> int:
     design = design_record(p, partitions, code)
     earlier = Design.read(out)
     if earlier is not None and not p.plan.force:
-        if [q["sha256"] for q in earlier.partitions] != [q["sha256"] for q in design["partitions"]]:
+        if [q["sha256"] for q in earlier.partitions] != [q["sha256"] for q in design.partitions]:
             raise UserInputError(f"{out} holds runs of other partitions; choose another --out or add --force")
     if earlier is not None and not p.plan.force and earlier.seeding != p.plan.seeding:
         raise UserInputError(f"{out} holds a design seeded {earlier.seeding}, this plan is seeded {p.plan.seeding}; "
@@ -129,7 +129,7 @@ def run_in_folder(p: Prepared, out: Path, split, executor, reports: bool = True,
     numbers = {request: number for number, request in enumerate(planned, start=1)}
     failed, todo = 0, []
     for number, request in enumerate(planned, start=1):
-        if not p.plan.force and finished(out, request, split.sha256, manifest["data"]["sha256"], manifest):
+        if not p.plan.force and finished(out, request, split.sha256, manifest.data_sha256, manifest):
             print(f"[{number}/{len(planned)}] {request.name}: finished earlier, kept (--force reruns it)",
                   file=sys.stderr)
             continue

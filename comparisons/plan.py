@@ -31,19 +31,21 @@ from backends.base import DEFAULT_VARIANTS, VARIANTS
 
 if TYPE_CHECKING:
     from common.datasets import DataSpec
+    from comparisons.run_folder.power_plan_record import PowerPlan
 
 ALL_VARIANTS = tuple(DEFAULT_VARIANTS)  # the command line's default --backends
 
 
-def read_power_plan(path: str | Path) -> dict:
+def read_power_plan(path: str | Path) -> "PowerPlan":
     """A power plan's JSON (comparisons/studies/power_sizes.gap_plan), checked; one-line errors."""
     import json
 
+    from comparisons.run_folder.power_plan_record import PowerPlan
+
     source = Path(path)
     try:
-        plan = json.loads(source.read_text())
-        proposal = plan["proposal"]
-        int(proposal["folds"]), int(proposal["draws"]), str(plan["family"]), plan["expected"]
+        plan = PowerPlan.from_dict(json.loads(source.read_text()))
+        plan.folds, plan.draws, plan.family, plan.expected
     except FileNotFoundError:
         raise UserInputError(f"--power-plan {source}: no such file; write one with `python -m "
                              "comparisons.studies.power_plan --from PILOT --gap 0.10`") from None
@@ -57,8 +59,7 @@ def powered_design(plan: "Plan") -> dict:
     """The fields a power plan sets: one repeat of its K folds, its draws a fold and its family; a conflicting value
     given beside it is refused (the defaults are taken as not given)."""
     found = read_power_plan(plan.power_plan)
-    proposal = found["proposal"]
-    wanted = {"cv": int(proposal["folds"]), "repeats": 1, "draws": int(proposal["draws"]), "family": found["family"]}
+    wanted = {"cv": found.folds, "repeats": 1, "draws": found.draws, "family": found.family}
     defaults = {"cv": None, "repeats": 1, "draws": DEFAULT_DRAWS, "family": "holm"}
     for name, value in wanted.items():
         given = getattr(plan, name)

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from common.errors import UserInputError
 from comparisons.plan import Prepared
+from comparisons.run_folder.records import Design, Manifest
 
 
-def design_record(p: Prepared, partitions, code: dict) -> dict:
+def design_record(p: Prepared, partitions, code: dict) -> "Design":
     """design.json of a partition design: its partitions, margins, contrasts (declared before the runs), sizes,
     the code hash every partition's runs share and the driver's numerics identity (each run records its own)."""
     from common.datasets import fingerprint
@@ -16,7 +17,7 @@ def design_record(p: Prepared, partitions, code: dict) -> dict:
     from comparisons.stats.sequential import SPENDING
 
     repeats = p.plan.max_repeats if p.plan.until_decided else p.plan.repeats
-    return {"folds": p.plan.cv, "repeats": repeats, "seed": p.plan.split_seed, "margins": p.margins,
+    return Design({"folds": p.plan.cv, "repeats": repeats, "seed": p.plan.split_seed, "margins": p.margins,
             "contrasts": [list(pair) for pair in p.contrasts] if p.contrasts else None,
             "contrasts_declared": "before the runs" if p.contrasts else None, "family": p.plan.family,
             "code_sha256": code["code_sha256"], "command": p.command, "plan": p.plan.to_dict(),
@@ -33,7 +34,7 @@ def design_record(p: Prepared, partitions, code: dict) -> dict:
             "partitions": [{"name": part.name, "sizes": part.split.sizes(), "sha256": part.split.sha256,
                             "test_texts_in_training": leaked_texts(p.data, part.split),
                             "seeds": partition_seed_record(p, part.split, index)}
-                           for index, part in enumerate(partitions)]}
+                           for index, part in enumerate(partitions)]})
 
 
 def partition_seed_record(p: Prepared, split, partition_index: int) -> dict:
@@ -63,7 +64,7 @@ def family_graph_record(p: Prepared) -> dict:
 
     pairs = [tuple(pair) for pair in p.contrasts]
     sizes = [size_label(n) for n in p.train_sizes]  # increasing, "all" last (the plan checks the order)
-    chains = read_power_plan(p.plan.power_plan).get("dropped_chains") or [] if p.plan.power_plan else []
+    chains = read_power_plan(p.plan.power_plan).dropped_chains if p.plan.power_plan else []
     why = {(chain["contrast"], chain["kind"]): chain["why"] for chain in chains}
     declared = {f"{a} − {b}" for a, b in pairs}
     unknown = sorted({contrast for contrast, _ in why if contrast not in declared})
@@ -93,7 +94,7 @@ def power_plan_record(path: str | None) -> dict | None:
             **read_power_plan(path)}
 
 
-def manifest_record(p: Prepared, split, code: dict, duplicates: dict, partition_index: int | None = None) -> dict:
+def manifest_record(p: Prepared, split, code: dict, duplicates: dict, partition_index: int | None = None) -> Manifest:
     """manifest.json of a run folder: the command and plan, code, library versions, machine, numerics identity,
     each variant's backend, parameters and plugin identity, the data and its split, sizes, margins, precisions."""
     import time
@@ -112,7 +113,7 @@ def manifest_record(p: Prepared, split, code: dict, duplicates: dict, partition_
                 "plugin": plugin_identity(backend.split(":")[0]) if is_plugin(backend) else None}
 
     data = p.data
-    return {
+    return Manifest({
         "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "command": p.command, "plan": p.plan.to_dict(),
         "git_commit": described_commit(code), **code, "versions": library_versions(), "machine": machine_description(),
         "numerics": numerics_identity(p.plan.threads),  # read without any framework (comparisons/numerics.py)
@@ -133,7 +134,7 @@ def manifest_record(p: Prepared, split, code: dict, duplicates: dict, partition_
         "serve": p.serve.split(","),
         "quality_only": p.plan.quality_only,  # no latency, throughput, cold start, serving memory
         "precision_requested": p.plan.precision, "precision": {v: p.precisions[v] for v in p.variants},
-    }
+    })
 
 def drawn_seeds(p: Prepared, split, partition_index: int | None) -> dict:
     """{training size: the model seeds of its draws} of one partition (common/splits.drawn_sizes; none on the single
@@ -147,7 +148,7 @@ def drawn_seeds(p: Prepared, split, partition_index: int | None) -> dict:
             for n in drawn_sizes(p.train_sizes, p.plan.draws, largest, p.plan.seeding)}
 
 
-def run_specs(p: Prepared, split, manifest: dict, partition_index: int | None = None) -> list:
+def run_specs(p: Prepared, split, manifest: Manifest, partition_index: int | None = None) -> list:
     """The plan's runs in a folder, in order: every training size, variant and seed (comparisons/run/spec.py); at a
     partition's drawn sizes the seeds are its draws' model seeds, each with its own subset seed."""
     from common.splits import subset_seed
@@ -159,10 +160,10 @@ def run_specs(p: Prepared, split, manifest: dict, partition_index: int | None = 
     seeds = {n: model_seeds(p, n, draws, partition_index) for n in p.train_sizes}
     caps = size_caps(p.plan)  # --up-to: a variant run only at the sizes it can afford
     return [RunSpec(variant=v, seed=s, profile=p.plan.profile, threads=p.plan.threads, device=p.plan.device,
-                    timeout_s=p.timeout, data=p.spec, data_sha256=manifest["data"]["sha256"],
+                    timeout_s=p.timeout, data=p.spec, data_sha256=manifest.data_sha256,
                     split_seed=split.seed, split_sha256=split.sha256, hf_model=p.plan.hf_model,
-                    executor=p.plan.executor, code_commit=manifest["code_commit"], code_dirty=manifest["code_dirty"],
-                    code_sha256=manifest["code_sha256"], serve=p.serve, measure_costs=not p.plan.quality_only,
+                    executor=p.plan.executor, code_commit=manifest.code_commit, code_dirty=manifest.code_dirty,
+                    code_sha256=manifest.code_sha256, serve=p.serve, measure_costs=not p.plan.quality_only,
                     train_size=n, label_budget=p.plan.label_budget, precision=p.precisions[v],
                     subset_seed=subset_seed(split.seed, s) if n in draws else None)
             for n in p.train_sizes for v in p.variants for s in seeds[n] if runs_at(caps, v, n)]

@@ -46,7 +46,6 @@ FIGURES = REPRODUCED
 TWINS = ("torch_scratch", "keras_layers")
 
 
-# --- the committed folder -----------------------------------------------------------------------------
 @dataclasses.dataclass(frozen=True)
 class Committed:
     """The committed folder's plan records and what is chosen to rerun."""
@@ -81,7 +80,7 @@ def read_committed(folder: Path, backends: str | None, partitions: str | None, s
     variants, seeds = list(plan.variants), list(plan.seeds)
     if partitions and design is None:
         raise UserInputError(f"--partitions needs a --cv design; {folder} is a single-split run folder")
-    if manifest.get("train_sizes") not in (None, ["all"]):  # as written: "all" or the sizes
+    if manifest.train_sizes != [None]:  # a sweep (None: the whole training split)
         raise UserInputError(f"{folder} is a training-size sweep; reproduce reruns whole-split plans only")
     chosen_variants = _chosen(backends, variants, "variant", folder)
     chosen_partitions = _chosen(partitions, names, "partition", folder) if design is not None else names
@@ -134,7 +133,6 @@ def committed_precisions(committed: Committed) -> dict:
     return {variant: planned.get(variant, "fp32") for variant in committed.variants}
 
 
-# --- the rerun --------------------------------------------------------------------------------------
 def rerun(committed: Committed, fresh: Path) -> int:
     """Run the chosen runs in `fresh` through the suite's own plan and runner (resume included); 0, 1 (a run
     failed) or an interruption's code."""
@@ -186,7 +184,6 @@ def rerun(committed: Committed, fresh: Path) -> int:
     return 1 if failed else 0
 
 
-# --- the comparison ---------------------------------------------------------------------------------
 def _records(folder: Path, partition: str) -> dict:
     path = folder if partition == "split" else folder / "partitions" / partition
     return {(r.variant, r.seed): r for r in read_runs(path) if r.train_size is None} if path.exists() else {}
@@ -303,7 +300,6 @@ def substituted_verdicts(committed: Committed, fresh: Path) -> pd.DataFrame:
     return merged
 
 
-# --- the page and the command -----------------------------------------------------------------------
 def _f(value, signed: bool = False) -> str:
     if value is None or (isinstance(value, float) and np.isnan(value)):
         return "—"

@@ -10,8 +10,12 @@ from __future__ import annotations
 import sys
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from comparisons.plan import Prepared
+
+if TYPE_CHECKING:
+    from comparisons.run_folder.records import Design
 
 
 def repeat_minutes(out: Path, partitions, looks: int) -> dict[int, dict[str, float]]:
@@ -52,10 +56,9 @@ def current_verdicts(out: Path, looks: int):
     return pd.DataFrame() if pairs is None else pairs
 
 
-def run_sequential(p: Prepared, executor, code: dict, design: dict, run_in_folder) -> int:
+def run_sequential(p: Prepared, executor, code: dict, design: Design, run_in_folder) -> int:
     """Run the design a repeat at a time until the rule stops it (run_in_folder: comparisons/carry_out's, which runs
     one partition's folder); 0, 1 (a run failed) or an interruption's code."""
-    from comparisons.run_folder.records import Design
     from comparisons.run_folder.writers import write_design
     from comparisons.stats.contrasts import pair_order
     from comparisons.stats.sequential import next_look
@@ -79,7 +82,7 @@ def run_sequential(p: Prepared, executor, code: dict, design: dict, run_in_folde
         decision = next_look(current_verdicts(out, look), contrasts, most, look, p.variants, spent,
                              p.plan.budget_minutes, per_repeat)
         looks.append(look_record(look, folds, running, decision, spent))
-        design = Design(design).with_look(looks, decision["stop"]).to_dict()
+        design = design.with_look(looks, decision["stop"])
         write_design(out, design)
         for (a, b), (state, reason) in decision["states"].items():
             print(f"  {a} vs {b}: {state} ({reason})", file=sys.stderr)

@@ -158,23 +158,23 @@ class Tracker:
     def log_folder(self, out: Path) -> tuple[int, int]:
         """Log a run folder: (nested runs logged now, records already in the store)."""
         out = Path(out)
-        manifest = Manifest.read(out).to_dict()
+        manifest = Manifest.read(out)
         folder_id = hashlib.sha256(str(out.resolve()).encode()).hexdigest()[:32]
-        settings = {key: value for key, value in _flatten(manifest).items()
+        settings = {key: value for key, value in _flatten(manifest.to_dict()).items()
                     if key.split(".")[0] not in _MANIFEST_SKIPPED and key != "command"}
         plan_id = hashlib.sha256(json.dumps(settings, sort_keys=True, default=str).encode()).hexdigest()[:32]
         parents = self._find({f"{TAG}folder_id": folder_id, f"{TAG}plan_id": plan_id, f"{TAG}level": "plan"})
         if parents:
             parent = parents[0].info.run_id
         else:
-            title = safe(f"{out.resolve().name} ({manifest.get('profile')})")
+            title = safe(f"{out.resolve().name} ({manifest.profile})")
             parent = self.client.create_run(self.experiment_id, run_name=title).info.run_id
             self._log(parent, params=settings, tags={
                 f"{TAG}folder_id": folder_id, f"{TAG}plan_id": plan_id, f"{TAG}level": "plan",
-                f"{TAG}folder": str(out.resolve()), f"{TAG}command": manifest.get("command", ""),
-                f"{TAG}code_sha256": manifest.get("code_sha256", ""), f"{TAG}code_commit": manifest.get("code_commit", ""),
-                f"{TAG}split_sha256": manifest.get("split", {}).get("sha256", ""),
-                f"{TAG}data_sha256": manifest.get("data", {}).get("sha256", "")})
+                f"{TAG}folder": str(out.resolve()), f"{TAG}command": manifest.command or "",
+                f"{TAG}code_sha256": manifest.code_sha256 or "", f"{TAG}code_commit": manifest.code_commit or "",
+                f"{TAG}split_sha256": manifest.split_sha256 or "",
+                f"{TAG}data_sha256": manifest.data_sha256 or ""})
         logged = {run.data.tags.get(f"{TAG}record_sha256")
                   for run in self._find({f"{TAG}folder_id": folder_id, f"{TAG}level": "run"})}
         new = kept = 0

@@ -20,3 +20,5 @@ def test_key_dim_equal_to_embed_dim_multiplies_the_attention_parameters_by_about
     assert per_head == 4 * d * d + 4 * d  # q, k, v, out: d x d each, with biases
     assert full_width == 3 * (d * h * d + h * d) + (h * d * d + d)  # every head d wide
     assert 3.5 < full_width / per_head < 4.0  # H times, less the output projection's bias
+    ratio = table.iloc[:, -1].tolist()  # timed in alternation: the source's time against this project's
+    assert ratio[0] == 1.0 and ratio[1] > 0 and table.iloc[:, 3].gt(0).all()

@@ -44,6 +44,31 @@ def test_each_committed_kind_opens_as_itself_with_its_plan_and_scores():
     assert as_opened(split) is split and isinstance(as_opened(RESULTS / "serving"), SplitFolder)
 
 
+def test_the_records_type_what_the_pages_read_and_an_older_file_reads_as_its_defaults():
+    import json
+
+    folder = RESULTS / "reference" / "partitions" / "r0f0"
+    manifest, raw = Manifest.read(folder), json.loads((folder / "manifest.json").read_text())
+    assert (manifest.created, manifest.git_commit, manifest.command) == (raw["created"], raw["git_commit"], raw["command"])
+    assert manifest.versions == raw["versions"] and manifest.thread_environment == raw["thread_environment"]
+    assert manifest.precision_requested == raw["precision_requested"] and manifest.numerics == raw["numerics"]
+    older = Manifest.read(RESULTS / "serving")  # written before precision and numerics were recorded
+    assert "numerics" not in older and (older.precision_requested, older.numerics) == ("fp32", None)
+    old = Manifest.from_dict({})  # a folder written before these keys: what the pages show for them
+    assert (old.created, old.versions, old.thread_environment, old.numerics) == (None, {}, {}, None)
+    assert old.precision_requested == "fp32" and old.train_sizes == [None]
+
+    power = Design.read(RESULTS / "learning_curve_powered").power_plan
+    recorded = json.loads((RESULTS / "learning_curve_powered" / "design.json").read_text())["power_plan"]
+    assert (power.folds, power.draws, power.family) == (recorded["proposal"]["folds"], recorded["proposal"]["draws"],
+                                                        recorded["family"]) and power.folds == 10
+    assert power.expected == recorded["expected"] and power.met == recorded["proposal"]["met"]
+    assert Design.read(RESULTS / "reference").power_plan is None
+
+    benchmark = BenchmarkPlan.read(RESULTS / "cross_corpus")
+    assert (benchmark.folds, benchmark.repeats, benchmark.limit_total) == (5, 1, 4000)
+
+
 def test_a_folder_that_is_no_run_folder_opens_as_none(tmp_path):
     assert open_folder(tmp_path) is None and open_folder(tmp_path / "absent") is None
     assert as_opened(tmp_path) is None

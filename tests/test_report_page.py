@@ -211,9 +211,12 @@ def test_failed_skipped_and_sweep_runs_all_show(browser, troubled):
 
 
 def test_reproduce_command_drops_the_script_path():
-    assert reproduce_command({"command": "/x/comparisons/__main__.py run --seeds 3 --out 'my runs'"}) == \
+    from comparisons.run_folder.records import Manifest
+
+    recorded = lambda command: Manifest.from_dict({"command": command})  # noqa: E731
+    assert reproduce_command(recorded("/x/comparisons/__main__.py run --seeds 3 --out 'my runs'")) == \
         "python -m comparisons run --seeds 3 --out 'my runs'"
-    assert reproduce_command({"command": "python -m comparisons run --seeds 2"}) == "python -m comparisons run --seeds 2"
+    assert reproduce_command(recorded("python -m comparisons run --seeds 2")) == "python -m comparisons run --seeds 2"
 
 
 def test_verdicts_come_first_with_their_intervals(tmp_path, reference):

@@ -10,9 +10,12 @@ tolerance below stays the one a torch_scratch rerun is held to. Under the commit
 numerics identity every figure must come back to 1e-6 (the reference was remade with the audited recipes on
 a 2-core AMD EPYC with every partition its own seed, identity fcjtauk72jyq5dxz). Under another one the test AP must agree within the
 cross-kernel tolerance measured for that recipe:
-- TF-IDF: 1e-6. Measured for the earlier recipe: its 5 partitions came back exactly (AP and macro-F1 to 6
-  decimals) on a 2-core AMD EPYC against Intel Xeon runs (2026-12-01); the audited recipe's inner cross-validation
-  was not yet measured across CPUs (a failure here on another CPU says it moves).
+- TF-IDF: 0.003. The earlier recipe came back exactly across CPUs (its 5 partitions, AP and macro-F1 to 6 decimals,
+  a 2-core AMD EPYC against Intel Xeon runs, 2026-12-01); the audited recipe does not: on a 2-core AMD EPYC Zen 3
+  (AVX2 only) against the committed runs (an EPYC with AVX-512), repeat 0's 5 partitions moved test AP by -0.000284,
+  +0.000117, +0.002642, -0.000048 and +0.000325 (6 December 2026, `reproduce --backends tfidf_logreg --partitions
+  r0f0,...,r0f4`; all 50 verdicts stood). Its logistic regression stops at another point under other BLAS kernels,
+  and on r0f2 that flipped inner cross-validation's near-tie between C 100 and C 10: the largest move, rounded up.
 - torch_scratch: 0.0036, the largest per-partition move of test AP seen across kernels (docs/statistics.md's table: Xeon
   against AMD EPYC with the default kernels and with ONEDNN_MAX_CPU_ISA=AVX2 MKL_CBWR=COMPATIBLE); on r0f0 the
   EPYC moved it by 0.000195 and the AVX2 kernels by 0.000996. Its macro-F1 at the threshold is not held to a
@@ -27,7 +30,7 @@ import pandas as pd
 from tests.test_cli import ROOT, run_main
 
 EXACT = 1e-6
-ACROSS_KERNELS = {"tfidf_logreg": 1e-6, "torch_scratch": 0.0036}
+ACROSS_KERNELS = {"tfidf_logreg": 0.003, "torch_scratch": 0.0036}
 
 
 def test_the_committed_reference_s_cheap_runs_come_back(tmp_path, capfd):

@@ -126,8 +126,9 @@ def load_splits(data_name: str, per_class: int):
 # Keras 的 `MultiHeadAttention(num_heads, key_dim)` 里，`key_dim` 是**每个头**的宽度。来源写的是
 # `key_dim=embed_dim`，于是每个头都和整个模型一样宽，投影矩阵是 $d \times (H d)$ 而不是 $d \times d$：
 # 注意力的参数量变成约 $H$ 倍 (来源的 $H = 2$：4,224 对 8,416，1.99 倍；投影的乘法次数也一样)；不过在这么小的模型上，
-# 这么小的模型在有负载的机器上，测得的前向时间被噪声主导：提交的两次运行里一次少 14% (英文运行，20.2 → 17.4 毫秒)、
-# 一次多 37% (中文运行，16.6 → 22.8 毫秒)，看不出时间上的差别 (下表)。本项目的 `TransformerBlock` 用 `key_dim = d_model // num_heads` (与 PyTorch 的
+# 前向时间大多是固定开销：两种写法交替各调用 40 次、取中位数 (机器速度的变化同样落在两者身上)，提交的运行里来源的写法
+# 慢 21% (英文运行，26.3 → 31.7 毫秒) 和 17% (中文运行，23.5 → 27.5 毫秒)，远不到参数量的 2 倍 (下表，一台空闲的 2 核
+# AMD EPYC，Zen 3)。本项目的 `TransformerBlock` 用 `key_dim = d_model // num_heads` (与 PyTorch 的
 # `nn.MultiheadAttention` 和原论文相同)。下表在同样的输入上测两种写法的参数量和前向时间。
 #
 # <!-- en -->
@@ -136,32 +137,39 @@ def load_splits(data_name: str, per_class: int):
 # In Keras's `MultiHeadAttention(num_heads, key_dim)`, `key_dim` is the width of **one head**. The source writes
 # `key_dim=embed_dim`, so every head is as wide as the whole model and the projections are $d \times (H d)$ instead
 # of $d \times d$: about $H$ times the attention's parameters (the source's $H = 2$: 4,224 against 8,416, 1.99 times; and
-# the projections' multiplications), though on a model this small, on a loaded machine, the measured forward time is
-# noise: the committed runs measured −14% (English run, 20.2 → 17.4 ms) and +37% (Chinese run, 16.6 → 22.8 ms), no
-# difference in time that the runs can show (the table). This project's `TransformerBlock` uses
+# the projections' multiplications), though on a model this small the forward time is mostly fixed overhead: timed in
+# alternation, 40 calls of each, medians (a change in the machine's speed falls on both alike), the committed runs
+# measured the source's way 21% slower (English run, 26.3 → 31.7 ms) and 17% slower (Chinese run, 23.5 → 27.5 ms),
+# far from the parameters' factor of 2 (the table; an idle 2-core AMD EPYC, Zen 3). This project's `TransformerBlock` uses
 # `key_dim = d_model // num_heads` (as PyTorch's `nn.MultiheadAttention` and the paper do). The table measures the
 # parameters and forward time of both on the same input.
 
 # %%
-def key_dim_table(d: int, heads: int, length: int, lang: str) -> pd.DataFrame:
-    """Parameters and median forward time of Keras MultiHeadAttention with key_dim = d / heads and = d."""
+def key_dim_table(d: int, heads: int, length: int, lang: str, rounds: int = 40) -> pd.DataFrame:
+    """Parameters and median forward time of Keras MultiHeadAttention with key_dim = d / heads and = d, timed in
+    alternation (one call of each a round, the first round dropped as warm-up), so that a change in the machine's
+    speed during the measurement falls on both alike; the ratio of the medians is the figure to read."""
     import keras
 
     x = np.random.default_rng(0).normal(size=(8, length, d)).astype("float32")
-    rows = []
-    for name, key_dim in ((text("per-head width d / H (this project)", "每头宽 d / H (本项目)", lang), d // heads),
-                          (text("key_dim = embed_dim (the source)", "key_dim = embed_dim (来源)", lang), d)):
-        attention = keras.layers.MultiHeadAttention(heads, key_dim=key_dim)
+    widths = {text("per-head width d / H (this project)", "每头宽 d / H (本项目)", lang): d // heads,
+              text("key_dim = embed_dim (the source)", "key_dim = embed_dim (来源)", lang): d}
+    layers = {name: keras.layers.MultiHeadAttention(heads, key_dim=key_dim) for name, key_dim in widths.items()}
+    times = {name: [] for name in layers}
+    for name, attention in layers.items():
         attention(x, x)  # builds the weights
-        times = []
-        for _ in range(6):
+    for _ in range(rounds + 1):
+        for name, attention in layers.items():
             started = time.perf_counter()
             attention(x, x)
-            times.append(time.perf_counter() - started)
-        rows.append({text("attention", "注意力", lang): name, "key_dim": key_dim,
-                     text("parameters", "参数量", lang): int(attention.count_params()),
-                     text("milliseconds per forward", "每次前向毫秒数", lang): 1000 * float(np.median(times[1:]))})
-    return pd.DataFrame(rows)
+            times[name].append(time.perf_counter() - started)
+    medians = {name: 1000 * float(np.median(found[1:])) for name, found in times.items()}
+    first = next(iter(medians.values()))
+    return pd.DataFrame([{text("attention", "注意力", lang): name, "key_dim": widths[name],
+                          text("parameters", "参数量", lang): int(attention.count_params()),
+                          text("milliseconds per forward (median)", "每次前向毫秒数 (中位数)", lang): medians[name],
+                          text("time against this project's", "时间与本项目之比", lang): medians[name] / first}
+                         for name, attention in layers.items()])
 
 
 # %% [markdown]

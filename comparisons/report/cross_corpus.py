@@ -69,7 +69,7 @@ def read_corpus(parent: Path, entry: dict) -> CorpusResult:
     report = read_run_report(opened) if opened is not None and opened.manifests() else None
     if report is None or report.variants is None:
         return CorpusResult(entry["corpus"], "not run yet", "no finished runs in its folder")
-    data = report.manifest["data"]
+    data = report.manifest.data
     sample = data.get("sample") or {}
     found = report.variants
     variants = pd.DataFrame({"variant": found["variant"], "mean": found[f"{PRIMARY}_mean"],
@@ -83,9 +83,9 @@ def read_corpus(parent: Path, entry: dict) -> CorpusResult:
                         bool(sample.get("capped")), len(data["class_names"]), variants, pairs, report)
 
 
-def read_benchmark(parent: Path) -> tuple[dict, list[CorpusResult]]:
+def read_benchmark(parent: Path) -> tuple[BenchmarkPlan, list[CorpusResult]]:
     plan = BenchmarkPlan.read(parent)
-    return plan.to_dict(), [read_corpus(parent, entry) for entry in plan.corpora]
+    return plan, [read_corpus(parent, entry) for entry in plan.corpora]
 
 
 def verdicts_of(variant: str, pairs: pd.DataFrame) -> dict[str, list[str]]:
@@ -140,7 +140,7 @@ class BenchmarkReport:
     again when it is read)."""
 
     path: Path                    # the benchmark's folder
-    plan: dict                    # benchmark.json
+    plan: BenchmarkPlan           # benchmark.json
     corpora: list[CorpusResult]   # one a corpus, in the plan's order (skipped and not-run ones included)
     table: pd.DataFrame           # cross_corpus.csv: one row per corpus and variant
     test: AcrossCorpora           # what may be concluded across the corpora
@@ -182,7 +182,7 @@ def benchmark_report(parent: Path) -> BenchmarkReport:
     """Everything the table and the page show, computed once from the corpora's written reports (the test across
     corpora, the ranks); write_cross_corpus_tables makes its files, read_benchmark_report reads them."""
     plan, results = read_benchmark(parent)
-    scores = score_table(results, plan.get("variants") or [])
+    scores = score_table(results, plan.variants)
     test = across_corpora(scores)
     ranks = corpus_ranks(scores.dropna(axis=0, how="any")) if len(scores) else pd.DataFrame()
     return BenchmarkReport(Path(parent), plan, results, long_rows(results, ranks), test)
@@ -271,9 +271,9 @@ def generalises(lang: str) -> str:
         lang)
 
 
-def cross_corpus_markdown(plan: dict, results: list[CorpusResult], table: pd.DataFrame, test: AcrossCorpora,
+def cross_corpus_markdown(plan: BenchmarkPlan, results: list[CorpusResult], table: pd.DataFrame, test: AcrossCorpora,
                           lang: str) -> str:
-    order = [v for v in dict.fromkeys([*(plan.get("variants") or []), *table["variant"].dropna()])]
+    order = [v for v in dict.fromkeys([*plan.variants, *table["variant"].dropna()])]
     pair_headers, pairs = pair_rows(results, lang)
     lines = [f"# {text('Across corpora', '跨语料库比较', lang)}", "", generalises(lang), "",
              f"## {text('Corpora', '语料库', lang)}", "", markdown_table(corpora_headers(lang), corpora_rows(results, lang)),
@@ -283,14 +283,14 @@ def cross_corpus_markdown(plan: dict, results: list[CorpusResult], table: pd.Dat
              "", markdown_table(pair_headers, pairs), "",
              f"## {text('What may be concluded across corpora', '跨语料库可以得出的结论', lang)}", "",
              *[f"- {line}" for line in conclusion(test, lang)], "",
-             f"{text('Command', '命令', lang)}: `{plan.get('command', '')}`", ""]
+             f"{text('Command', '命令', lang)}: `{plan.command or ''}`", ""]
     return "\n".join(lines)
 
 
-def benchmark_scores(parent: Path, plan: dict) -> pd.DataFrame:
+def benchmark_scores(parent: Path, plan: BenchmarkPlan) -> pd.DataFrame:
     """The one long scores table of every corpus's run folder (comparisons/run_folder/scores.py), corpus by name."""
     frames = [scores_table(Path(parent) / entry["folder"])[0].assign(corpus=entry["corpus"])
-              for entry in plan["corpora"] if entry.get("status") != "skipped" and (Path(parent) / entry["folder"]).exists()]
+              for entry in plan.corpora if entry.get("status") != "skipped" and (Path(parent) / entry["folder"]).exists()]
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=list(SCORE_COLUMNS))
 
 

@@ -20,7 +20,7 @@ from comparisons.report.i18n import text
 
 def build_cross_corpus_page(report: BenchmarkReport, lang: str, price: float = DEFAULT_CPU_HOUR_PRICE) -> str:
     parent, plan, results, frame, test = report.path, report.plan, report.corpora, report.table, report.test
-    order = [v for v in dict.fromkeys([*(plan.get("variants") or []), *frame["variant"].dropna()])]
+    order = [v for v in dict.fromkeys([*plan.variants, *frame["variant"].dropna()])]
     title = text(f"Across corpora: {Path(parent).resolve().name}", f"跨语料库比较：{Path(parent).resolve().name}", lang)
     ranks = {"average rank": text("average rank", "平均名次", lang)}
     scores = [[ranks.get(row[0], row[0]), *row[1:]] for row in scores_rows(frame, test, order)]
@@ -28,9 +28,9 @@ def build_cross_corpus_page(report: BenchmarkReport, lang: str, price: float = D
     links = "".join(
         f'<li><a href="{"" if lang == "en" else "../"}{escape(r.corpus)}/{"" if lang == "en" else "zh/"}report.html">'
         f"{escape(r.corpus)}</a></li>" for r in results if r.status == "ok")
-    design = plan.get("design") or {}
-    shape = (text(f"{design['repeats']} x {design['folds']}-fold partitions", f"{design['repeats']} 次 {design['folds']} 折划分", lang)
-             if design.get("folds") else text("single split", "单次划分", lang))
+    folds, repeats = plan.folds, plan.repeats
+    shape = (text(f"{repeats} x {folds}-fold partitions", f"{repeats} 次 {folds} 折划分", lang)
+             if folds else text("single split", "单次划分", lang))
     cd, grid = _figures(Path(parent), lang, test, results)
     sections = [
         corpora_decisions(parent, results, lang, price),
@@ -51,9 +51,9 @@ def build_cross_corpus_page(report: BenchmarkReport, lang: str, price: float = D
         ("corpora", text("Corpora", "语料库", lang), table(corpora_headers(lang), corpora_rows(results, lang), wrap={1})
          + (f"<ul>{links}</ul>" if links else "")),
         ("reproduce", text("How to reproduce", "复现方法", lang),
-         facts([(text("command", "命令", lang), plan.get("command", "")),
-                (text("design", "设计", lang), shape), (text("profile", "预算档", lang), plan.get("profile", "")),
-                (text("cap per corpus", "每个语料库的上限", lang), plan.get("limit_total") or "—")])),
+         facts([(text("command", "命令", lang), plan.command or ""),
+                (text("design", "设计", lang), shape), (text("profile", "预算档", lang), plan.profile or ""),
+                (text("cap per corpus", "每个语料库的上限", lang), plan.limit_total or "—")])),
     ]
     return report_page(title, lang, paragraph(generalises(lang), "lede"), sections)
 

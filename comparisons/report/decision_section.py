@@ -158,7 +158,7 @@ def cost_front(decision: Decision, lang: str, path):
     return save_figure(fig, path)
 
 
-def tables_decision(frame: pd.DataFrame | None, partitions: bool, verdicts: pd.DataFrame | None, manifest: dict,
+def tables_decision(frame: pd.DataFrame | None, partitions: bool, verdicts: pd.DataFrame | None, manifest: "Manifest",
                     serving_table, price: float) -> Decision:
     """The decision from a folder's tables: its variants (recipe_variants.csv or aggregate.csv; None: not written
     yet, no variant), its verdicts and manifest, and the serving paths of serving_table.csv when there is one."""
@@ -170,7 +170,7 @@ def tables_decision(frame: pd.DataFrame | None, partitions: bool, verdicts: pd.D
     variants = pd.DataFrame({"variant": frame["variant"], "mean": frame[f"{PRIMARY}_mean"],
                              "ci_low": frame.get(f"{PRIMARY}_ci_low"), "ci_high": frame.get(f"{PRIMARY}_ci_high"),
                              **{c: frame.get(f"{c}{suffix}") for c in COSTS}})
-    threads = manifest.get("threads")
+    threads = manifest.threads
     decision = decide(variants, None if verdicts is None else largest_group(verdicts), threads, price)
     decision.paths = serving_points(serving_table, threads, price)
     decision.measured_on = measured_on(manifest)

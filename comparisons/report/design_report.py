@@ -22,7 +22,7 @@ from comparisons.report.files import ReportFiles
 from comparisons.report.scores import read_scores
 from comparisons.report.verdicts_file import read_verdicts
 from comparisons.run_folder.open_folder import DesignFolder
-from comparisons.run_folder.records import Design
+from comparisons.run_folder.records import Design, Manifest
 from comparisons.report.measured_on import folder_manifest
 from comparisons.report.partition_curves import has_sizes, read_curve_tables
 from comparisons.report.partition_figures import pooled_predictions
@@ -40,7 +40,8 @@ class DesignReport:
     verdicts: pd.DataFrame | None    # verdicts.csv read as today's schema (the decision's reading of older folders)
     scores: pd.DataFrame | None      # scores.csv, one row per run (the figures, the calibration table)
     long: pd.DataFrame | None        # scores.csv, one row per run and metric, sizes as text (the curves)
-    manifest: dict = field(default_factory=dict)  # the first partition's manifest (where the costs were measured)
+    # the first partition's manifest (where the costs were measured)
+    manifest: Manifest = field(default_factory=lambda: Manifest.from_dict({}))
     files: ReportFiles = field(default_factory=ReportFiles)  # what `write` writes (report/files.py)
     _decisions: dict = field(default_factory=dict, repr=False)  # the decision at each price, made once
 

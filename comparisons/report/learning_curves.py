@@ -55,14 +55,15 @@ def compare_sizes(out: Path, summary: pd.DataFrame, test_ids: np.ndarray, labels
     """(curve, pairs) of a run folder: its finished runs grouped by training size, predictions from disk."""
     ok = summary[summary["status"] == "ok"].copy()
     ok["train_size"] = numeric_sizes(ok, full_size)
-    plan = out.plan.fields if isinstance(out, RunFolder) and out.plan else {}
-    order = {name: i for i, name in enumerate([*(plan.get("variants") or []), *VARIANTS])}  # the plan's order
+    plan = out.plan if isinstance(out, RunFolder) and out.plan else None
+    order = {name: i for i, name in enumerate([*(plan.variants if plan else []), *VARIANTS])}  # the plan's order
     ok = ok.sort_values(["variant", "seed"], key=lambda s: s.map(order) if s.name == "variant" else s)
     records = [{"variant": r.variant, "seed": int(r.seed), "threshold": _number(r.threshold),
                 "train_size": None if r.train_size == full_size else int(r.train_size)} for r in ok.itertuples()]
     predictions = load_predictions(out, records, test_ids)
     predictions["train_size"] = ok["train_size"].to_numpy()
-    return curve_and_pairs(predictions, ok, labels, positive_index, plan.get("margins"), as_pairs(plan.get("contrasts")))
+    return curve_and_pairs(predictions, ok, labels, positive_index, plan and plan.margins,
+                           as_pairs(plan and plan.contrasts))
 
 
 def curve_and_pairs(predictions: pd.DataFrame, runs: pd.DataFrame, labels: np.ndarray,

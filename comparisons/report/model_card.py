@@ -22,16 +22,16 @@ def write_model_card(folder: Path, record: SelectionRecord) -> list[Path]:
 
 
 def model_card(record: SelectionRecord, lang: str = "en") -> str:
-    plan, decision, trained = record.plan, record.decision, record.deployment
+    decision, trained = record.decision, record.deployment
     pick, delta, confidence = record.pick, record.delta, record.confidence
     scores = record.scores_of(pick)
     onnx = trained["onnx"]
     threshold = trained.get("threshold")
     lines = [f"# {text('Model card', '模型卡', lang)}: {pick}", "",
-             text(f"**Selected** from {len(plan['candidates'])} candidates ({', '.join(plan['candidates'])}): the best "
+             text(f"**Selected** from {len(record.candidates)} candidates ({', '.join(record.candidates)}): the best "
                   f"of them or within {delta:g} average precision of it, with probability at least {confidence:g} "
                   f"(`transformer-compare select`; docs/statistics.md, 'Selecting a recipe to deploy').",
-                  f"从 {len(plan['candidates'])} 个候选（{'、'.join(plan['candidates'])}）中**选定**：它是其中最好的，"
+                  f"从 {len(record.candidates)} 个候选（{'、'.join(record.candidates)}）中**选定**：它是其中最好的，"
                   f"或与最好者的平均精度相差不超过 {delta:g}，概率至少 {confidence:g}"
                   "（`transformer-compare select`；docs/statistics.md，“Selecting a recipe to deploy”）。", lang), "",
              f"## {text('What it is', '它是什么', lang)}", "",

@@ -41,7 +41,7 @@ def _verdict_table(pairs: pd.DataFrame, metric: str, lang: str, correction: str 
 
 def learning_curve_section(report: DesignReport, lang: str) -> str:
     """The curves, each size's verdicts marked, and the labels-saved figure and table (report/partition_curves.py)."""
-    budget = report.design.get("label_budget", "train+valid")
+    budget = report.design.label_budget or "train+valid"
     html = paragraph(text(
         "At each size n a run saw n labelled texts in all, its validation part (epoch, threshold) carved from them; "
         "the test texts are the partition's test fold at every size." if budget == "train+valid" else

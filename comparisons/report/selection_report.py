@@ -77,24 +77,24 @@ def _headline(record: SelectionRecord, lang: str) -> tuple[str, str]:
 
 
 def selection_content(record: SelectionRecord, lang: str = "en") -> SelectionContent:
-    plan, decision, confidence = record.plan, record.decision, record.confidence
+    decision, confidence = record.decision, record.confidence
     verdict, explanation = _headline(record, lang)
     budget = text(f"{decision['partitions']} folds; predicted CPU {decision['predicted_minutes']:.1f} of "
-                  f"{plan['budget']:g} minutes (measured wall time of the runs: {decision['wall_minutes']:.1f}). "
-                  f"Correction ratio r = {plan['ratio']:.3g}; bounds at confidence {confidence:g} split over "
-                  f"{len(plan['candidates']) - 1} comparisons with the best, over up to {plan['most']} folds "
+                  f"{record.budget:g} minutes (measured wall time of the runs: {decision['wall_minutes']:.1f}). "
+                  f"Correction ratio r = {record.ratio:.3g}; bounds at confidence {confidence:g} split over "
+                  f"{len(record.candidates) - 1} comparisons with the best, over up to {record.most} folds "
                   "(docs/statistics.md, 'Selecting a recipe').",
-                  f"共 {decision['partitions']} 折；预测 CPU {decision['predicted_minutes']:.1f} / {plan['budget']:g} 分钟"
-                  f"（各次运行实测墙钟时间：{decision['wall_minutes']:.1f}）。校正比 r = {plan['ratio']:.3g}；"
-                  f"置信度 {confidence:g} 分给与最好者的 {len(plan['candidates']) - 1} 个比较，最多 {plan['most']} 折"
+                  f"共 {decision['partitions']} 折；预测 CPU {decision['predicted_minutes']:.1f} / {record.budget:g} 分钟"
+                  f"（各次运行实测墙钟时间：{decision['wall_minutes']:.1f}）。校正比 r = {record.ratio:.3g}；"
+                  f"置信度 {confidence:g} 分给与最好者的 {len(record.candidates) - 1} 个比较，最多 {record.most} 折"
                   "（docs/statistics.md，“Selecting a recipe”）。", lang)
     headers = [text("candidate", "候选", lang), text("state", "状态", lang),
                text("at most this far below the best", "至多比最好者低", lang),
                text("predicted minutes a run", "每次运行预测分钟", lang), text("folds run", "运行折数", lang)]
-    costs = dict(zip(plan["candidates"], plan["run_costs"]))
+    costs = dict(zip(record.candidates, record.run_costs))
     serving = record.serving or {}
     figures, excluded = serving.get("figures") or {}, serving.get("excluded") or {}
-    everyone = list(plan["candidates"]) + [c for c in excluded if c not in plan["candidates"]]
+    everyone = record.candidates + [c for c in excluded if c not in record.candidates]
     ran = {c: sum(c in fold["ran"] for fold in record.folds) for c in everyone}
     if serving:
         headers += [text("b=1 latency (ms)", "b=1 延迟（毫秒）", lang), text("serving peak (MB)", "服务峰值内存（MB）", lang),

@@ -17,6 +17,7 @@ import pandas as pd
 
 from common.metric_names import DIGEST_COSTS
 from common.redaction import redact
+from common.splits import size_label
 from comparisons.numerics import describe as describe_numerics, identities_line
 from comparisons.report.i18n import label, text
 from comparisons.report.preview import preview_note
@@ -97,13 +98,13 @@ def _lede(manifest: Manifest, records: list[dict], lang: str) -> str:
     variants = list(dict.fromkeys(r["variant"] for r in records))
     seeds = manifest.seeds
     split = "/".join(f"{sizes[k]:,}" for k in ("train", "valid", "test") if k in sizes)
-    train_sizes = [str(size) for size in manifest.get("train_sizes") or []]
+    train_sizes = [size_label(size) for size in manifest.train_sizes]
     sweep = text(f" × training sizes {', '.join(train_sizes)}", f" × 训练规模 {', '.join(train_sizes)}", lang) \
         if len(train_sizes) > 1 else ""
     return text(f"{len(variants)} variants × {len(seeds)} seeds{sweep} on one split (train/valid/test {split}), "
-                f"profile {manifest.get('profile')}, {len(records)} runs; created {manifest.get('created', '?')}.",
+                f"profile {manifest.profile}, {len(records)} runs; created {manifest.created or '?'}.",
                 f"{len(variants)} 个模型变体 × {len(seeds)} 个种子{sweep}，同一数据划分（训练/验证/测试 {split}），"
-                f"预算 {manifest.get('profile')}，共 {len(records)} 次运行；生成于 {manifest.get('created', '?')}。", lang)
+                f"预算 {manifest.profile}，共 {len(records)} 次运行；生成于 {manifest.created or '?'}。", lang)
 
 
 # --- verdicts ---------------------------------------------------------------------------------
@@ -335,9 +336,9 @@ def _problems(records: list[dict], left_out: list[str], lang: str) -> str:
     return table(headers, rows, wrap={len(headers) - 1}) + aside
 
 
-def reproduce_command(manifest: dict) -> str:
+def reproduce_command(manifest: Manifest) -> str:
     """`python -m comparisons ...` from the recorded command line (which may start with a script path)."""
-    command = manifest.get("command") or ""
+    command = manifest.command or ""
     try:
         words = shlex.split(command)
     except ValueError:
@@ -349,41 +350,40 @@ def reproduce_command(manifest: dict) -> str:
     return "python -m comparisons " + shlex.join(words)
 
 
-def _precision(manifest: dict, records: list[dict]) -> str:
+def _precision(manifest: Manifest, records: list[dict]) -> str:
     """--precision as asked, and each variant's precision as its runs recorded it (fp32 | bf16)."""
     used = {}
     for record in records:
         used.setdefault(record.get("variant"), set()).add(record.get("precision") or "fp32")
-    return f"{manifest.get('precision_requested', 'fp32')} / " + (", ".join(
+    return f"{manifest.precision_requested} / " + (", ".join(
         f"{variant} {'+'.join(sorted(found))}" for variant, found in used.items()) or "—")
 
 
 def _environment(manifest: Manifest, records: list[dict], lang: str) -> str:
-    machine = manifest.get("machine", {})
-    split, data = manifest.get("split", {}), manifest.get("data", {})
+    machine, split, data = manifest.machine, manifest.split, manifest.data
     used = sorted({str(r.get("device")) for r in records if r.get("device")})
     pairs = [
-        (text("created", "生成时间", lang), manifest.get("created", "")),
-        (text("code commit", "代码提交", lang), manifest.get("git_commit") or "—"),
+        (text("created", "生成时间", lang), manifest.created or ""),
+        (text("code commit", "代码提交", lang), manifest.git_commit or "—"),
         (text("CPU", "CPU", lang), f"{machine.get('cpu', '?')} ({machine.get('cpu_count', '?')} "
                                     + text("cores", "核", lang) + ")"),
         (text("platform", "平台", lang), machine.get("platform", "")),
-        (text("threads", "线程数", lang), manifest.get("threads", "")),
+        (text("threads", "线程数", lang), "" if manifest.threads is None else manifest.threads),
         (text("thread settings", "线程设置", lang),
-         " ".join(f"{k}={v}" for k, v in (manifest.get("thread_environment") or {}).items())),
+         " ".join(f"{k}={v}" for k, v in manifest.thread_environment.items())),
         (text("device (asked / used)", "设备（指定 / 实际）", lang),
-         f"{manifest.get('device', '?')} / {', '.join(used) or '—'}"),
+         f"{manifest.device or '?'} / {', '.join(used) or '—'}"),
         (text("precision (asked / used)", "数值精度（指定 / 实际）", lang), _precision(manifest, records)),
-        (text("profile", "预算档位", lang), manifest.get("profile", "")),
-        (text("seeds", "种子", lang), ", ".join(str(s) for s in manifest.get("seeds", []))),
+        (text("profile", "预算档位", lang), manifest.profile or ""),
+        (text("seeds", "种子", lang), ", ".join(str(s) for s in manifest.seeds)),
         (text("data", "数据", lang), f"{(data.get('spec') or {}).get('source', '?')}, {data.get('rows', '?'):,} "
                                       + text("rows", "行", lang) + f", sha256 {str(data.get('sha256', ''))[:12]}…"),
         (text("split", "数据划分", lang), f"seed {split.get('seed')}, " + "/".join(
             f"{v:,}" for v in (split.get("sizes") or {}).values()) + f", sha256 {str(split.get('sha256', ''))[:12]}…"),
         (text("numerics identity", "数值路径标识", lang),
-         identities_line(records) or describe_numerics(manifest.get("numerics"))),  # comparisons/numerics.py
+         identities_line(records) or describe_numerics(manifest.numerics)),  # comparisons/numerics.py
     ]
-    versions = [[name, version or "—"] for name, version in (manifest.get("versions") or {}).items()]
+    versions = [[name, version or "—"] for name, version in manifest.versions.items()]
     return (facts(pairs) + table([text("package", "软件包", lang), text("version", "版本", lang)], versions)
             + f"<h3>{_e(text('The command that reproduces this run', '复现本次运行的命令', lang))}</h3>"
             + f"<pre><code>{_e(reproduce_command(manifest))}</code></pre>")

@@ -22,6 +22,7 @@ from comparisons.report.folder_reports import write_split_tables
 from comparisons.report.split_tables import build_reports
 from comparisons.report.verdicts_file import read_verdicts
 from comparisons.run_folder import RunFolder
+from comparisons.run_folder.records import Manifest
 from comparisons.report.names import AGGREGATE_CSV, PRETRAINED_VS_SCRATCH_CSV, SERVING_TABLE_CSV, SUMMARY_CSV
 
 
@@ -80,9 +81,9 @@ class SplitReport:
         return self.aggregate
 
     @property
-    def manifest(self) -> dict:
-        """manifest.json as recorded ({} for a folder written before plans were recorded)."""
-        return self.folder.plan.to_dict() if self.folder.plan else {}
+    def manifest(self) -> Manifest:
+        """manifest.json as recorded (empty for a folder written before plans were recorded)."""
+        return self.folder.plan or Manifest.from_dict({})
 
     @property
     def shape(self) -> str:

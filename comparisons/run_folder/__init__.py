@@ -21,5 +21,7 @@ from comparisons.run_folder.folder import Predictions, RunFolder, RunRecord, rea
 from comparisons.run_folder.names import (BENCHMARK_PLAN, DESIGN, LOGS, MANIFEST, PARTITION_GLOB,  # noqa: F401
                                           PARTITIONS, PREDICTIONS, RUNS, SELECTION, SERVING, SPLITS, default_out, log_path,
                                           prediction_path, run_name, run_path, worker_record_path)
-from comparisons.run_folder.records import BenchmarkPlan, Design, JsonRecord, Manifest, SplitsRecord  # noqa: F401
+from comparisons.run_folder.json_record import JsonRecord  # noqa: F401
+from comparisons.run_folder.power_plan_record import PowerPlan  # noqa: F401
+from comparisons.run_folder.records import BenchmarkPlan, Design, Manifest, SplitsRecord  # noqa: F401
 from comparisons.run_folder.selection_record import SelectionRecord  # noqa: F401

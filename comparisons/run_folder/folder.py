@@ -17,7 +17,8 @@ import numpy as np
 from common.splits import as_train_size, Split, TrainSize
 from comparisons.comparability import why_left_out
 from comparisons.run_folder.names import RUNS, SPLITS, prediction_path, run_name
-from comparisons.run_folder.records import JsonRecord, Manifest
+from comparisons.run_folder.json_record import JsonRecord
+from comparisons.run_folder.records import Manifest
 from common.errors import UserInputError
 
 

@@ -15,6 +15,7 @@ DESIGN = "design.json"            # a partition design's plan (its partitions ar
 BENCHMARK_PLAN = "benchmark.json"  # a benchmark's plan (its corpora are folders of either kind)
 SPLITS = "splits.json"            # a folder's split and the training subsets drawn in it
 SELECTION = "selection.json"      # a selection's plan, its folds' scores and runs, its decision, its shipped model
+POWER_PLAN = "power_plan.json"    # in a pilot's folder: the design a power plan proposes (studies/power_plan --gap)
 RUNS, PREDICTIONS, LOGS, SERVING = "runs", "predictions", "logs", "serving"
 PARTITIONS = "partitions"         # a design's partition folders, named rRfF
 PARTITION_GLOB = "r*f*"

@@ -1,54 +1,20 @@
 """The plan files of a run folder as typed, read-only records: `Manifest` (manifest.json), `Design`
-(design.json), `BenchmarkPlan` (benchmark.json) and `SplitsRecord` (splits.json); a selection's selection.json is
-`SelectionRecord` (selection_record.py).
+(design.json), `BenchmarkPlan` (benchmark.json), `SplitsRecord` (splits.json) and `PowerPlan` (a pilot's
+power_plan.json, and design.json's copy of it); a selection's selection.json is `SelectionRecord` (selection_record.py).
 
 Each keeps the file's dict as read (`fields`, in its key order, so `to_dict()` gives the file back key for key) and
 names every key a reader uses as a typed property, with the default an older file implies where the key is absent
 (the schema versions still committed under results/: docs/plans/issue64_inventory.md A.1-A.5). Nothing here writes:
-design.json, manifest.json and splits.json are written by writers.py (their dicts still built by plan_records.py
-and carry_out.py), benchmark.json too (its dict built by benchmark.py).
+design.json, manifest.json and splits.json are written by writers.py (design.json's and manifest.json's records built
+by plan_records.py, splits.json's dict by carry_out.py), benchmark.json too (its dict built by benchmark.py), and
+power_plan.json by studies/power_plan.py.
 """
 from __future__ import annotations
 
-import json
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
-from pathlib import Path
-from typing import Any, ClassVar
-
 from common.splits import RECORDED_BEFORE_SEEDING, as_train_size, Split, TrainSize
+from comparisons.run_folder.json_record import JsonRecord
 from comparisons.run_folder.names import BENCHMARK_PLAN, DESIGN, MANIFEST, SPLITS
-
-
-@dataclass(frozen=True, eq=False)
-class JsonRecord(Mapping):
-    """A plan file's dict, read-only: `record["key"]`, `record.get("key")`, typed properties in subclasses; equal to
-    any mapping with the same items (a plain dict included: Mapping's equality, not the dataclass's)."""
-
-    fields: dict
-    FILE: ClassVar[str] = ""
-
-    @classmethod
-    def from_dict(cls, fields: Mapping) -> "JsonRecord":
-        return cls(dict(fields))
-
-    @classmethod
-    def read(cls, folder: Path) -> "JsonRecord | None":
-        """The folder's file of this kind, or None when it has none."""
-        path = Path(folder) / cls.FILE
-        return cls.from_dict(json.loads(path.read_text())) if path.exists() else None
-
-    def to_dict(self) -> dict:
-        return dict(self.fields)
-
-    def __getitem__(self, key: str) -> Any:
-        return self.fields[key]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self.fields)
-
-    def __len__(self) -> int:
-        return len(self.fields)
+from comparisons.run_folder.power_plan_record import PowerPlan
 
 
 class PlanRecord(JsonRecord):
@@ -82,6 +48,11 @@ class PlanRecord(JsonRecord):
     @property
     def code_commit(self) -> str | None:
         return self.fields.get("code_commit")
+
+    @property
+    def code_dirty(self) -> bool | None:
+        """Whether the working tree had uncommitted changes (None: not recorded)."""
+        return self.fields.get("code_dirty")
 
     @property
     def plan(self) -> dict | None:
@@ -162,6 +133,39 @@ class Manifest(PlanRecord):
     def machine(self) -> dict:
         return dict(self.fields.get("machine") or {})
 
+    @property
+    def created(self) -> str | None:
+        return self.fields.get("created")
+
+    @property
+    def command(self) -> str | None:
+        return self.fields.get("command")
+
+    @property
+    def git_commit(self) -> str | None:
+        """`git describe` of the code (code_commit is the bare commit)."""
+        return self.fields.get("git_commit")
+
+    @property
+    def thread_environment(self) -> dict:
+        """The thread variables in force ({OMP_NUM_THREADS: ..., ...})."""
+        return dict(self.fields.get("thread_environment") or {})
+
+    @property
+    def versions(self) -> dict:
+        """{package: version or None} of the libraries the runs used."""
+        return dict(self.fields.get("versions") or {})
+
+    @property
+    def numerics(self) -> dict | None:
+        """The numerical identity (comparisons/numerics.py), or None before it was recorded."""
+        return self.fields.get("numerics")
+
+    @property
+    def precision_requested(self) -> str:
+        """--precision as asked (fp32 before it was recorded)."""
+        return self.fields.get("precision_requested", "fp32")
+
 
 class Design(PlanRecord):
     """design.json: a partition design's plan, partitions, declared contrasts and what later steps added."""
@@ -236,8 +240,10 @@ class Design(PlanRecord):
         return self.fields.get("command")
 
     @property
-    def power_plan(self) -> dict | None:
-        return self.fields.get("power_plan")
+    def power_plan(self) -> PowerPlan | None:
+        """The power plan the design was chosen by, as recorded before the runs (None: none)."""
+        found = self.fields.get("power_plan")
+        return PowerPlan.from_dict(found) if found else None
 
     @property
     def family_graph(self) -> dict | None:
@@ -299,6 +305,20 @@ class BenchmarkPlan(JsonRecord):
     @property
     def design(self) -> dict:
         return dict(self.fields.get("design") or {})
+
+    @property
+    def folds(self) -> int | None:
+        """The folds of each corpus's partitions (None: one split a corpus)."""
+        return self.design.get("folds")
+
+    @property
+    def repeats(self) -> int | None:
+        return self.design.get("repeats")
+
+    @property
+    def limit_total(self) -> int | None:
+        """The cap on each corpus's texts (None: none)."""
+        return self.fields.get("limit_total")
 
     @property
     def command(self) -> str | None:

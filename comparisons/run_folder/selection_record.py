@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from comparisons.run_folder.names import SELECTION
-from comparisons.run_folder.records import JsonRecord
+from comparisons.run_folder.json_record import JsonRecord
 
 
 class SelectionRecord(JsonRecord):
@@ -23,6 +23,26 @@ class SelectionRecord(JsonRecord):
     @property
     def candidates(self) -> list[str]:
         return list(self.fields["plan"]["candidates"])
+
+    @property
+    def run_costs(self) -> list[float]:
+        """Predicted CPU minutes of one run of each candidate, in the candidates' order."""
+        return [float(c) for c in self.fields["plan"]["run_costs"]]
+
+    @property
+    def budget(self) -> float:
+        """CPU minutes, in predicted run costs."""
+        return float(self.fields["plan"]["budget"])
+
+    @property
+    def ratio(self) -> float:
+        """The design's correction ratio r."""
+        return float(self.fields["plan"]["ratio"])
+
+    @property
+    def most(self) -> int:
+        """The most folds the selection may run."""
+        return int(self.fields["plan"]["most"])
 
     @property
     def delta(self) -> float:

@@ -14,6 +14,7 @@ import pandas as pd
 from common.arguments import OneLineParser
 from common.errors import UserInputError
 from comparisons.outputs import atomic_write_text
+from comparisons.run_folder.power_plan_record import PowerPlan
 from comparisons.run_folder.records import Design
 from comparisons.report.design_report import DesignReport
 from comparisons.stats.family import PRIMARY
@@ -31,7 +32,7 @@ def expected_and_decided(folder: Path) -> tuple[dict, pd.DataFrame]:
     verdicts = DesignReport.read(folder).pairs  # verdicts.csv as written
     verdicts = verdicts[(verdicts["metric"] == PRIMARY) & (verdicts["contrast"] == "declared")]
     rows = []
-    for expected in plan["expected"]:
+    for expected in plan.expected:
         a, b = expected["contrast"].split(" − ")
         found = verdicts[(verdicts["variant_a"] == a) & (verdicts["variant_b"] == b)
                          & (verdicts["train_size"].astype(str) == str(expected["train_size"]))]
@@ -62,12 +63,11 @@ def expected_count_line(table: pd.DataFrame, decided: int) -> str:
             + "; ".join(parts) + ".")
 
 
-def check_markdown(folder: Path, plan: dict, table: pd.DataFrame) -> str:
-    p = plan["proposal"]
+def check_markdown(folder: Path, plan: PowerPlan, table: pd.DataFrame) -> str:
     decided = table["verdict"].isin(["A better", "B better", "equivalent"])
     lines = [f"# What the power plan expected, and what {folder.name} decided", "",
-             f"Plan (from the pilot {plan['pilot']}, before the runs): one repeat of {p['folds']} folds x {p['draws']} "
-             f"draw(s), family {plan['family']}, a gap of {plan['gap']:g} AP, {p['bound']} bound. The chances are the "
+             f"Plan (from the pilot {plan.pilot}, before the runs): one repeat of {plan.folds} folds x {plan.draws} "
+             f"draw(s), family {plan.family}, a gap of {plan.gap:g} AP, {plan.bound} bound. The chances are the "
              "plan's lower bounds of deciding the difference (optimistic / pessimistic spread); a run decides or not, "
              "so one row is one draw from them.", "",
              f"Decided: {int(decided.sum())} of {len(table)} planned rows. {expected_count_line(table, int(decided.sum()))}",

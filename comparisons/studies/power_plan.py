@@ -28,6 +28,7 @@ import pandas as pd
 
 from common.arguments import OneLineParser
 from common.errors import UserInputError
+from comparisons.run_folder.names import POWER_PLAN
 from comparisons.run_folder.records import Design
 from comparisons.report.design_report import DesignReport
 from comparisons.outputs import atomic_write_json, atomic_write_text
@@ -151,7 +152,7 @@ def main(argv=None) -> int:
         plan = gap_plan(args.pilot, components, args.gap, design.folds, args.family, args.curve_sizes,
                         {contrast: margin for contrast in components["contrast"]}, args.budget_minutes)
         text += "\n".join(gap_markdown(plan)) + "\n"
-        atomic_write_json(args.pilot / "power_plan.json", plan)
+        atomic_write_json(args.pilot / POWER_PLAN, plan.to_dict())
     atomic_write_text(args.pilot / "power_plan.md", text)
     print(text)
     return 0

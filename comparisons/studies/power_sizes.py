@@ -27,6 +27,7 @@ from scipy.stats import t as student_t
 from comparisons.stats.power import (ALPHA, LARGEST_FOLDS, POWER, assurance, draws_for_power, folds_for_power,
                                      power)
 from comparisons.report.names import VERDICTS_CSV
+from comparisons.run_folder.power_plan_record import PowerPlan
 from comparisons.run_folder.records import Design
 
 BOUNDS = ("optimistic", "pessimistic")
@@ -216,7 +217,7 @@ def propose(components: pd.DataFrame, gap: float, pilot_folds: int, family: str,
 
 def gap_plan(pilot: Path, components: pd.DataFrame, gap: float, pilot_folds: int, family: str,
              curve_sizes: int | None = None, margins: dict[str, float] | None = None,
-             budget_minutes: float | None = None) -> dict:
+             budget_minutes: float | None = None) -> PowerPlan:
     """The proposal, the chains it drops as unreachable and what it expects to decide, as power_plan.json records
     it. margins: {contrast: the equivalence margin} (default the suite's AP margin); budget_minutes: the most
     run-minutes the pilot's sizes may take at the pilot's per-run times: a design that meets the target above it
@@ -242,26 +243,25 @@ def gap_plan(pilot: Path, components: pd.DataFrame, gap: float, pilot_folds: int
                 row[f"{name}_power_{b}"] = round(float(found["power"]), 4)
                 row[f"{name}_decided_{b}"] = round(float(found["decided"]), 4)
     minutes = fold_minutes * folds * draws
-    return {"pilot": pilot.name, "gap": gap, "family": family, "curve_sizes": curve_sizes, "alpha": ALPHA,
+    return PowerPlan({"pilot": pilot.name, "gap": gap, "family": family, "curve_sizes": curve_sizes, "alpha": ALPHA,
             "budget_minutes": budget_minutes,
             "target": POWER, "planned_on": "assurance: power averaged over the pilot variance's chi-square law on "
                                           "its partitions - 1 degrees of freedom",
             "proposal": {"folds": folds, "repeats": 1, "draws": draws, "bound": bound, "met": proposal is not None},
             "dropped_chains": dropped,
-            "projected_run_minutes_pilot_sizes": round(minutes, 1), "expected": expected}
+            "projected_run_minutes_pilot_sizes": round(minutes, 1), "expected": expected})
 
 
-def gap_markdown(plan: dict) -> list[str]:
-    p = plan["proposal"]
-    budget = plan.get("budget_minutes")
+def gap_markdown(plan: PowerPlan) -> list[str]:
+    budget = plan.budget_minutes
     within = f" within the budget of {budget:g} run-minutes at the pilot's sizes" if budget else ""
-    met = (f"meets {plan['target']:.0%} for every contrast under the {p['bound']} bound{within}" if p["met"] else
-           f"nothing{within or f' up to {LARGEST_FOLDS} folds x {max(PLAN_DRAWS)} draws'} meets {plan['target']:.0%}: "
+    met = (f"meets {plan.target:.0%} for every contrast under the {plan.bound} bound{within}" if plan.met else
+           f"nothing{within or f' up to {LARGEST_FOLDS} folds x {max(PLAN_DRAWS)} draws'} meets {plan.target:.0%}: "
            f"the largest {'the budget affords' if budget else 'considered'} is shown, with the chances it has")
-    dropped = plan.get("dropped_chains") or []
-    lines = ["", f"## A design for a gap of {plan['gap']:g} AP", "",
-             f"Family: {plan['family']}. Proposal: **one repeat of {p['folds']} disjoint folds x {p['draws']} draw(s) "
-             f"a fold** ({met}); the pilot's sizes alone cost about {plan['projected_run_minutes_pilot_sizes']:.0f} "
+    dropped = plan.dropped_chains
+    lines = ["", f"## A design for a gap of {plan.gap:g} AP", "",
+             f"Family: {plan.family}. Proposal: **one repeat of {plan.folds} disjoint folds x {plan.draws} draw(s) "
+             f"a fold** ({met}); the pilot's sizes alone cost about {plan.projected_run_minutes:.0f} "
              "run-minutes at the pilot's per-run times. Planned on assurance: each power is averaged over what the "
              "pilot's variance could have been (its partitions - 1 degrees of freedom), not the pilot's estimate taken "
              "as known. " + ("Dropped before the runs as unreachable, their level given to the chains that can "
@@ -272,7 +272,7 @@ def gap_markdown(plan: dict) -> list[str]:
              "gap and of the pilot's observed difference, optimistic / pessimistic:", "",
              "| size | contrast | pilot Δ | power at the gap | decided at the gap | power at the pilot's Δ | decided at "
              "the pilot's Δ |", "| ---: | --- | ---: | ---: | ---: | ---: | ---: |"]
-    for row in plan["expected"]:
+    for row in plan.expected:
         pair = lambda name: f"{row[name + '_optimistic']:.2f} / {row[name + '_pessimistic']:.2f}"  # noqa: E731
         lines.append(f"| {row['train_size']} | {row['contrast']} | {row['pilot_difference']:+.3f} | "
                      f"{pair('gap_power')} | {pair('gap_decided')} | {pair('observed_power')} | "
