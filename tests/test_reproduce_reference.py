@@ -16,6 +16,7 @@ cross-kernel tolerance measured for that recipe:
   +0.000117, +0.002642, -0.000048 and +0.000325 (6 December 2026, `reproduce --backends tfidf_logreg --partitions
   r0f0,...,r0f4`; all 50 verdicts stood). Its logistic regression stops at another point under other BLAS kernels,
   and on r0f2 that flipped inner cross-validation's near-tie between C 100 and C 10: the largest move, rounded up.
+  Measured between these two EPYC kinds only: on an Intel Xeon a flip on r0f0 could move it further.
 - torch_scratch: 0.0036, the largest per-partition move of test AP seen across kernels (docs/statistics.md's table: Xeon
   against AMD EPYC with the default kernels and with ONEDNN_MAX_CPU_ISA=AVX2 MKL_CBWR=COMPATIBLE); on r0f0 the
   EPYC moved it by 0.000195 and the AVX2 kernels by 0.000996. Its macro-F1 at the threshold is not held to a

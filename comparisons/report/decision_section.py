@@ -2,6 +2,8 @@
 cost table of the best's group, the cost-quality front, and each corpus's decision on the cross-corpus page."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import pandas as pd
 
 from comparisons.report.html import paragraph, png_figure, table
@@ -11,6 +13,9 @@ from comparisons.stats.decision import COSTS, DEFAULT_CPU_HOUR_PRICE, Decision, 
 from comparisons.stats.family import PRIMARY
 from comparisons.outputs import save_figure
 from comparisons.report.verdicts_file import largest_group
+
+if TYPE_CHECKING:
+    from comparisons.run_folder.records import Manifest
 
 
 FORMATS = {"latency_ms_b1_p50": "{:.2f}", "throughput_per_s": "{:,.0f}", "peak_rss_serve_mb": "{:,.0f}",
